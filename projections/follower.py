@@ -1,0 +1,179 @@
+"""Keeps a projection in step with `strata.events`.
+
+The follower assigns itself every partition of the topic at the offsets the projection stored
+(no consumer group: the projection owns its position), reads committed records only, folds them
+in batches and flushes each batch atomically with its offsets. A record it cannot decode is
+counted, logged and skipped — never a crash.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+
+from projections.kafka_batch import consume_available
+from projections.projection import Projection
+from schemas.config import Settings
+from schemas.envelope import DecodeError, EventEnvelope, decode_event
+from schemas.topics import EVENTS_TOPIC
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[EventEnvelope], None]
+
+
+class EventFollower:
+    def __init__(self, projection: Projection, config: Settings, *, name: str,
+                 listener: Listener | None = None, topic: str = EVENTS_TOPIC) -> None:
+        self.projection = projection
+        self.topic = topic
+        self.name = name
+        self._listener = listener
+        self._consumer = Consumer({
+            "bootstrap.servers": config.kafka_bootstrap,
+            "group.id": f"strata-follower-{name}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+            "fetch.wait.max.ms": 10,
+            "fetch.min.bytes": 1,
+            "enable.partition.eof": False,
+        })
+        # Watermark queries get a consumer of their own: from another thread, on the consumer that
+        # is blocked in consume(), they stall until that call returns.
+        self._probe = Consumer({"bootstrap.servers": config.kafka_bootstrap, "group.id": f"strata-probe-{name}",
+                                "enable.auto.commit": False, "isolation.level": "read_committed"})
+        self._probe_lock = threading.Lock()
+        self._applied = threading.Condition()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._flushed = projection.offsets()
+        self.decode_errors = 0
+        self.applied_events = 0
+        self._assign()
+
+    def _assign(self) -> None:
+        metadata = self._consumer.list_topics(self.topic, timeout=10)
+        topic_meta = metadata.topics.get(self.topic)
+        if topic_meta is None or topic_meta.error is not None:
+            raise RuntimeError(f"topic {self.topic} is not available: {topic_meta and topic_meta.error}")
+        stored = self.projection.offsets()
+        self._partitions = sorted(topic_meta.partitions)
+        self._consumer.assign([
+            TopicPartition(self.topic, p, stored.get((self.topic, p), OFFSET_BEGINNING))
+            for p in self._partitions])
+
+    def _note_position(self) -> None:
+        """Records how far the projection is, counting transaction markers as passed.
+
+        The log's end offset counts commit markers, which are never delivered; librdkafka's
+        position steps over them, so it — not the last applied offset — is compared with the end.
+        Everything before it has been delivered to this (single) consuming thread and flushed."""
+        flushed = dict(self.projection.offsets())
+        for tp in self._consumer.position([TopicPartition(self.topic, p) for p in self._partitions]):
+            if tp.offset >= 0:
+                key = (self.topic, tp.partition)
+                flushed[key] = max(flushed.get(key, 0), tp.offset)
+        self._flushed = flushed
+        with self._applied:
+            self._applied.notify_all()
+
+    def end_offsets(self) -> dict[int, int]:
+        """The log's current end per partition (the last stable offset, for read_committed)."""
+        ends = {}
+        with self._probe_lock:
+            for p in self._partitions:
+                _, high = self._probe.get_watermark_offsets(TopicPartition(self.topic, p), timeout=10,
+                                                            cached=False)
+                ends[p] = high
+        return ends
+
+    def position(self) -> dict[int, int]:
+        """Offsets whose effects are flushed, so a reader that sees them can read RocksDB too."""
+        return {p: self._flushed.get((self.topic, p), 0) for p in self._partitions}
+
+    def poll_once(self, max_records: int = 2000, timeout: float = 0.05) -> int:
+        """Applies up to `max_records` records; returns how many records were consumed."""
+        messages = consume_available(self._consumer, max_records, timeout)
+        if not messages:
+            self._note_position()
+            return 0
+        applied: list[EventEnvelope] = []
+        with self.projection.lock:
+            self._fold(messages, applied)
+        self._note_position()
+        self.applied_events += len(applied)
+        if self._listener is not None:
+            for envelope in applied:
+                self._listener(envelope)
+        return len(messages)
+
+    def _fold(self, messages: list, applied: list[EventEnvelope]) -> None:
+        for message in messages:
+            if message.error():
+                log.warning("follower %s: consume error %s", self.name, message.error())
+                continue
+            try:
+                envelope = decode_event(message.value())
+            except DecodeError as exc:
+                self.decode_errors += 1
+                log.error("follower %s: skipped record at %s/%d@%d: %s", self.name, message.topic(),
+                          message.partition(), message.offset(), exc)
+                self.projection.advance(message.topic(), message.partition(), message.offset())
+                continue
+            self.projection.apply(envelope, message.topic(), message.partition(), message.offset())
+            applied.append(envelope)
+        self.projection.flush()
+
+    def _reached(self, target: dict[int, int]) -> bool:
+        position = self.position()
+        return all(position.get(p, 0) >= end for p, end in target.items())
+
+    def catch_up(self, timeout: float = 60.0, progress: Callable[[int, int], None] | None = None) -> None:
+        """Applies records until the projection reaches the log's end as of now (this thread)."""
+        target = self.end_offsets()
+        deadline = time.monotonic() + timeout
+        total = sum(target.values())
+        while not self._reached(target):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"follower {self.name}: not caught up with {self.topic} in {timeout}s")
+            self.poll_once(max_records=5000, timeout=0.2)
+            if progress is not None:
+                progress(sum(self.position().values()), total)
+
+    def wait_until(self, target: dict[int, int], timeout: float) -> bool:
+        """Blocks (another thread runs the follower) until the projection reaches `target`."""
+        deadline = time.monotonic() + timeout
+        with self._applied:
+            while not self._reached(target):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._applied.wait(min(left, 0.5))
+        return True
+
+    def wait_for_now(self, timeout: float) -> bool:
+        """Read-your-writes: wait until everything on the log when called is applied."""
+        return self.wait_until(self.end_offsets(), timeout)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=f"follower-{self.name}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.poll_once()
+            except KafkaException as exc:
+                log.warning("follower %s: %s; retrying", self.name, exc)
+                time.sleep(0.5)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._consumer.close()
+        self._probe.close()

@@ -1,0 +1,58 @@
+"""The RocksDB key layout of a projection. Fixed-width decimal fields keep byte order = numeric order,
+so `seek_for_prev(version_key(t, p, T))` lands on the commit visible at T in one seek."""
+
+from __future__ import annotations
+
+DB = b"d/"
+TABLE = b"t/"
+COUNTERS = b"g/counters"
+
+
+def db_key(db_id: int) -> bytes:
+    return DB + f"{db_id:010d}".encode()
+
+
+def table_key(table_id: int) -> bytes:
+    return TABLE + f"{table_id:010d}".encode()
+
+
+def version_prefix(table_id: int, partition_id: int) -> bytes:
+    return f"v/{table_id:010d}/{partition_id:010d}/".encode()
+
+
+def version_key(table_id: int, partition_id: int, ts_ms: int) -> bytes:
+    return version_prefix(table_id, partition_id) + f"{ts_ms:015d}".encode()
+
+
+def rowset_prefix(table_id: int, partition_id: int | None = None) -> bytes:
+    base = f"r/{table_id:010d}/"
+    return (base if partition_id is None else base + f"{partition_id:010d}/").encode()
+
+
+def rowset_key(table_id: int, partition_id: int, bucket: int, start_version: int, rowset_id: str) -> bytes:
+    return rowset_prefix(table_id, partition_id) + f"{bucket:06d}/{start_version:010d}/{rowset_id}".encode()
+
+
+def delete_prefix(table_id: int, partition_id: int) -> bytes:
+    return f"x/{table_id:010d}/{partition_id:010d}/".encode()
+
+
+def delete_key(table_id: int, partition_id: int, version: int) -> bytes:
+    return delete_prefix(table_id, partition_id) + f"{version:010d}".encode()
+
+
+def commit_prefix(table_id: int) -> bytes:
+    return f"c/{table_id:010d}/".encode()
+
+
+def commit_key(table_id: int, commit_number: int) -> bytes:
+    return commit_prefix(table_id) + f"{commit_number:010d}".encode()
+
+
+def label_key(table_id: int, label: str) -> bytes:
+    return f"l/{table_id:010d}/".encode() + label.encode()
+
+
+def rowset_locator_key(rowset_id: str) -> bytes:
+    """rowset id → its rowset key, so compaction and moves find a rowset by id alone."""
+    return b"i/" + rowset_id.encode()

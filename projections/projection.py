@@ -1,0 +1,352 @@
+"""The fold of `strata.events` into one projection: catalog, version index, rowset manifests.
+
+`apply` is a pure function of (state, event): no wall clock, no randomness, so replaying the log
+from offset 0 rebuilds the same bytes. The catalog (databases, tables, partitions, schemas) is
+small and lives in memory as well as in RocksDB; per-commit facts (versions, rowsets, deletes,
+history, labels) live only in RocksDB.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from projections import keys
+from projections.state import (
+    CommitRecord,
+    DatabaseState,
+    DeleteRecord,
+    LabelRecord,
+    PartitionState,
+    RowsetRecord,
+    SchemaAt,
+    TableState,
+)
+from projections.store import ProjectionStore
+from schemas import events as ev
+from schemas.envelope import EventEnvelope
+from schemas.model import Rowset
+
+NAMED_KINDS = ("resource", "storage_policy", "routine_load")
+
+
+def _dump(model: BaseModel) -> bytes:
+    return json.dumps(model.model_dump(mode="json"), sort_keys=True, separators=(",", ":")).encode()
+
+
+class Projection:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        self.store = ProjectionStore(path, read_only=read_only)
+        # Held while a batch is folded and flushed, and by readers resolving a snapshot, so a
+        # reader never sees half of an event.
+        self.lock = threading.RLock()
+        self.databases: dict[int, DatabaseState] = {}
+        self.tables: dict[int, TableState] = {}
+        self.named: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in NAMED_KINDS}
+        self.next_ids = {"db": 1, "table": 1, "partition": 1}
+        self._dirty_tables: set[int] = set()
+        self._dirty_dbs: set[int] = set()
+        self._offsets = self.store.offsets()
+        self._load()
+        self._handlers: dict[type[ev.Event], Callable[[Any, int], None]] = {
+            ev.DatabaseCreated: self._database_created,
+            ev.DatabaseDropped: self._database_dropped,
+            ev.TableCreated: self._table_created,
+            ev.TableDropped: self._table_dropped,
+            ev.TableRecovered: self._table_recovered,
+            ev.TablePropertiesChanged: self._table_properties_changed,
+            ev.SchemaChanged: self._schema_changed,
+            ev.TableRenamed: self._table_renamed,
+            ev.PartitionAdded: self._partition_added,
+            ev.PartitionDropped: self._partition_dropped,
+            ev.PartitionPropertiesChanged: self._partition_properties_changed,
+            ev.RowsetsCommitted: self._rowsets_committed,
+            ev.DeleteCommitted: self._delete_committed,
+            ev.CompactionCommitted: self._compaction_committed,
+            ev.RowsetMoved: self._rowset_moved,
+            ev.RowsetsRecycled: self._rowsets_recycled,
+            ev.ResourceCreated: self._named_put("resource"),
+            ev.ResourceAltered: self._named_merge("resource"),
+            ev.ResourceDropped: self._named_drop("resource"),
+            ev.StoragePolicyCreated: self._named_put("storage_policy"),
+            ev.StoragePolicyAltered: self._named_merge("storage_policy"),
+            ev.StoragePolicyDropped: self._named_drop("storage_policy"),
+            ev.RoutineLoadChanged: self._routine_load_changed,
+        }
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def _load(self) -> None:
+        for _, raw in self.store.scan(keys.DB):
+            db = DatabaseState.model_validate_json(raw)
+            self.databases[db.db_id] = db
+        for _, raw in self.store.scan(keys.TABLE):
+            table = TableState.model_validate_json(raw)
+            self.tables[table.table_id] = table
+        counters = self.store.get(keys.COUNTERS)
+        if counters:
+            self.next_ids.update(json.loads(counters))
+        for kind in NAMED_KINDS:
+            prefix = f"n/{kind}/".encode()
+            for key, raw in self.store.scan(prefix):
+                self.named[kind][key[len(prefix):].decode()] = json.loads(raw)
+
+    def offsets(self) -> dict[tuple[str, int], int]:
+        """The next offset to apply, per (topic, partition)."""
+        return dict(self._offsets)
+
+    def apply(self, envelope: EventEnvelope, topic: str, partition: int, offset: int) -> None:
+        """Folds one event in; its effects become durable (and readable in RocksDB) at `flush`."""
+        handler = self._handlers.get(type(envelope.payload))
+        if handler is not None:
+            handler(envelope.payload, envelope.commit_ts_ms)
+        if offset >= 0:  # the sequencer folds before it knows the offset, and advances after commit
+            self.advance(topic, partition, offset)
+
+    def advance(self, topic: str, partition: int, offset: int) -> None:
+        """Moves the tracking position past a record without an effect (e.g. one we could not decode)."""
+        self._offsets[(topic, partition)] = offset + 1
+
+    def flush(self) -> None:
+        for table_id in self._dirty_tables:
+            table = self.tables.get(table_id)
+            if table is None:
+                self.store.delete(keys.table_key(table_id))
+            else:
+                self.store.put(keys.table_key(table_id), _dump(table))
+        for db_id in self._dirty_dbs:
+            self.store.put(keys.db_key(db_id), _dump(self.databases[db_id]))
+        self.store.put(keys.COUNTERS, json.dumps(self.next_ids, sort_keys=True).encode())
+        self.store.commit(self._offsets)
+        self._dirty_tables.clear()
+        self._dirty_dbs.clear()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- catalog lookups -------------------------------------------------------------------------
+    def database_by_name(self, name: str, *, include_dropped: bool = False) -> DatabaseState | None:
+        lowered = name.lower()
+        found = [d for d in self.databases.values()
+                 if d.name.lower() == lowered and (include_dropped or d.dropped_ts_ms is None)]
+        return max(found, key=lambda d: d.db_id) if found else None
+
+    def table_by_name(self, db_id: int, name: str, *, dropped: bool = False) -> TableState | None:
+        lowered = name.lower()
+        found = [t for t in self.tables.values()
+                 if t.db_id == db_id and t.name.lower() == lowered and ((t.dropped_ts_ms is not None) == dropped)]
+        return max(found, key=lambda t: t.table_id) if found else None
+
+    def tables_of(self, db_id: int) -> list[TableState]:
+        return sorted((t for t in self.tables.values() if t.db_id == db_id and t.dropped_ts_ms is None),
+                      key=lambda t: t.name)
+
+    def label(self, table_id: int, label: str) -> LabelRecord | None:
+        raw = self.store.get(keys.label_key(table_id, label))
+        return LabelRecord.model_validate_json(raw) if raw else None
+
+    def rowset_records(self, table_id: int, partition_id: int | None = None) -> Iterator[RowsetRecord]:
+        for _, raw in self.store.scan(keys.rowset_prefix(table_id, partition_id)):
+            yield RowsetRecord.model_validate_json(raw)
+
+    def rowset_record(self, rowset_id: str) -> RowsetRecord | None:
+        key = self.store.get(keys.rowset_locator_key(rowset_id))
+        raw = self.store.get(key) if key else None
+        return RowsetRecord.model_validate_json(raw) if raw else None
+
+    def deletes(self, table_id: int, partition_id: int) -> list[DeleteRecord]:
+        return [DeleteRecord.model_validate_json(raw)
+                for _, raw in self.store.scan(keys.delete_prefix(table_id, partition_id))]
+
+    def commits(self, table_id: int) -> list[CommitRecord]:
+        return [CommitRecord.model_validate_json(raw) for _, raw in self.store.scan(keys.commit_prefix(table_id))]
+
+    def commit(self, table_id: int, commit_number: int) -> CommitRecord | None:
+        raw = self.store.get(keys.commit_key(table_id, commit_number))
+        return CommitRecord.model_validate_json(raw) if raw else None
+
+    def version_at(self, table_id: int, partition_id: int, ts_ms: int) -> int:
+        """The version of a partition visible at `ts_ms` (0: none yet) — one seek."""
+        found = self.store.seek_for_prev(keys.version_key(table_id, partition_id, ts_ms),
+                                         keys.version_prefix(table_id, partition_id))
+        return int(found[1]) if found else 0
+
+    # -- helpers for handlers ----------------------------------------------------------------------
+    def _table(self, table_id: int) -> TableState:
+        self._dirty_tables.add(table_id)
+        return self.tables[table_id]
+
+    def _record_commit(self, table: TableState, ts: int, kind: str, *, partition_versions: dict[int, int]
+                       | None = None, rows_added: int = 0, description: str = "") -> int:
+        table.commit_number += 1
+        table.last_commit_ts_ms = ts
+        record = CommitRecord(commit_number=table.commit_number, ts_ms=ts, kind=kind,
+                              partition_versions=partition_versions or {}, rows_added=rows_added,
+                              description=description)
+        self.store.put(keys.commit_key(table.table_id, table.commit_number), _dump(record))
+        return table.commit_number
+
+    def _bump_versions(self, table: TableState, partition_versions: dict[int, int], ts: int) -> None:
+        for pid, version in partition_versions.items():
+            table.partitions[pid].version = version
+            self.store.put(keys.version_key(table.table_id, pid, ts), str(version).encode())
+        if table.first_data_commit_ts_ms is None:
+            table.first_data_commit_ts_ms = ts
+
+    def _put_rowset(self, table_id: int, record: RowsetRecord) -> None:
+        rs = record.rowset
+        key = keys.rowset_key(table_id, rs.partition_id, rs.bucket, rs.start_version, rs.rowset_id)
+        self.store.put(key, _dump(record))
+        self.store.put(keys.rowset_locator_key(rs.rowset_id), key)
+
+    # -- handlers ------------------------------------------------------------------------------------
+    def _database_created(self, e: ev.DatabaseCreated, ts: int) -> None:
+        self.databases[e.db_id] = DatabaseState(db_id=e.db_id, name=e.name, created_ts_ms=ts)
+        self._dirty_dbs.add(e.db_id)
+        self.next_ids["db"] = max(self.next_ids["db"], e.db_id + 1)
+
+    def _database_dropped(self, e: ev.DatabaseDropped, ts: int) -> None:
+        self.databases[e.db_id].dropped_ts_ms = ts
+        self._dirty_dbs.add(e.db_id)
+        for table in self.tables.values():
+            if table.db_id == e.db_id and table.dropped_ts_ms is None:
+                table.dropped_ts_ms = ts
+                self._dirty_tables.add(table.table_id)
+
+    def _table_created(self, e: ev.TableCreated, ts: int) -> None:
+        self.tables[e.table_id] = TableState(
+            table_id=e.table_id, db_id=e.db_id, name=e.name, keys_model=e.keys_model,
+            partition_kind=e.partition_kind, partition_columns=e.partition_columns,
+            distribution=e.distribution, properties=dict(e.properties), comment=e.comment,
+            schemas=[SchemaAt(ts_ms=ts, table_schema=e.table_schema)],
+            partitions={p.partition_id: PartitionState(partition=p, created_ts_ms=ts) for p in e.partitions},
+            next_column_id=e.next_column_id, created_ts_ms=ts, last_commit_ts_ms=ts)
+        self._dirty_tables.add(e.table_id)
+        self.next_ids["table"] = max(self.next_ids["table"], e.table_id + 1)
+        for p in e.partitions:
+            self.next_ids["partition"] = max(self.next_ids["partition"], p.partition_id + 1)
+
+    def _table_dropped(self, e: ev.TableDropped, ts: int) -> None:
+        if e.force:
+            del self.tables[e.table_id]
+            self._dirty_tables.add(e.table_id)
+        else:
+            self._table(e.table_id).dropped_ts_ms = ts
+
+    def _table_recovered(self, e: ev.TableRecovered, ts: int) -> None:
+        self._table(e.table_id).dropped_ts_ms = None
+
+    def _table_properties_changed(self, e: ev.TablePropertiesChanged, ts: int) -> None:
+        table = self._table(e.table_id)
+        for key, value in e.changes.items():
+            if value is None:
+                table.properties.pop(key, None)
+            else:
+                table.properties[key] = value
+        table.last_commit_ts_ms = ts
+
+    def _schema_changed(self, e: ev.SchemaChanged, ts: int) -> None:
+        table = self._table(e.table_id)
+        table.schemas.append(SchemaAt(ts_ms=ts, table_schema=e.table_schema))
+        table.next_column_id = e.next_column_id
+        self._record_commit(table, ts, "schema_change", description=e.description)
+
+    def _table_renamed(self, e: ev.TableRenamed, ts: int) -> None:
+        self._table(e.table_id).name = e.name
+
+    def _partition_added(self, e: ev.PartitionAdded, ts: int) -> None:
+        table = self._table(e.table_id)
+        table.partitions[e.partition.partition_id] = PartitionState(partition=e.partition, created_ts_ms=ts)
+        self.next_ids["partition"] = max(self.next_ids["partition"], e.partition.partition_id + 1)
+        self._record_commit(table, ts, "add_partition", description=f"ADD PARTITION {e.partition.name}")
+
+    def _partition_dropped(self, e: ev.PartitionDropped, ts: int) -> None:
+        table = self._table(e.table_id)
+        partition = table.partitions[e.partition_id]
+        partition.dropped_ts_ms = ts
+        self._record_commit(table, ts, "drop_partition", description=f"DROP PARTITION {partition.name}")
+
+    def _partition_properties_changed(self, e: ev.PartitionPropertiesChanged, ts: int) -> None:
+        table = self._table(e.table_id)
+        for pid in e.partition_ids:
+            props = dict(table.partitions[pid].partition.properties)
+            for key, value in e.changes.items():
+                if value is None:
+                    props.pop(key, None)
+                else:
+                    props[key] = value
+            state = table.partitions[pid]
+            state.partition = state.partition.model_copy(update={"properties": props})
+
+    def _rowsets_committed(self, e: ev.RowsetsCommitted, ts: int) -> None:
+        table = self._table(e.table_id)
+        self._bump_versions(table, e.partition_versions, ts)
+        for rowset in e.rowsets:
+            self._put_rowset(e.table_id, RowsetRecord(rowset=rowset))
+        number = self._record_commit(table, ts, "load", partition_versions=e.partition_versions,
+                                     rows_added=e.num_rows, description=e.source)
+        label = LabelRecord(label=e.label, command_id=None, commit_number=number, ts_ms=ts, num_rows=e.num_rows)
+        self.store.put(keys.label_key(e.table_id, e.label), _dump(label))
+
+    def _delete_committed(self, e: ev.DeleteCommitted, ts: int) -> None:
+        table = self._table(e.table_id)
+        self._bump_versions(table, e.partition_versions, ts)
+        for pid, version in e.partition_versions.items():
+            record = DeleteRecord(partition_id=pid, version=version, predicate=e.predicate, ts_ms=ts)
+            self.store.put(keys.delete_key(e.table_id, pid, version), _dump(record))
+        self._record_commit(table, ts, e.kind, partition_versions=e.partition_versions,
+                            description=e.description)
+
+    def _compaction_committed(self, e: ev.CompactionCommitted, ts: int) -> None:
+        for rowset_id in e.input_rowset_ids:
+            record = self.rowset_record(rowset_id)
+            if record is not None:
+                self._put_rowset(e.table_id, record.model_copy(update={"stale_ts_ms": ts}))
+        self._put_rowset(e.table_id, RowsetRecord(rowset=e.output))
+
+    def _rowset_moved(self, e: ev.RowsetMoved, ts: int) -> None:
+        record = self.rowset_record(e.rowset_id)
+        if record is not None:
+            moved: Rowset = record.rowset.model_copy(update={"tier": e.to_tier, "path": e.path})
+            self._put_rowset(e.table_id, record.model_copy(update={"rowset": moved}))
+
+    def _rowsets_recycled(self, e: ev.RowsetsRecycled, ts: int) -> None:
+        for rowset_id in e.rowset_ids:
+            locator = keys.rowset_locator_key(rowset_id)
+            key = self.store.get(locator)
+            if key:
+                self.store.delete(key)
+                self.store.delete(locator)
+
+    def _named_put(self, kind: str) -> Callable[[Any, int], None]:
+        def handle(e: Any, ts: int) -> None:
+            value = {"name": e.name, "properties": dict(e.properties), "created_ts_ms": ts,
+                     **({"resource_type": e.resource_type} if hasattr(e, "resource_type") else {})}
+            self._named_write(kind, e.name, value)
+        return handle
+
+    def _named_merge(self, kind: str) -> Callable[[Any, int], None]:
+        def handle(e: Any, ts: int) -> None:
+            value = dict(self.named[kind][e.name])
+            value["properties"] = {**value["properties"], **e.properties}
+            self._named_write(kind, e.name, value)
+        return handle
+
+    def _named_drop(self, kind: str) -> Callable[[Any, int], None]:
+        def handle(e: Any, ts: int) -> None:
+            self.named[kind].pop(e.name, None)
+            self.store.delete(f"n/{kind}/{e.name}".encode())
+        return handle
+
+    def _routine_load_changed(self, e: ev.RoutineLoadChanged, ts: int) -> None:
+        value = {"name": e.job, "db_id": e.db_id, "table_id": e.table_id, "state": e.state,
+                 "definition": dict(e.definition), "reason": e.reason, "changed_ts_ms": ts}
+        self._named_write("routine_load", e.job, value)
+
+    def _named_write(self, kind: str, name: str, value: dict[str, Any]) -> None:
+        self.named[kind][name] = value
+        self.store.put(f"n/{kind}/{name}".encode(), json.dumps(value, sort_keys=True).encode())

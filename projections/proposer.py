@@ -1,0 +1,92 @@
+"""Proposes commands and learns their fate from the log, through a projection replica.
+
+A writer (the SQL server, an agent) sends a command to `strata.commands` and blocks until its
+replica has *applied* the event that answers it — so the statement that follows reads its own
+write. It lives beside the projections because its answer is a projection's progress; both the
+query server and the stream agents use it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from confluent_kafka import Producer
+
+from schemas import events as ev
+from schemas.commands import Command
+from schemas.config import Settings
+from schemas.envelope import EventEnvelope, encode, wrap_command
+from schemas.topics import COMMANDS_TOPIC
+
+
+class CommandFailed(Exception):
+    """The sequencer rejected the command; `code` is the MySQL error code it chose."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+class CommandTimeout(Exception):
+    pass
+
+
+@dataclass
+class _Waiter:
+    done: threading.Event
+    envelope: EventEnvelope | None = None
+
+
+class Proposer:
+    def __init__(self, config: Settings, *, origin: str) -> None:
+        self.config = config
+        self.origin = origin
+        self._waiters: dict[str, _Waiter] = {}
+        self._lock = threading.Lock()
+        self._producer = Producer({
+            "bootstrap.servers": config.kafka_bootstrap,
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 0,
+        })
+
+    def on_event(self, envelope: EventEnvelope) -> None:
+        """The follower's listener: called after the event's batch is flushed."""
+        if envelope.command_id is None:
+            return
+        with self._lock:
+            waiter = self._waiters.get(envelope.command_id)
+        if waiter is not None:
+            waiter.envelope = envelope
+            waiter.done.set()
+
+    def propose(self, command: Command, *, table_id: int | None = None,
+                timeout: float | None = None) -> EventEnvelope:
+        """Sends `command` and returns the event that accepted it; raises CommandFailed if rejected."""
+        envelope = wrap_command(command, table_id=table_id, issued_ts_ms=int(time.time() * 1000),
+                                origin=self.origin)
+        waiter = _Waiter(threading.Event())
+        with self._lock:
+            self._waiters[envelope.command_id] = waiter
+        errors: list[str] = []
+        try:
+            self._producer.produce(COMMANDS_TOPIC, key=str(table_id if table_id is not None else "catalog").encode(),
+                                   value=encode(envelope),
+                                   on_delivery=lambda err, _msg: errors.append(str(err)) if err else None)
+            self._producer.flush(10)
+            if errors:
+                raise CommandFailed(1105, f"could not send the command to {COMMANDS_TOPIC}: {errors[0]}")
+            if not waiter.done.wait(timeout or self.config.command_timeout_s):
+                raise CommandTimeout(f"no answer to {command.TYPE} within "
+                                     f"{timeout or self.config.command_timeout_s:.0f}s — is the worker running?")
+        finally:
+            with self._lock:
+                self._waiters.pop(envelope.command_id, None)
+        answer = waiter.envelope
+        assert answer is not None
+        if isinstance(answer.payload, ev.CommandRejected):
+            raise CommandFailed(answer.payload.code, answer.payload.reason)
+        return answer

@@ -1,0 +1,110 @@
+"""The catalog's state as the fold keeps it: small, held in memory, persisted as JSON per object."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from schemas.model import Distribution, KeysModel, Partition, Rowset, TableSchema
+
+
+class DatabaseState(BaseModel):
+    db_id: int
+    name: str
+    created_ts_ms: int
+    dropped_ts_ms: int | None = None
+
+
+class PartitionState(BaseModel):
+    partition: Partition
+    # The newest version committed to this partition (0: nothing yet).
+    version: int = 0
+    created_ts_ms: int
+    dropped_ts_ms: int | None = None
+
+    @property
+    def partition_id(self) -> int:
+        return self.partition.partition_id
+
+    @property
+    def name(self) -> str:
+        return self.partition.name
+
+
+class SchemaAt(BaseModel):
+    ts_ms: int
+    table_schema: TableSchema
+
+
+class TableState(BaseModel):
+    table_id: int
+    db_id: int
+    name: str
+    keys_model: KeysModel
+    partition_kind: str
+    partition_columns: tuple[str, ...] = ()
+    distribution: Distribution
+    properties: dict[str, str] = Field(default_factory=dict)
+    comment: str = ""
+    schemas: list[SchemaAt]
+    partitions: dict[int, PartitionState]
+    next_column_id: int
+    commit_number: int = 0
+    created_ts_ms: int
+    last_commit_ts_ms: int
+    # Commit time of the first data commit (load/delete), for time-travel errors.
+    first_data_commit_ts_ms: int | None = None
+    dropped_ts_ms: int | None = None
+
+    @property
+    def schema_now(self) -> TableSchema:
+        return self.schemas[-1].table_schema
+
+    def schema_at(self, ts_ms: int) -> TableSchema | None:
+        chosen = None
+        for entry in self.schemas:
+            if entry.ts_ms <= ts_ms:
+                chosen = entry.table_schema
+        return chosen
+
+    def live_partitions(self) -> list[PartitionState]:
+        return [p for p in self.partitions.values() if p.dropped_ts_ms is None]
+
+    def partition_by_name(self, name: str) -> PartitionState | None:
+        lowered = name.lower()
+        return next((p for p in self.live_partitions() if p.name.lower() == lowered), None)
+
+    @property
+    def time_travel(self) -> bool:
+        return self.properties.get("enable_time_travel", "false").lower() == "true"
+
+
+class RowsetRecord(BaseModel):
+    rowset: Rowset
+    # Commit time at which compaction replaced it; None while it is the live copy.
+    stale_ts_ms: int | None = None
+
+
+class DeleteRecord(BaseModel):
+    partition_id: int
+    version: int
+    predicate: str | None
+    ts_ms: int
+
+
+class CommitRecord(BaseModel):
+    """One line of a table's history (SHOW TIME TRAVEL)."""
+
+    commit_number: int
+    ts_ms: int
+    kind: str
+    partition_versions: dict[int, int] = Field(default_factory=dict)
+    rows_added: int = 0
+    description: str = ""
+
+
+class LabelRecord(BaseModel):
+    label: str
+    command_id: str | None
+    commit_number: int
+    ts_ms: int
+    num_rows: int

@@ -1,0 +1,227 @@
+"""Proposals on `strata.commands`. The sequencer validates each one against the log's state and
+answers with an event (or a `CommandRejected`) carrying the same `command_id`."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from schemas.model import Column, Distribution, Frozen, KeysModel, NewRowset, PartitionBound, Tier
+from schemas.registry import Payload, register
+
+
+class Command(Payload):
+    FAMILY: ClassVar[str] = "command"
+
+
+class NewPartition(Frozen):
+    """A partition to create; the sequencer assigns its id."""
+
+    name: str
+    bound: PartitionBound = PartitionBound()
+    buckets: int = Field(ge=1)
+    properties: dict[str, str] = Field(default_factory=dict)
+
+
+@register
+class CreateDatabase(Command):
+    TYPE: ClassVar[str] = "CreateDatabase"
+    name: str
+    if_not_exists: bool = False
+
+
+@register
+class DropDatabase(Command):
+    TYPE: ClassVar[str] = "DropDatabase"
+    name: str
+    if_exists: bool = False
+    force: bool = False
+
+
+@register
+class CreateTable(Command):
+    TYPE: ClassVar[str] = "CreateTable"
+    db: str
+    name: str
+    if_not_exists: bool = False
+    keys_model: KeysModel
+    columns: tuple[Column, ...]
+    partition_kind: Literal["UNPARTITIONED", "RANGE", "LIST"] = "UNPARTITIONED"
+    partition_columns: tuple[str, ...] = ()
+    partitions: tuple[NewPartition, ...]
+    distribution: Distribution
+    properties: dict[str, str] = Field(default_factory=dict)
+    comment: str = ""
+
+
+@register
+class DropTable(Command):
+    TYPE: ClassVar[str] = "DropTable"
+    table_id: int
+    force: bool = False
+
+
+@register
+class RecoverTable(Command):
+    TYPE: ClassVar[str] = "RecoverTable"
+    db: str
+    name: str
+
+
+@register
+class RenameTable(Command):
+    TYPE: ClassVar[str] = "RenameTable"
+    table_id: int
+    name: str
+
+
+@register
+class AlterTableProperties(Command):
+    TYPE: ClassVar[str] = "AlterTableProperties"
+    table_id: int
+    changes: dict[str, str | None]
+
+
+@register
+class ChangeSchema(Command):
+    TYPE: ClassVar[str] = "ChangeSchema"
+    table_id: int
+    # The schema version the proposer edited; a concurrent change makes this one stale.
+    base_schema_version: int
+    columns: tuple[Column, ...]
+    next_column_id: int
+    description: str
+
+
+@register
+class AddPartition(Command):
+    TYPE: ClassVar[str] = "AddPartition"
+    table_id: int
+    partition: NewPartition
+    if_not_exists: bool = False
+
+
+@register
+class DropPartition(Command):
+    TYPE: ClassVar[str] = "DropPartition"
+    table_id: int
+    partition_name: str
+    if_exists: bool = False
+
+
+@register
+class ModifyPartitions(Command):
+    TYPE: ClassVar[str] = "ModifyPartitions"
+    table_id: int
+    partition_ids: tuple[int, ...]
+    changes: dict[str, str | None]
+
+
+@register
+class CommitRowsets(Command):
+    TYPE: ClassVar[str] = "CommitRowsets"
+    table_id: int
+    label: str
+    rowsets: tuple[NewRowset, ...]
+    num_rows: int
+    source_offsets: dict[str, int] = Field(default_factory=dict)
+    source: str = "insert"
+
+
+@register
+class CommitDelete(Command):
+    TYPE: ClassVar[str] = "CommitDelete"
+    table_id: int
+    partition_ids: tuple[int, ...]
+    predicate: str | None
+    kind: Literal["delete", "truncate"] = "delete"
+    description: str = ""
+
+
+@register
+class CommitCompaction(Command):
+    TYPE: ClassVar[str] = "CommitCompaction"
+    table_id: int
+    partition_id: int
+    bucket: int
+    kind: Literal["cumulative", "base"]
+    input_rowset_ids: tuple[str, ...]
+    output: NewRowset
+    start_version: int
+    end_version: int
+
+
+@register
+class MoveRowset(Command):
+    TYPE: ClassVar[str] = "MoveRowset"
+    table_id: int
+    rowset_id: str
+    from_tier: Tier
+    to_tier: Tier
+    path: str
+
+
+@register
+class RecycleRowsets(Command):
+    TYPE: ClassVar[str] = "RecycleRowsets"
+    table_id: int
+    rowset_ids: tuple[str, ...]
+    horizon_ts_ms: int | None = None
+
+
+@register
+class CreateResource(Command):
+    TYPE: ClassVar[str] = "CreateResource"
+    name: str
+    resource_type: str
+    properties: dict[str, str]
+    if_not_exists: bool = False
+
+
+@register
+class AlterResource(Command):
+    TYPE: ClassVar[str] = "AlterResource"
+    name: str
+    properties: dict[str, str]
+
+
+@register
+class DropResource(Command):
+    TYPE: ClassVar[str] = "DropResource"
+    name: str
+    if_exists: bool = False
+
+
+@register
+class CreateStoragePolicy(Command):
+    TYPE: ClassVar[str] = "CreateStoragePolicy"
+    name: str
+    properties: dict[str, str]
+    if_not_exists: bool = False
+
+
+@register
+class AlterStoragePolicy(Command):
+    TYPE: ClassVar[str] = "AlterStoragePolicy"
+    name: str
+    properties: dict[str, str]
+
+
+@register
+class DropStoragePolicy(Command):
+    TYPE: ClassVar[str] = "DropStoragePolicy"
+    name: str
+    if_exists: bool = False
+
+
+@register
+class ChangeRoutineLoad(Command):
+    TYPE: ClassVar[str] = "ChangeRoutineLoad"
+    db: str
+    job: str
+    state: Literal["NEED_SCHEDULE", "RUNNING", "PAUSED", "STOPPED", "CANCELLED"]
+    table_id: int
+    definition: dict[str, str] = Field(default_factory=dict)
+    reason: str = ""
+

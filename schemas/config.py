@@ -1,0 +1,146 @@
+"""Every address, credential, port and path Strata uses, in one validated model.
+
+Values come from, highest priority first: environment variables prefixed ``STRATA_``
+(``STRATA_KAFKA_PORT=19092``), a TOML file named by ``STRATA_CONFIG``, then local defaults.
+
+It lives in ``schemas`` rather than ``infra`` because every layer reads it and ``schemas`` is the
+one package every layer may import (DESIGN §2); ``infra`` owns *starting* things, not this contract.
+Secrets are ``SecretStr`` so that a logged or printed config shows ``**********``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message names every offending key."""
+
+
+class _TomlSource(PydanticBaseSettingsSource):
+    """Reads the TOML file named by STRATA_CONFIG (flat keys, same names as the fields)."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = os.environ.get("STRATA_CONFIG")
+        if not path:
+            return {}
+        try:
+            with open(path, "rb") as fh:
+                data = tomllib.load(fh)
+        except OSError as exc:
+            raise ConfigError(f"STRATA_CONFIG: cannot read {path}: {exc.strerror}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"STRATA_CONFIG: {path} is not valid TOML: {exc}") from exc
+        return {str(k): v for k, v in data.items()}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="STRATA_", extra="forbid", frozen=True)
+
+    home: Path = Field(default=REPO_ROOT / "var", description="root of every file the stack writes")
+
+    kafka_version: str = "3.9.1"
+    kafka_host: str = "127.0.0.1"
+    kafka_port: int = 9092
+    kafka_controller_port: int = 9093
+    kafka_heap: str = "1G"
+    topic_partitions: int = Field(default=1, ge=1, le=64)
+
+    minio_version: str = "v0.0.0-20260212201848-7aac2a2c5b7c"
+    minio_host: str = "127.0.0.1"
+    minio_port: int = 9000
+    minio_console_port: int = 9001
+    minio_root_user: str = "minioadmin"
+    minio_root_password: SecretStr = SecretStr("minioadmin")
+
+    sql_host: str = "127.0.0.1"
+    sql_port: int = 9030
+    http_port: int = 8030
+    worker_port: int = 6066
+
+    ssd_root: Path | None = None
+    hdd_root: Path | None = None
+    file_cache_bytes: int = Field(default=1 << 30, ge=0)
+
+    # How long a statement waits for its command's outcome on strata.events before it fails.
+    command_timeout_s: float = Field(default=30.0, gt=0)
+
+    @field_validator("kafka_port", "kafka_controller_port", "minio_port", "minio_console_port",
+                     "sql_port", "http_port", "worker_port")
+    @classmethod
+    def _is_port(cls, value: int) -> int:
+        if not 1 <= value <= 65535:
+            raise ValueError(f"{value} is not a TCP port (1-65535)")
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _TomlSource(settings_cls))
+
+    # Derived paths: one place decides where each thing lives under `home`.
+    @property
+    def kafka_bootstrap(self) -> str:
+        return f"{self.kafka_host}:{self.kafka_port}"
+
+    @property
+    def minio_endpoint(self) -> str:
+        return f"{self.minio_host}:{self.minio_port}"
+
+    @property
+    def ssd_dir(self) -> Path:
+        return self.ssd_root or self.home / "data" / "ssd"
+
+    @property
+    def hdd_dir(self) -> Path:
+        return self.hdd_root or self.home / "data" / "hdd"
+
+    @property
+    def state_dir(self) -> Path:
+        """Where each process keeps its RocksDB projections."""
+        return self.home / "state"
+
+    @property
+    def run_dir(self) -> Path:
+        """Pid files and logs of the processes `infra/up` started."""
+        return self.home / "run"
+
+    def redacted(self) -> dict[str, Any]:
+        """The settings as a dict safe to print: secrets stay masked."""
+        return {k: (str(v) if isinstance(v, SecretStr | Path) else v) for k, v in self}
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Builds the settings, turning pydantic's errors into one message naming each bad key."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"]) or "?"
+            problems.append(f"STRATA_{key.upper()}: {err['msg']}")
+        raise ConfigError("invalid configuration: " + "; ".join(problems)) from None
+
+
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    """The process-wide settings, read once."""
+    return load_settings()

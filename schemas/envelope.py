@@ -1,0 +1,131 @@
+"""The envelope every record on `strata.commands` and `strata.events` is wrapped in, and its codec.
+
+Wire form (UTF-8 JSON)::
+
+    {"event_id": "...", "type": "RowsetsCommitted", "schema_version": 1, "table_id": 7,
+     "commit_ts_ms": 1764614201000, "command_id": "...", "payload": {...}}
+
+Decoding never raises anything but `DecodeError` (and its kinds), so a processor can count a bad
+record and skip it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, SerializeAsAny, ValidationError
+
+# Importing the kinds registers them.
+from schemas import commands as _commands  # noqa: F401
+from schemas import events as _events  # noqa: F401
+from schemas.commands import Command
+from schemas.events import Event
+from schemas.registry import Payload, kinds
+
+
+class DecodeError(ValueError):
+    """A record that cannot be decoded; `reason` is a short label for metrics."""
+
+    reason = "malformed"
+
+
+class UnknownType(DecodeError):
+    reason = "unknown_type"
+
+
+class NewerSchemaVersion(DecodeError):
+    reason = "newer_schema_version"
+
+
+class EventEnvelope(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    event_id: str
+    type: str
+    schema_version: int
+    table_id: int | None
+    commit_ts_ms: int
+    command_id: str | None
+    payload: SerializeAsAny[Event]
+
+
+class CommandEnvelope(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    command_id: str
+    type: str
+    schema_version: int
+    table_id: int | None
+    issued_ts_ms: int
+    # Who proposed it (a server or agent name), for tracing.
+    origin: str
+    payload: SerializeAsAny[Command]
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def wrap_event(payload: Event, *, table_id: int | None, commit_ts_ms: int,
+               command_id: str | None, event_id: str | None = None) -> EventEnvelope:
+    return EventEnvelope(event_id=event_id or new_id(), type=payload.TYPE,
+                         schema_version=payload.SCHEMA_VERSION, table_id=table_id,
+                         commit_ts_ms=commit_ts_ms, command_id=command_id, payload=payload)
+
+
+def wrap_command(payload: Command, *, table_id: int | None, issued_ts_ms: int, origin: str,
+                 command_id: str | None = None) -> CommandEnvelope:
+    return CommandEnvelope(command_id=command_id or new_id(), type=payload.TYPE,
+                           schema_version=payload.SCHEMA_VERSION, table_id=table_id,
+                           issued_ts_ms=issued_ts_ms, origin=origin, payload=payload)
+
+
+def encode(envelope: EventEnvelope | CommandEnvelope) -> bytes:
+    body = envelope.model_dump(mode="json")
+    return json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
+
+
+def _decode(raw: bytes | str | None, family: str) -> tuple[dict[str, Any], Payload]:
+    if raw is None:
+        raise DecodeError("empty record")
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DecodeError(f"not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise DecodeError("record is not a JSON object")
+    type_name = body.get("type")
+    cls = kinds(family).get(type_name) if isinstance(type_name, str) else None
+    if cls is None:
+        raise UnknownType(f"unknown {family} type {type_name!r}")
+    version = body.get("schema_version")
+    if not isinstance(version, int):
+        raise DecodeError(f"{type_name}: schema_version missing or not an integer")
+    if version > cls.SCHEMA_VERSION:
+        raise NewerSchemaVersion(
+            f"{type_name} schema_version {version} is newer than {cls.SCHEMA_VERSION}, the newest this "
+            "process knows; upgrade it")
+    try:
+        payload = cls.model_validate(body.get("payload"))
+    except ValidationError as exc:
+        raise DecodeError(f"{type_name}: invalid payload: {exc.errors()[0]['msg']} "
+                          f"at {'.'.join(map(str, exc.errors()[0]['loc']))}") from None
+    return body, payload
+
+
+def decode_event(raw: bytes | str | None) -> EventEnvelope:
+    body, payload = _decode(raw, "event")
+    try:
+        return EventEnvelope.model_validate({**body, "payload": payload})
+    except ValidationError as exc:
+        raise DecodeError(f"invalid event envelope: {exc.errors()[0]['msg']}") from None
+
+
+def decode_command(raw: bytes | str | None) -> CommandEnvelope:
+    body, payload = _decode(raw, "command")
+    try:
+        return CommandEnvelope.model_validate({**body, "payload": payload})
+    except ValidationError as exc:
+        raise DecodeError(f"invalid command envelope: {exc.errors()[0]['msg']}") from None

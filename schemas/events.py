@@ -1,0 +1,232 @@
+"""The facts on `strata.events`: every kind the sequencer emits (DESIGN §4).
+
+Events carry everything a fold needs — ids, versions and times are assigned by the sequencer —
+so applying one is deterministic and needs no other lookup.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from schemas.model import Distribution, KeysModel, Partition, Rowset, TableSchema, Tier
+from schemas.registry import Payload, register
+
+
+class Event(Payload):
+    FAMILY: ClassVar[str] = "event"
+
+
+@register
+class DatabaseCreated(Event):
+    TYPE: ClassVar[str] = "DatabaseCreated"
+    db_id: int
+    name: str
+
+
+@register
+class DatabaseDropped(Event):
+    TYPE: ClassVar[str] = "DatabaseDropped"
+    db_id: int
+    name: str
+
+
+@register
+class TableCreated(Event):
+    TYPE: ClassVar[str] = "TableCreated"
+    db_id: int
+    table_id: int
+    name: str
+    keys_model: KeysModel
+    table_schema: TableSchema
+    partition_kind: Literal["UNPARTITIONED", "RANGE", "LIST"]
+    partition_columns: tuple[str, ...] = ()
+    partitions: tuple[Partition, ...]
+    distribution: Distribution
+    properties: dict[str, str] = Field(default_factory=dict)
+    comment: str = ""
+    # The next column unique id the table will hand out (ids are never reused).
+    next_column_id: int
+
+
+@register
+class TableDropped(Event):
+    TYPE: ClassVar[str] = "TableDropped"
+    table_id: int
+    force: bool = False
+
+
+@register
+class TableRecovered(Event):
+    TYPE: ClassVar[str] = "TableRecovered"
+    table_id: int
+
+
+@register
+class TablePropertiesChanged(Event):
+    TYPE: ClassVar[str] = "TablePropertiesChanged"
+    table_id: int
+    # Properties set (a value) or removed (None).
+    changes: dict[str, str | None]
+
+
+@register
+class SchemaChanged(Event):
+    TYPE: ClassVar[str] = "SchemaChanged"
+    table_id: int
+    table_schema: TableSchema
+    next_column_id: int
+    description: str = Field(description="what changed, for history: 'ADD COLUMN v2'")
+
+
+@register
+class TableRenamed(Event):
+    TYPE: ClassVar[str] = "TableRenamed"
+    table_id: int
+    name: str
+
+
+@register
+class PartitionAdded(Event):
+    TYPE: ClassVar[str] = "PartitionAdded"
+    table_id: int
+    partition: Partition
+
+
+@register
+class PartitionDropped(Event):
+    TYPE: ClassVar[str] = "PartitionDropped"
+    table_id: int
+    partition_id: int
+
+
+@register
+class PartitionPropertiesChanged(Event):
+    TYPE: ClassVar[str] = "PartitionPropertiesChanged"
+    table_id: int
+    partition_ids: tuple[int, ...]
+    changes: dict[str, str | None]
+
+
+@register
+class RowsetsCommitted(Event):
+    """One load transaction: every partition it touched got one new version."""
+
+    TYPE: ClassVar[str] = "RowsetsCommitted"
+    table_id: int
+    commit_number: int
+    label: str
+    partition_versions: dict[int, int]
+    rowsets: tuple[Rowset, ...]
+    num_rows: int
+    # Kafka source offsets consumed by a routine load, committed with its rows.
+    source_offsets: dict[str, int] = Field(default_factory=dict)
+    source: str = Field(default="insert", description="insert | routine_load:<job> | restore")
+
+
+@register
+class DeleteCommitted(Event):
+    """Rows written at versions below `partition_versions[p]` matching `predicate` are gone.
+
+    The predicate is DuckDB SQL over rowset file columns (``c<unique_id>``); None means every row
+    (TRUNCATE)."""
+
+    TYPE: ClassVar[str] = "DeleteCommitted"
+    table_id: int
+    commit_number: int
+    partition_versions: dict[int, int]
+    predicate: str | None
+    kind: Literal["delete", "truncate"] = "delete"
+    description: str = ""
+
+
+@register
+class CompactionCommitted(Event):
+    TYPE: ClassVar[str] = "CompactionCommitted"
+    table_id: int
+    partition_id: int
+    bucket: int
+    kind: Literal["cumulative", "base"]
+    input_rowset_ids: tuple[str, ...]
+    output: Rowset
+
+
+@register
+class RowsetMoved(Event):
+    TYPE: ClassVar[str] = "RowsetMoved"
+    table_id: int
+    rowset_id: str
+    from_tier: Tier
+    to_tier: Tier
+    path: str
+
+
+@register
+class RowsetsRecycled(Event):
+    TYPE: ClassVar[str] = "RowsetsRecycled"
+    table_id: int
+    rowset_ids: tuple[str, ...]
+    # Version-index entries older than this are trimmed to the last one at or before it.
+    horizon_ts_ms: int | None = None
+
+
+@register
+class ResourceCreated(Event):
+    TYPE: ClassVar[str] = "ResourceCreated"
+    name: str
+    resource_type: str
+    # Secrets are stored encrypted-at-rest by the store's own means; never echoed by SHOW.
+    properties: dict[str, str]
+
+
+@register
+class ResourceAltered(Event):
+    TYPE: ClassVar[str] = "ResourceAltered"
+    name: str
+    properties: dict[str, str]
+
+
+@register
+class ResourceDropped(Event):
+    TYPE: ClassVar[str] = "ResourceDropped"
+    name: str
+
+
+@register
+class StoragePolicyCreated(Event):
+    TYPE: ClassVar[str] = "StoragePolicyCreated"
+    name: str
+    properties: dict[str, str]
+
+
+@register
+class StoragePolicyAltered(Event):
+    TYPE: ClassVar[str] = "StoragePolicyAltered"
+    name: str
+    properties: dict[str, str]
+
+
+@register
+class StoragePolicyDropped(Event):
+    TYPE: ClassVar[str] = "StoragePolicyDropped"
+    name: str
+
+
+@register
+class RoutineLoadChanged(Event):
+    TYPE: ClassVar[str] = "RoutineLoadChanged"
+    db_id: int
+    job: str
+    state: Literal["NEED_SCHEDULE", "RUNNING", "PAUSED", "STOPPED", "CANCELLED"]
+    table_id: int
+    definition: dict[str, str] = Field(default_factory=dict)
+    reason: str = ""
+
+
+@register
+class CommandRejected(Event):
+    TYPE: ClassVar[str] = "CommandRejected"
+    command_type: str
+    code: int = Field(description="MySQL error code")
+    reason: str

@@ -1,0 +1,97 @@
+"""Value types that commands and events carry: columns, schemas, partitions, rowsets.
+
+Columns are identified by a `unique_id` that never changes and is never reused, so renames,
+drops and re-adds of a same-named column can never mix up data written under another schema:
+rowset files name their columns ``c<unique_id>``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+KeysModel = Literal["DUPLICATE", "UNIQUE", "AGGREGATE"]
+AggregateKind = Literal["SUM", "MIN", "MAX", "REPLACE", "REPLACE_IF_NOT_NULL"]
+PartitionKind = Literal["UNPARTITIONED", "RANGE", "LIST"]
+# A tier is a local medium, or "remote:<resource name>" for an object store.
+Tier = str
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Column(Frozen):
+    unique_id: int
+    name: str
+    type: str = Field(description="canonical Doris type, e.g. INT, DECIMAL(10,2), VARCHAR(20)")
+    is_key: bool = False
+    nullable: bool = True
+    default: str | None = Field(default=None, description="literal text of the DEFAULT, if any")
+    aggregation: AggregateKind | None = None
+    comment: str = ""
+
+    @property
+    def file_column(self) -> str:
+        """The column's name inside rowset files."""
+        return f"c{self.unique_id}"
+
+
+class TableSchema(Frozen):
+    schema_version: int
+    columns: tuple[Column, ...]
+
+    def column(self, name: str) -> Column | None:
+        lowered = name.lower()
+        return next((c for c in self.columns if c.name.lower() == lowered), None)
+
+    @property
+    def key_columns(self) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns if c.is_key)
+
+
+class PartitionBound(Frozen):
+    """One partition's bound: RANGE partitions use [lower, upper) with None as unbounded,
+    LIST partitions use `values` (each entry one tuple of the partition columns' values)."""
+
+    lower: tuple[str, ...] | None = None
+    upper: tuple[str, ...] | None = None
+    values: tuple[tuple[str, ...], ...] = ()
+
+
+class Partition(Frozen):
+    partition_id: int
+    name: str
+    bound: PartitionBound = PartitionBound()
+    buckets: int = Field(ge=1)
+    properties: dict[str, str] = Field(default_factory=dict)
+
+
+class Distribution(Frozen):
+    kind: Literal["HASH", "RANDOM"] = "HASH"
+    columns: tuple[str, ...] = ()
+    buckets: int = Field(default=1, ge=1)
+
+
+class NewRowset(Frozen):
+    """A rowset a writer has made durable and proposes to commit (its version is not known yet)."""
+
+    rowset_id: str
+    partition_id: int
+    bucket: int
+    num_rows: int
+    size_bytes: int
+    path: str = Field(description="path relative to the tier root; built from ids only")
+    tier: Tier = "ssd"
+    schema_version: int
+    checksum: str = Field(description="sha256 of the file's bytes")
+
+
+class Rowset(NewRowset):
+    """A committed rowset: rows of one tablet written at versions [start_version, end_version]."""
+
+    start_version: int
+    end_version: int
+    # Commit time at which the rowset became visible.
+    visible_ts_ms: int

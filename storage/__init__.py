@@ -1,0 +1,1 @@
+"""Rowset files and the tiers they live on. Imports only `schemas`."""

@@ -1,0 +1,22 @@
+"""Local media tiers: named roots (`ssd`, `hdd`) that rowset paths are relative to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class LocalTiers:
+    def __init__(self, roots: dict[str, Path]) -> None:
+        self._roots = {name: Path(root) for name, root in roots.items()}
+
+    def root(self, tier: str) -> Path:
+        try:
+            return self._roots[tier]
+        except KeyError:
+            raise KeyError(f"unknown local tier {tier!r}; configured: {sorted(self._roots)}") from None
+
+    def locate(self, tier: str, rel_path: str) -> Path:
+        return self.root(tier) / rel_path
+
+    def names(self) -> list[str]:
+        return sorted(self._roots)

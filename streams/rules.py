@@ -1,0 +1,269 @@
+"""What the sequencer decides for each command: the event it becomes, or why it is rejected.
+
+`decide` reads the sequencer's projection and never writes it; the sequencer folds the decided
+event in before deciding the next command, so commands in one batch see each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from projections.projection import Projection
+from projections.state import TableState
+from schemas import commands as cmd
+from schemas import events as ev
+from schemas.errors import ErrorCode
+from schemas.model import Partition, Rowset, TableSchema
+
+
+class Rejected(Exception):
+    def __init__(self, code: ErrorCode, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Decision:
+    event: ev.Event
+    table_id: int | None
+
+
+def _live_table(state: Projection, table_id: int) -> TableState:
+    table = state.tables.get(table_id)
+    if table is None or table.dropped_ts_ms is not None:
+        raise Rejected(ErrorCode.NO_SUCH_TABLE, f"table id {table_id} does not exist (dropped meanwhile?)")
+    return table
+
+
+def _database(state: Projection, name: str) -> int:
+    db = state.database_by_name(name)
+    if db is None:
+        raise Rejected(ErrorCode.BAD_DB_ERROR, f"Unknown database '{name}'")
+    return db.db_id
+
+
+def _check_partition_names_unique(names: list[str]) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name.lower() in seen:
+            raise Rejected(ErrorCode.SAME_NAME_PARTITION, f"Duplicate partition name {name}")
+        seen.add(name.lower())
+
+
+class Rules:
+    """One method per command kind; each returns a Decision or raises Rejected."""
+
+    def __init__(self, state: Projection) -> None:
+        self.state = state
+        self._by_type: dict[type[cmd.Command], Callable[[Any, int], Decision]] = {
+            cmd.CreateDatabase: self.create_database,
+            cmd.DropDatabase: self.drop_database,
+            cmd.CreateTable: self.create_table,
+            cmd.DropTable: self.drop_table,
+            cmd.RecoverTable: self.recover_table,
+            cmd.RenameTable: self.rename_table,
+            cmd.AlterTableProperties: self.alter_table_properties,
+            cmd.ChangeSchema: self.change_schema,
+            cmd.AddPartition: self.add_partition,
+            cmd.DropPartition: self.drop_partition,
+            cmd.ModifyPartitions: self.modify_partitions,
+            cmd.CommitRowsets: self.commit_rowsets,
+            cmd.CommitDelete: self.commit_delete,
+            cmd.CreateResource: self.create_resource,
+            cmd.AlterResource: self.alter_resource,
+            cmd.DropResource: self.drop_resource,
+            cmd.CreateStoragePolicy: self.create_storage_policy,
+            cmd.AlterStoragePolicy: self.alter_storage_policy,
+            cmd.DropStoragePolicy: self.drop_storage_policy,
+        }
+
+    def decide(self, command: cmd.Command, ts_ms: int) -> Decision:
+        handler = self._by_type.get(type(command))
+        if handler is None:
+            raise Rejected(ErrorCode.NOT_SUPPORTED_YET, f"{command.TYPE} is not supported by this sequencer")
+        return handler(command, ts_ms)
+
+    def _new_partition_id(self, offset: int = 0) -> int:
+        return self.state.next_ids["partition"] + offset
+
+    # -- databases -------------------------------------------------------------------------------
+    def create_database(self, c: cmd.CreateDatabase, ts: int) -> Decision:
+        if self.state.database_by_name(c.name) is not None:
+            if c.if_not_exists:
+                raise Rejected(ErrorCode.DB_CREATE_EXISTS, "exists")  # answered as a no-op by the proposer
+            raise Rejected(ErrorCode.DB_CREATE_EXISTS, f"Can't create database '{c.name}'; database exists")
+        return Decision(ev.DatabaseCreated(db_id=self.state.next_ids["db"], name=c.name), None)
+
+    def drop_database(self, c: cmd.DropDatabase, ts: int) -> Decision:
+        db = self.state.database_by_name(c.name)
+        if db is None:
+            raise Rejected(ErrorCode.DB_DROP_EXISTS, f"Can't drop database '{c.name}'; database doesn't exist")
+        return Decision(ev.DatabaseDropped(db_id=db.db_id, name=db.name), None)
+
+    # -- tables ------------------------------------------------------------------------------------
+    def create_table(self, c: cmd.CreateTable, ts: int) -> Decision:
+        db_id = _database(self.state, c.db)
+        if self.state.table_by_name(db_id, c.name) is not None:
+            raise Rejected(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{c.name}' already exists")
+        _check_partition_names_unique([p.name for p in c.partitions])
+        partitions = tuple(
+            Partition(partition_id=self._new_partition_id(i), name=p.name, bound=p.bound, buckets=p.buckets,
+                      properties=p.properties)
+            for i, p in enumerate(c.partitions))
+        next_column_id = max((col.unique_id for col in c.columns), default=0) + 1
+        table_id = self.state.next_ids["table"]
+        event = ev.TableCreated(
+            db_id=db_id, table_id=table_id, name=c.name, keys_model=c.keys_model,
+            table_schema=TableSchema(schema_version=1, columns=c.columns), partition_kind=c.partition_kind,
+            partition_columns=c.partition_columns, partitions=partitions, distribution=c.distribution,
+            properties=c.properties, comment=c.comment, next_column_id=next_column_id)
+        return Decision(event, table_id)
+
+    def drop_table(self, c: cmd.DropTable, ts: int) -> Decision:
+        _live_table(self.state, c.table_id)
+        return Decision(ev.TableDropped(table_id=c.table_id, force=c.force), c.table_id)
+
+    def recover_table(self, c: cmd.RecoverTable, ts: int) -> Decision:
+        db_id = _database(self.state, c.db)
+        dropped = self.state.table_by_name(db_id, c.name, dropped=True)
+        if dropped is None:
+            raise Rejected(ErrorCode.NO_SUCH_TABLE, f"No dropped table '{c.name}' to recover in '{c.db}'")
+        if self.state.table_by_name(db_id, c.name) is not None:
+            raise Rejected(ErrorCode.TABLE_EXISTS_ERROR,
+                           f"Table '{c.name}' already exists; rename or drop it before RECOVER")
+        return Decision(ev.TableRecovered(table_id=dropped.table_id), dropped.table_id)
+
+    def rename_table(self, c: cmd.RenameTable, ts: int) -> Decision:
+        table = _live_table(self.state, c.table_id)
+        if self.state.table_by_name(table.db_id, c.name) is not None:
+            raise Rejected(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{c.name}' already exists")
+        return Decision(ev.TableRenamed(table_id=c.table_id, name=c.name), c.table_id)
+
+    def alter_table_properties(self, c: cmd.AlterTableProperties, ts: int) -> Decision:
+        _live_table(self.state, c.table_id)
+        return Decision(ev.TablePropertiesChanged(table_id=c.table_id, changes=c.changes), c.table_id)
+
+    def change_schema(self, c: cmd.ChangeSchema, ts: int) -> Decision:
+        table = _live_table(self.state, c.table_id)
+        current = table.schema_now.schema_version
+        if c.base_schema_version != current:
+            raise Rejected(ErrorCode.CONFLICT,
+                           f"the schema of '{table.name}' changed concurrently (now version {current}); retry")
+        schema = TableSchema(schema_version=current + 1, columns=c.columns)
+        return Decision(ev.SchemaChanged(table_id=c.table_id, table_schema=schema,
+                                         next_column_id=c.next_column_id, description=c.description), c.table_id)
+
+    # -- partitions --------------------------------------------------------------------------------
+    def add_partition(self, c: cmd.AddPartition, ts: int) -> Decision:
+        table = _live_table(self.state, c.table_id)
+        if table.partition_by_name(c.partition.name) is not None:
+            raise Rejected(ErrorCode.SAME_NAME_PARTITION, f"Duplicate partition name {c.partition.name}")
+        partition = Partition(partition_id=self._new_partition_id(), name=c.partition.name,
+                              bound=c.partition.bound, buckets=c.partition.buckets,
+                              properties=c.partition.properties)
+        return Decision(ev.PartitionAdded(table_id=c.table_id, partition=partition), c.table_id)
+
+    def drop_partition(self, c: cmd.DropPartition, ts: int) -> Decision:
+        table = _live_table(self.state, c.table_id)
+        partition = table.partition_by_name(c.partition_name)
+        if partition is None:
+            raise Rejected(ErrorCode.UNKNOWN_PARTITION, f"Unknown partition '{c.partition_name}' in table "
+                                                        f"'{table.name}'")
+        return Decision(ev.PartitionDropped(table_id=c.table_id, partition_id=partition.partition_id), c.table_id)
+
+    def modify_partitions(self, c: cmd.ModifyPartitions, ts: int) -> Decision:
+        table = _live_table(self.state, c.table_id)
+        live = {p.partition_id for p in table.live_partitions()}
+        missing = [pid for pid in c.partition_ids if pid not in live]
+        if missing:
+            raise Rejected(ErrorCode.UNKNOWN_PARTITION, f"partition ids {missing} no longer exist")
+        return Decision(ev.PartitionPropertiesChanged(table_id=c.table_id, partition_ids=c.partition_ids,
+                                                      changes=c.changes), c.table_id)
+
+    # -- data ----------------------------------------------------------------------------------------
+    def _next_versions(self, table: TableState, partition_ids: set[int]) -> dict[int, int]:
+        versions = {}
+        for pid in sorted(partition_ids):
+            partition = table.partitions.get(pid)
+            if partition is None or partition.dropped_ts_ms is not None:
+                raise Rejected(ErrorCode.UNKNOWN_PARTITION,
+                               f"partition id {pid} of '{table.name}' was dropped during the load; retry")
+            versions[pid] = partition.version + 1
+        return versions
+
+    def commit_rowsets(self, c: cmd.CommitRowsets, ts: int) -> Decision:
+        table = _live_table(self.state, c.table_id)
+        previous = self.state.label(c.table_id, c.label)
+        if previous is not None:
+            raise Rejected(ErrorCode.LABEL_ALREADY_EXISTS,
+                           f"Label [{c.label}] has already been used by commit {previous.commit_number} "
+                           f"({previous.num_rows} rows)")
+        versions = self._next_versions(table, {r.partition_id for r in c.rowsets})
+        for r in c.rowsets:
+            if not 0 <= r.bucket < table.partitions[r.partition_id].partition.buckets:
+                raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"bucket {r.bucket} out of range")
+        rowsets = tuple(
+            Rowset(**r.model_dump(), start_version=versions[r.partition_id], end_version=versions[r.partition_id],
+                   visible_ts_ms=ts)
+            for r in c.rowsets)
+        event = ev.RowsetsCommitted(table_id=c.table_id, commit_number=table.commit_number + 1, label=c.label,
+                                    partition_versions=versions, rowsets=rowsets, num_rows=c.num_rows,
+                                    source_offsets=c.source_offsets, source=c.source)
+        return Decision(event, c.table_id)
+
+    def commit_delete(self, c: cmd.CommitDelete, ts: int) -> Decision:
+        table = _live_table(self.state, c.table_id)
+        versions = self._next_versions(table, set(c.partition_ids))
+        event = ev.DeleteCommitted(table_id=c.table_id, commit_number=table.commit_number + 1,
+                                   partition_versions=versions, predicate=c.predicate, kind=c.kind,
+                                   description=c.description)
+        return Decision(event, c.table_id)
+
+    # -- resources and policies ------------------------------------------------------------------------
+    def _named_absent(self, kind: str, name: str, label: str) -> None:
+        if name in self.state.named[kind]:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"{label} '{name}' already exists")
+
+    def _named_present(self, kind: str, name: str, label: str) -> dict[str, Any]:
+        found = self.state.named[kind].get(name)
+        if found is None:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"{label} '{name}' does not exist")
+        return found
+
+    def create_resource(self, c: cmd.CreateResource, ts: int) -> Decision:
+        self._named_absent("resource", c.name, "Resource")
+        return Decision(ev.ResourceCreated(name=c.name, resource_type=c.resource_type,
+                                           properties=c.properties), None)
+
+    def alter_resource(self, c: cmd.AlterResource, ts: int) -> Decision:
+        self._named_present("resource", c.name, "Resource")
+        return Decision(ev.ResourceAltered(name=c.name, properties=c.properties), None)
+
+    def drop_resource(self, c: cmd.DropResource, ts: int) -> Decision:
+        self._named_present("resource", c.name, "Resource")
+        users = [p for p, v in self.state.named["storage_policy"].items()
+                 if v["properties"].get("storage_resource") == c.name]
+        if users:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"Resource '{c.name}' is used by storage policy "
+                                                      f"{', '.join(sorted(users))}")
+        return Decision(ev.ResourceDropped(name=c.name), None)
+
+    def create_storage_policy(self, c: cmd.CreateStoragePolicy, ts: int) -> Decision:
+        self._named_absent("storage_policy", c.name, "Storage policy")
+        return Decision(ev.StoragePolicyCreated(name=c.name, properties=c.properties), None)
+
+    def alter_storage_policy(self, c: cmd.AlterStoragePolicy, ts: int) -> Decision:
+        self._named_present("storage_policy", c.name, "Storage policy")
+        return Decision(ev.StoragePolicyAltered(name=c.name, properties=c.properties), None)
+
+    def drop_storage_policy(self, c: cmd.DropStoragePolicy, ts: int) -> Decision:
+        self._named_present("storage_policy", c.name, "Storage policy")
+        users = [t.name for t in self.state.tables.values()
+                 if t.dropped_ts_ms is None and t.properties.get("storage_policy") == c.name]
+        if users:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"Storage policy '{c.name}' is used by table "
+                                                      f"{', '.join(sorted(users))}")
+        return Decision(ev.StoragePolicyDropped(name=c.name), None)

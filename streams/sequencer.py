@@ -1,0 +1,163 @@
+"""The sequencer: the only writer of `strata.events` (DESIGN §5).
+
+It consumes `strata.commands` in a consumer group, decides each command against its own
+projection, and produces the resulting events in one Kafka transaction together with the
+command offsets it consumed — so a crash at any instruction never emits an event twice nor loses
+one. Commit timestamps are strictly increasing (`max(previous + 1 ms, wall clock)`).
+
+Exactly-once rests on confluent-kafka's transactions, not on faust (NOTES.md: faust's
+exactly-once has open issues on rebalance).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+
+from projections.follower import EventFollower
+from projections.kafka_batch import consume_available
+from projections.projection import Projection
+from schemas import events as ev
+from schemas.config import Settings
+from schemas.errors import ErrorCode
+from schemas.envelope import DecodeError, EventEnvelope, decode_command, encode, wrap_event
+from schemas.topics import COMMANDS_TOPIC, EVENTS_TOPIC
+from streams.rules import Rejected, Rules
+
+log = logging.getLogger(__name__)
+
+
+class Sequencer:
+    def __init__(self, config: Settings, state_path: Path, *, instance: str = "sequencer") -> None:
+        self.config = config
+        self.state_path = state_path
+        self.instance = instance
+        self.commands_applied = 0
+        self.commands_rejected = 0
+        self.bad_commands = 0
+        self.healthy = False
+        self._stop = threading.Event()
+        self._last_ts = 0
+
+    def _open(self) -> None:
+        self.projection = Projection(self.state_path)
+        follower = EventFollower(self.projection, self.config, name=f"{self.instance}-catchup")
+        follower.catch_up(timeout=300)
+        follower.stop()
+        self.rules = Rules(self.projection)
+        self._last_ts = max((t.last_commit_ts_ms for t in self.projection.tables.values()), default=0)
+        self._producer = Producer({
+            "bootstrap.servers": self.config.kafka_bootstrap,
+            "transactional.id": f"strata-{self.instance}",
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 0,
+        })
+        self._producer.init_transactions(30)
+        self._consumer = Consumer({
+            "bootstrap.servers": self.config.kafka_bootstrap,
+            "group.id": f"strata-{self.instance}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "isolation.level": "read_committed",
+            "fetch.wait.max.ms": 5,
+        })
+        # Manual assignment, not a group subscription: one sequencer owns every command partition
+        # (its transactional.id fences any zombie), and a restart starts at once instead of
+        # waiting out the previous member's session timeout.
+        metadata = self._consumer.list_topics(COMMANDS_TOPIC, timeout=10)
+        partitions = [TopicPartition(COMMANDS_TOPIC, p) for p in sorted(metadata.topics[COMMANDS_TOPIC].partitions)]
+        committed = self._consumer.committed(partitions, timeout=10)
+        self._consumer.assign([TopicPartition(COMMANDS_TOPIC, tp.partition,
+                                              tp.offset if tp.offset >= 0 else OFFSET_BEGINNING)
+                               for tp in committed])
+
+    def _next_ts(self) -> int:
+        self._last_ts = max(self._last_ts + 1, int(time.time() * 1000))
+        return self._last_ts
+
+    def _decide(self, raw: bytes | None) -> tuple[EventEnvelope | None, int | None]:
+        try:
+            command = decode_command(raw)
+        except DecodeError as exc:
+            self.bad_commands += 1
+            log.error("sequencer: skipped undecodable command: %s", exc)
+            return None, None
+        ts = self._next_ts()
+        try:
+            decision = self.rules.decide(command.payload, ts)
+            self.commands_applied += 1
+            return wrap_event(decision.event, table_id=decision.table_id, commit_ts_ms=ts,
+                              command_id=command.command_id), decision.table_id
+        except Rejected as rejected:
+            code, reason = int(rejected.code), rejected.reason
+        except Exception as exc:  # noqa: BLE001 - a bug in one rule must not stop the log
+            log.exception("sequencer: internal error deciding %s", command.type)
+            code, reason = int(ErrorCode.UNKNOWN_ERROR), f"internal error deciding {command.type}: {exc}"
+        self.commands_rejected += 1
+        event = ev.CommandRejected(command_type=command.type, code=code, reason=reason)
+        return wrap_event(event, table_id=command.table_id, commit_ts_ms=ts,
+                          command_id=command.command_id), command.table_id
+
+
+    def _process(self, messages: list) -> None:
+        delivered: list[tuple[int, int]] = []
+
+        def on_delivery(err: KafkaError | None, msg: object) -> None:
+            if err is None:
+                delivered.append((msg.partition(), msg.offset()))  # type: ignore[attr-defined]
+
+        self._producer.begin_transaction()
+        folded = []
+        for message in messages:
+            if message.error():
+                continue
+            envelope, key = self._decide(message.value())
+            if envelope is None:
+                continue
+            self._producer.produce(EVENTS_TOPIC, key=str(key if key is not None else "catalog").encode(),
+                                   value=encode(envelope), on_delivery=on_delivery)
+            # Fold at once so the next command in this batch is decided against it.
+            self.projection.apply(envelope, EVENTS_TOPIC, 0, -1)
+            folded.append(envelope)
+        self._producer.send_offsets_to_transaction(
+            self._consumer.position(self._consumer.assignment()), self._consumer.consumer_group_metadata())
+        self._producer.commit_transaction()
+        for partition, offset in delivered:
+            self.projection.advance(EVENTS_TOPIC, partition, offset)
+        with self.projection.lock:
+            self.projection.flush()
+
+    def run(self) -> None:
+        """Runs until `stop`; on a transaction error it rebuilds its state from RocksDB and the log."""
+        while not self._stop.is_set():
+            try:
+                self._open()
+                self.healthy = True
+                while not self._stop.is_set():
+                    messages = consume_available(self._consumer, 500, 0.1)
+                    if messages:
+                        self._process(messages)
+            except KafkaException as exc:
+                self.healthy = False
+                log.error("sequencer: %s; restarting from the log", exc)
+                time.sleep(1)
+            finally:
+                self._close()
+
+    def _close(self) -> None:
+        for closer in (getattr(self, "_consumer", None), getattr(self, "projection", None)):
+            if closer is not None:
+                try:
+                    closer.close()
+                except Exception:  # noqa: BLE001 - closing after a failure must not mask it
+                    log.debug("sequencer: close failed", exc_info=True)
+        self._consumer = None  # type: ignore[assignment]
+        self.projection = None  # type: ignore[assignment]
+
+    def stop(self) -> None:
+        self._stop.set()

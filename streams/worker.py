@@ -1,0 +1,78 @@
+"""The worker process: a faust-streaming app that hosts Strata's agents.
+
+Today it runs the sequencer (on confluent-kafka transactions, in a thread of its own: faust's
+exactly-once is not trusted with the log, see NOTES.md) and serves `/health` and `/metrics`
+(Prometheus) on its web port. Later agents (compaction, tiering, recycler, routine load) join here.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from typing import Any
+
+import faust
+from prometheus_client import CONTENT_TYPE_LATEST, Gauge, generate_latest
+
+from schemas.config import settings
+from streams.sequencer import Sequencer
+
+log = logging.getLogger("strata.worker")
+
+config = settings()
+app = faust.App(
+    "strata-worker",
+    broker=f"kafka://{config.kafka_bootstrap}",
+    web_host=config.kafka_host,
+    web_port=config.worker_port,
+    web_bind="127.0.0.1",
+    topic_partitions=config.topic_partitions,
+    topic_replication_factor=1,
+    datadir=str(config.state_dir / "faust"),
+    store="memory://",
+)
+
+sequencer = Sequencer(config, config.state_dir / "sequencer")
+_sequencer_thread: threading.Thread | None = None
+
+SEQUENCER_UP = Gauge("strata_sequencer_up", "1 when the sequencer is running")
+COMMANDS_APPLIED = Gauge("strata_sequencer_commands_applied", "commands turned into events")
+COMMANDS_REJECTED = Gauge("strata_sequencer_commands_rejected", "commands answered with CommandRejected")
+BAD_COMMANDS = Gauge("strata_sequencer_bad_commands", "undecodable command records skipped")
+
+
+@app.task
+async def _start_sequencer() -> None:
+    global _sequencer_thread
+    _sequencer_thread = threading.Thread(target=sequencer.run, name="sequencer", daemon=True)
+    _sequencer_thread.start()
+    atexit.register(sequencer.stop)
+
+
+@app.page("/health")
+async def health(web: Any, request: Any) -> Any:
+    up = sequencer.healthy and _sequencer_thread is not None and _sequencer_thread.is_alive()
+    return web.json({"status": "ok" if up else "starting", "sequencer": up}, status=200 if up else 503)
+
+
+@app.page("/metrics")
+async def metrics(web: Any, request: Any) -> Any:
+    SEQUENCER_UP.set(1 if sequencer.healthy else 0)
+    COMMANDS_APPLIED.set(sequencer.commands_applied)
+    COMMANDS_REJECTED.set(sequencer.commands_rejected)
+    BAD_COMMANDS.set(sequencer.bad_commands)
+    return web.bytes(generate_latest(), content_type=CONTENT_TYPE_LATEST.split(";")[0])
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    app.main()
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.argv = [sys.argv[0], "worker", "--loglevel=info", f"--web-port={config.worker_port}",
+                "--web-host=127.0.0.1"]
+    main()
