@@ -1,0 +1,268 @@
+"""INSERT, DELETE and UPDATE: rows are checked and typed in DuckDB, routed to partitions and
+buckets, written as durable rowset files, and only then proposed as one commit."""
+
+from __future__ import annotations
+
+import uuid
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from projections.snapshot import resolve
+from projections.state import TableState
+from query.context import Context, Done, SessionState, SqlFailure
+from query.parser import statements as st
+from query.reads import bind_tables, duck_error
+from query.relation import default_sql, duck_type, quote_ident, quote_literal, snapshot_sql
+from schemas import commands as cmd
+from schemas.errors import ErrorCode
+from schemas.model import Column, NewRowset
+from storage.paths import HIDDEN_DELETE_SIGN, HIDDEN_SEQ
+from storage.rowset_writer import write_rowset
+
+
+def _bound_tuple(values: tuple[str, ...], types: list[str]) -> str:
+    items = ", ".join(f"CAST({quote_literal(v)} AS {t})" for v, t in zip(values, types, strict=False))
+    return f"({items})" if len(values) > 1 else items
+
+
+def partition_case(table: TableState) -> str:
+    """A DuckDB expression giving each typed row (columns c<id>) its partition id, NULL if none."""
+    live = table.live_partitions()
+    if table.partition_kind == "UNPARTITIONED":
+        return str(live[0].partition_id)
+    cols = [table.schema_now.column(n) for n in table.partition_columns]
+    if any(c is None for c in cols):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "a partition column no longer exists")
+    names = [c.file_column for c in cols if c is not None]
+    types = [duck_type(c.type) for c in cols if c is not None]
+    key = f"({', '.join(names)})" if len(names) > 1 else names[0]
+    whens = []
+    for p in live:
+        bound = p.partition.bound
+        if table.partition_kind == "LIST":
+            options = ", ".join(_bound_tuple(v, types) for v in bound.values)
+            whens.append(f"WHEN {key} IN ({options}) THEN {p.partition_id}")
+        else:
+            conds = []
+            if bound.lower is not None:
+                conds.append(f"{key} >= {_bound_tuple(bound.lower, types)}")
+            if bound.upper is not None:
+                conds.append(f"{key} < {_bound_tuple(bound.upper, types)}")
+            whens.append(f"WHEN {' AND '.join(conds) or 'true'} THEN {p.partition_id}")
+    return f"CASE {' '.join(whens)} END" if whens else "NULL"
+
+
+def bucket_expr(table: TableState) -> str:
+    """Each routed row's bucket: a hash of the distribution columns (random spread for RANDOM)."""
+    buckets = {p.partition_id: p.partition.buckets for p in table.live_partitions()}
+    if all(n == 1 for n in buckets.values()):
+        return "0"
+    cols = [table.schema_now.column(n) for n in table.distribution.columns]
+    names = [c.file_column for c in cols if c is not None]
+    spread = f"hash({', '.join(names)})" if names else "CAST(floor(random() * 4294967296) AS UBIGINT)"
+    cases = " ".join(f"WHEN {pid} THEN {spread} % {n}" for pid, n in buckets.items())
+    return f"CAST(CASE __partition {cases} END AS INTEGER)"
+
+
+def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
+               targets: list[Column], *, delete_sign: bool = False, label: str | None = None,
+               source: str = "insert") -> int:
+    """Writes the rows of `source_sql` (columns a0..an, one per target) as one commit; returns the count."""
+    schema = table.schema_now
+    given = {c.unique_id: i for i, c in enumerate(targets)}
+    typed, checks = [], []
+    for column in schema.columns:
+        duck = duck_type(column.type)
+        if column.unique_id in given:
+            src = f"a{given[column.unique_id]}"
+            value = f"TRY_CAST({src} AS {duck})"
+            checks.append((column, f"{src} IS NOT NULL AND {value} IS NULL", "value"))
+            if column.type.upper().startswith(("VARCHAR", "CHAR")) and "(" in column.type:
+                limit = int(column.type.split("(")[1].rstrip(")"))
+                checks.append((column, f"length(CAST({src} AS VARCHAR)) > {limit}", "length"))
+        else:
+            if not column.nullable and column.default is None:
+                raise SqlFailure(1364, f"Field '{column.name}' doesn't have a default value")
+            value = default_sql(column)
+        typed.append(f"{value} AS {column.file_column}")
+        if not column.nullable:
+            checks.append((column, f"{value} IS NULL", "null"))
+    check_cols = "".join(f", ({cond}) AS __chk{i}" for i, (_, cond, _) in enumerate(checks))
+    typed_sql = (f"SELECT {', '.join(typed)}, row_number() OVER () - 1 AS {HIDDEN_SEQ}{check_cols} "
+                 f"FROM ({source_sql})")
+    routed_sql = f"SELECT *, {partition_case(table)} AS __partition FROM ({typed_sql})"
+    final_sql = f"SELECT *, {bucket_expr(table)} AS __bucket FROM ({routed_sql})"
+    try:
+        data = cur.execute(final_sql).to_arrow_table()
+    except duckdb.Error as exc:
+        raise SqlFailure(*duck_error(exc)) from None
+    if data.num_rows == 0:
+        return 0
+    for i, (column, _, kind) in enumerate(checks):
+        if pc.any(data.column(f"__chk{i}")).as_py():
+            if kind == "null":
+                raise SqlFailure(ErrorCode.BAD_NULL_ERROR, f"Column '{column.name}' cannot be null")
+            if kind == "length":
+                raise SqlFailure(1406, f"Data too long for column '{column.name}' ({column.type})")
+            raise SqlFailure(1366, f"Incorrect value for column '{column.name}' of type {column.type}")
+    if data.column("__partition").null_count:
+        raise SqlFailure(ErrorCode.NO_PARTITION_FOR_GIVEN_VALUE,
+                         f"no partition of '{table.name}' holds some of the rows' "
+                         f"{', '.join(table.partition_columns)} values")
+    keep = [c.file_column for c in schema.columns] + [HIDDEN_SEQ]
+    if table.keys_model == "UNIQUE":
+        data = data.append_column(HIDDEN_DELETE_SIGN, pa.array([delete_sign] * data.num_rows, pa.bool_()))
+        keep.append(HIDDEN_DELETE_SIGN)
+    rowsets = []
+    groups = data.group_by(["__partition", "__bucket"]).aggregate([]).to_pylist()
+    for group in groups:
+        mask = pc.and_(pc.equal(data["__partition"], group["__partition"]), pc.equal(data["__bucket"], group["__bucket"]))
+        part = data.filter(mask).select(keep)
+        written = write_rowset(ctx.tiers.root("ssd"), table.table_id, group["__partition"], group["__bucket"], part)
+        rowsets.append(NewRowset(rowset_id=written.rowset_id, partition_id=group["__partition"],
+                                 bucket=group["__bucket"], num_rows=written.num_rows, size_bytes=written.size_bytes,
+                                 path=written.path, tier="ssd", schema_version=schema.schema_version,
+                                 checksum=written.checksum))
+    ctx.propose(cmd.CommitRowsets(table_id=table.table_id, label=label or f"insert_{uuid.uuid4().hex}",
+                                  rowsets=tuple(rowsets), num_rows=data.num_rows, source=source),
+                table_id=table.table_id)
+    return data.num_rows
+
+
+def _targets(table: TableState, names: tuple[str, ...] | None) -> list[Column]:
+    schema = table.schema_now
+    if names is None:
+        return list(schema.columns)
+    targets = []
+    for name in names:
+        column = schema.column(name)
+        if column is None:
+            raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Unknown column '{name}' in '{table.name}'")
+        if column in targets:
+            raise SqlFailure(ErrorCode.DUP_FIELDNAME, f"Column '{name}' specified twice")
+        targets.append(column)
+    return targets
+
+
+def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
+    ctx.catch_up()
+    table = ctx.table(session, s.table)
+    targets = _targets(table, s.columns)
+    if s.label and ctx.projection.label(table.table_id, s.label):
+        raise SqlFailure(ErrorCode.LABEL_ALREADY_EXISTS, f"Label [{s.label}] has already been used")
+    cur = ctx.cursor()
+    try:
+        if isinstance(s.query, exp.Values):
+            for row in s.query.expressions:
+                width = len(row.expressions) if isinstance(row, exp.Tuple) else 1
+                if width != len(targets):
+                    raise SqlFailure(ErrorCode.WRONG_VALUE_COUNT, "Column count doesn't match value count")
+            aliases = ", ".join(f"a{i}" for i in range(len(targets)))
+            source_sql = f"SELECT * FROM ({s.query.sql(dialect='duckdb')}) AS __v({aliases})"
+        else:
+            inner = bind_tables(ctx, session, s.query, cur)
+            try:
+                width = len(cur.execute(f"SELECT * FROM ({inner}) LIMIT 0").description or [])
+            except duckdb.Error as exc:
+                raise SqlFailure(*duck_error(exc)) from None
+            if width != len(targets):
+                raise SqlFailure(ErrorCode.WRONG_VALUE_COUNT, "Column count doesn't match value count")
+            source_sql = f"SELECT * FROM ({inner}) AS __q({', '.join(f'a{i}' for i in range(width))})"
+        count = write_rows(ctx, cur, table, source_sql, targets, label=s.label)
+    finally:
+        cur.close()
+    return Done(count, f"{{'label':'{s.label or ''}', 'status':'VISIBLE'}}")
+
+
+def _to_file_columns(table: TableState, where: exp.Expr, *, keys_only: bool) -> str:
+    """The predicate in terms of rowset columns (c<id>), checked against the schema."""
+    where = where.copy()
+    for column in list(where.find_all(exp.Column)):
+        found = table.schema_now.column(column.name)
+        if found is None:
+            raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Unknown column '{column.name}' in 'where clause'")
+        if keys_only and not found.is_key:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                             f"DELETE on an AGGREGATE KEY table may only filter key columns; '{found.name}' is "
+                             "a value column")
+        column.replace(exp.column(found.file_column))
+    return where.sql(dialect="duckdb")
+
+
+def _user_predicate(where: exp.Expr | None) -> str:
+    return "true" if where is None else where.sql(dialect="duckdb")
+
+
+def delete(ctx: Context, session: SessionState, s: st.Delete) -> Done:
+    ctx.catch_up()
+    table = ctx.table(session, s.table)
+    if table.keys_model == "UNIQUE":
+        return _rewrite_unique(ctx, table, s.where, None, delete_sign=True)
+    if s.where is None:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "DELETE needs a WHERE clause on this table; use TRUNCATE TABLE")
+    predicate = _to_file_columns(table, s.where, keys_only=table.keys_model == "AGGREGATE")
+    partitions = ([p.partition_id for p in table.live_partitions()] if not s.partitions else
+                  [_named_partition(table, n) for n in s.partitions])
+    count = _count(ctx, table, s.where)
+    ctx.propose(cmd.CommitDelete(table_id=table.table_id, partition_ids=tuple(partitions), predicate=predicate,
+                                 description=f"DELETE WHERE {s.where.sql()}"), table_id=table.table_id)
+    return Done(count)
+
+
+def _named_partition(table: TableState, name: str) -> int:
+    found = table.partition_by_name(name)
+    if found is None:
+        raise SqlFailure(ErrorCode.UNKNOWN_PARTITION, f"Unknown partition '{name}' in table '{table.name}'")
+    return found.partition_id
+
+
+def _count(ctx: Context, table: TableState, where: exp.Expr | None) -> int:
+    cur = ctx.cursor()
+    try:
+        sql = snapshot_sql(resolve(ctx.projection, table), ctx.locate)
+        row = cur.execute(f"SELECT count(*) FROM ({sql}) WHERE {_user_predicate(where)}").fetchone()
+        return int(row[0]) if row else 0
+    except duckdb.Error as exc:
+        raise SqlFailure(*duck_error(exc)) from None
+    finally:
+        cur.close()
+
+
+def update(ctx: Context, session: SessionState, s: st.Update) -> Done:
+    ctx.catch_up()
+    table = ctx.table(session, s.table)
+    if table.keys_model != "UNIQUE":
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
+                         f"UPDATE is only supported on UNIQUE KEY tables; '{table.name}' is {table.keys_model} KEY")
+    assignments: dict[int, exp.Expr] = {}
+    for name, value in s.assignments:
+        column = table.schema_now.column(name)
+        if column is None:
+            raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Unknown column '{name}' in 'field list'")
+        if column.is_key:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not update key column '{column.name}'")
+        assignments[column.unique_id] = value
+    return _rewrite_unique(ctx, table, s.where, assignments, delete_sign=False)
+
+
+def _rewrite_unique(ctx: Context, table: TableState, where: exp.Expr | None,
+                    assignments: dict[int, exp.Expr] | None, *, delete_sign: bool) -> Done:
+    """Unique Key DELETE/UPDATE (merge-on-write style): the matching rows are written again, with a
+    delete sign or with their new values, as one commit."""
+    columns = list(table.schema_now.columns)
+    selected = []
+    for i, c in enumerate(columns):
+        value = (assignments or {}).get(c.unique_id)
+        selected.append(f"{value.sql(dialect='duckdb') if value is not None else quote_ident(c.name)} AS a{i}")
+    cur = ctx.cursor()
+    try:
+        sql = snapshot_sql(resolve(ctx.projection, table), ctx.locate)
+        source = f"SELECT {', '.join(selected)} FROM ({sql}) WHERE {_user_predicate(where)}"
+        count = write_rows(ctx, cur, table, source, columns, delete_sign=delete_sign,
+                           source="delete" if delete_sign else "update")
+    finally:
+        cur.close()
+    return Done(count)

@@ -1,0 +1,89 @@
+"""The statement engine of a query server: its projection replica, and one handler per statement.
+
+Protocol-free (the MySQL server and tests both drive it): `execute(session, statement)` returns
+rows or an OK, or raises `SqlFailure` with a MySQL error code.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import duckdb
+
+from projections.follower import EventFollower
+from projections.projection import Projection
+from projections.proposer import Proposer
+from query import ddl, dml, show
+from query.context import Context, Done, Result, Rows, SessionState, SqlFailure
+from query.create_as import create_table_as
+from query.parser import statements as st
+from query.reads import run_query
+from schemas.config import Settings
+from schemas.errors import ErrorCode
+from storage.tiers import LocalTiers
+
+log = logging.getLogger(__name__)
+
+
+def _use(ctx: Context, session: SessionState, s: st.Use) -> Done:
+    if s.db.lower() != "information_schema":
+        ctx.database_id(session, s.db)
+    session.database = s.db
+    return Done()
+
+
+def _query(ctx: Context, session: SessionState, s: st.Query) -> Rows:
+    return run_query(ctx, session, s.expr)
+
+
+_HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
+    st.Query: _query,
+    st.Use: _use,
+    st.CreateDatabase: ddl.create_database,
+    st.DropDatabase: ddl.drop_database,
+    st.CreateTable: ddl.create_table,
+    st.CreateTableAs: create_table_as,
+    st.DropTable: ddl.drop_table,
+    st.RecoverTable: ddl.recover_table,
+    st.TruncateTable: ddl.truncate_table,
+    st.AlterTable: ddl.alter_table,
+    st.Insert: dml.insert,
+    st.Delete: dml.delete,
+    st.Update: dml.update,
+    st.ShowDatabases: show.show_databases,
+    st.ShowTables: show.show_tables,
+    st.ShowCreateTable: show.show_create_table,
+    st.ShowPartitions: show.show_partitions,
+    st.Describe: show.describe,
+}
+
+
+class Engine:
+    def __init__(self, config: Settings, name: str) -> None:
+        self.name = name
+        projection = Projection(config.state_dir / name)
+        proposer = Proposer(config, origin=name)
+        follower = EventFollower(projection, config, name=name, listener=proposer.on_event)
+        follower.catch_up(timeout=300)
+        follower.start()
+        tiers = LocalTiers({"ssd": config.ssd_dir, "hdd": config.hdd_dir})
+        for tier in tiers.names():
+            tiers.root(tier).mkdir(parents=True, exist_ok=True)
+        self.ctx = Context(config=config, projection=projection, follower=follower, proposer=proposer,
+                           tiers=tiers, duck=duckdb.connect(), name=name)
+
+    def execute(self, session: SessionState, statement: st.Statement) -> Result:
+        handler = _HANDLERS.get(type(statement))
+        if handler is None:
+            raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"{type(statement).__name__} is not supported yet")
+        return handler(self.ctx, session, statement)
+
+    def healthy(self) -> bool:
+        thread = self.ctx.follower._thread
+        return thread is not None and thread.is_alive()
+
+    def close(self) -> None:
+        self.ctx.follower.stop()
+        self.ctx.projection.close()

@@ -1,0 +1,405 @@
+"""Doris-only statements sqlglot does not know: catalog, SHOW, time travel, tiering, routine load."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from sqlglot import exp
+from sqlglot.tokens import TokenType
+
+from query.parser.cursor import Cursor
+from query.parser.dialect import TIME_TRAVEL_TIME_WORDS, VERSION_KIND
+from query.parser.dml import partition_names
+from query.parser.errors import UnsupportedStatement
+from query.parser.statements import (
+    AdminCompact,
+    AlterResource,
+    AlterStoragePolicy,
+    AsOf,
+    AsOfTime,
+    AsOfVersion,
+    CreateDatabase,
+    CreateResource,
+    CreateRoutineLoad,
+    CreateStoragePolicy,
+    Describe,
+    DropDatabase,
+    DropResource,
+    DropStoragePolicy,
+    DropTable,
+    LoadColumn,
+    Passthrough,
+    QualifiedName,
+    RecoverDatabase,
+    RecoverTable,
+    RestoreTable,
+    RoutineLoadControl,
+    SetAssignment,
+    SetNames,
+    SetVariables,
+    ShowCreateTable,
+    ShowDatabases,
+    ShowPartitions,
+    ShowResources,
+    ShowRoutineLoad,
+    ShowServerInfo,
+    ShowStoragePolicy,
+    ShowTables,
+    ShowTimeTravel,
+    Statement,
+    Use,
+)
+
+_DATABASE_WORDS = ("DATABASE", "SCHEMA")
+Scope = Literal["SESSION", "GLOBAL"]
+_SCOPES: tuple[Scope, ...] = ("SESSION", "GLOBAL")
+_COMPACTION_TYPES: tuple[Literal["BASE", "CUMULATIVE"], ...] = ("BASE", "CUMULATIVE")
+_ROUTINE_LOAD_ACTIONS: tuple[Literal["PAUSE", "RESUME", "STOP"], ...] = ("PAUSE", "RESUME", "STOP")
+
+
+def source_text(c: Cursor) -> str:
+    return c.sql[c.tokens[0].start : c.tokens[-1].end + 1]
+
+
+def _done(c: Cursor, statement: Statement) -> Statement:
+    c.expect_end()
+    return statement
+
+
+def _like_pattern(c: Cursor) -> str:
+    return c.string("a quoted LIKE pattern")
+
+
+def _like(c: Cursor) -> str | None:
+    return _like_pattern(c) if c.accept("LIKE") else None
+
+
+def parse_as_of(c: Cursor) -> AsOf:
+    """``TIME AS OF '<ts>'`` (also TIMESTAMP / SYSTEM_TIME) or ``VERSION AS OF <n>``."""
+    if c.accept("SYSTEM", "TIME") or c.accept_any(TIME_TRAVEL_TIME_WORDS):
+        c.expect("AS", "OF")
+        if c.at("TIMESTAMP") and (nxt := c.peek(1)) is not None and nxt.token_type == TokenType.STRING:
+            c.advance()
+        return AsOfTime(c.string("a quoted timestamp literal"))
+    if c.accept(VERSION_KIND):
+        c.expect("AS", "OF")
+        return AsOfVersion(c.integer("an integer version"))
+    raise c.error("expected TIME AS OF or VERSION AS OF")
+
+
+# --------------------------------------------------------------------------- CREATE / DROP / ALTER
+
+
+def create_database(c: Cursor) -> Statement:
+    if_not_exists = c.if_not_exists()
+    name = c.identifier("a database name")
+    properties = c.properties() if c.accept("PROPERTIES") else {}
+    return _done(c, CreateDatabase(name, if_not_exists, properties))
+
+
+def create_resource(c: Cursor) -> Statement:
+    if_not_exists = c.if_not_exists()
+    name = c.name_or_string("a resource name")
+    c.expect("PROPERTIES")
+    return _done(c, CreateResource(name, c.properties(), if_not_exists))
+
+
+def create_storage_policy(c: Cursor) -> Statement:
+    if_not_exists = c.if_not_exists()
+    name = c.name_or_string("a storage policy name")
+    c.expect("PROPERTIES")
+    return _done(c, CreateStoragePolicy(name, c.properties(), if_not_exists))
+
+
+def drop_database(c: Cursor) -> Statement:
+    if_exists = c.if_exists()
+    name = c.identifier("a database name")
+    return _done(c, DropDatabase(name, if_exists, c.accept("FORCE")))
+
+
+def drop_table(c: Cursor) -> Statement:
+    if_exists = c.if_exists()
+    table = c.qualified_name()
+    return _done(c, DropTable(table, if_exists, c.accept("FORCE")))
+
+
+def drop_resource(c: Cursor) -> Statement:
+    if_exists = c.if_exists()
+    return _done(c, DropResource(c.name_or_string("a resource name"), if_exists))
+
+
+def drop_storage_policy(c: Cursor) -> Statement:
+    if_exists = c.if_exists()
+    return _done(c, DropStoragePolicy(c.name_or_string("a storage policy name"), if_exists))
+
+
+def alter_resource(c: Cursor) -> Statement:
+    name = c.name_or_string("a resource name")
+    c.expect("PROPERTIES")
+    return _done(c, AlterResource(name, c.properties()))
+
+
+def alter_storage_policy(c: Cursor) -> Statement:
+    name = c.name_or_string("a storage policy name")
+    c.expect("PROPERTIES")
+    return _done(c, AlterStoragePolicy(name, c.properties()))
+
+
+# --------------------------------------------------------------------------- routine load
+
+
+def _load_columns(c: Cursor) -> tuple[LoadColumn, ...]:
+    def item() -> LoadColumn:
+        name = c.identifier("a column name")
+        if c.accept_type(TokenType.EQ):
+            return LoadColumn(name, c.sqlglot("condition", "a column mapping expression"))
+        return LoadColumn(name)
+
+    return tuple(c.parens(item))
+
+
+def create_routine_load(c: Cursor) -> Statement:
+    """Everything after CREATE ROUTINE LOAD."""
+    job = c.qualified_name("a routine load job name")
+    c.expect("ON")
+    table = c.qualified_name()
+    if c.at("WITH"):
+        raise UnsupportedStatement("routine load merge types (WITH MERGE|APPEND|DELETE) are not supported")
+    separator: str | None = None
+    columns: tuple[LoadColumn, ...] = ()
+    where: exp.Expr | None = None
+    partitions: tuple[str, ...] = ()
+    seen: set[str] = set()
+    while not c.at("PROPERTIES") and not c.at("FROM"):
+        clause_token = c.peek()
+        if c.accept("COLUMNS", "TERMINATED", "BY"):
+            clause = "COLUMNS TERMINATED BY"
+            separator = c.string("a quoted column separator")
+        elif c.accept("COLUMNS"):
+            clause = "COLUMNS"
+            columns = _load_columns(c)
+        elif c.accept("WHERE"):
+            clause = "WHERE"
+            where = c.sqlglot("condition", "a filter condition")
+        elif c.accept_any(("PARTITION", "PARTITIONS")):
+            clause = "PARTITION"
+            partitions = partition_names(c)
+        elif phrase := c.accept_any(("PRECEDING", "DELETE", "ORDER", "LINES")):
+            raise UnsupportedStatement(f"routine load {phrase} clause is not supported")
+        else:
+            raise c.error("expected COLUMNS, WHERE, PARTITION, PROPERTIES or FROM")
+        if clause in seen:
+            raise c.error(f"duplicate {clause} clause", clause_token)
+        seen.add(clause)
+        if not c.accept_type(TokenType.COMMA):
+            break
+    properties = c.properties() if c.accept("PROPERTIES") else {}
+    c.expect("FROM")
+    source = c.identifier("a data source such as KAFKA").upper()
+    if source != "KAFKA":
+        raise UnsupportedStatement(f"routine load from {source} is not supported")
+    source_properties = c.properties()
+    return _done(
+        c,
+        CreateRoutineLoad(
+            job, table, source, source_properties, properties, separator, columns, where, partitions
+        ),
+    )
+
+
+def routine_load_control(c: Cursor) -> Statement:
+    """``PAUSE|RESUME [ALL] ROUTINE LOAD [FOR job]`` and ``STOP ROUTINE LOAD FOR job``."""
+    c.pos = 0
+    action = c.expect_choice(_ROUTINE_LOAD_ACTIONS, "PAUSE, RESUME or STOP")
+    all_jobs = action != "STOP" and c.accept("ALL")
+    c.expect("ROUTINE", "LOAD")
+    job = None if all_jobs else _for_job(c, required=True)
+    return _done(c, RoutineLoadControl(action, job))
+
+
+def _for_job(c: Cursor, required: bool) -> QualifiedName | None:
+    if required:
+        c.expect("FOR")
+    elif not c.accept("FOR"):
+        return None
+    return c.qualified_name("a routine load job name")
+
+
+# --------------------------------------------------------------------------- SHOW
+
+
+def _show_server_info(c: Cursor, kind: str, full: bool, scope: Scope | None) -> Statement:
+    like = _like(c)
+    where = c.sqlglot("condition", "a condition") if like is None and c.accept("WHERE") else None
+    return _done(c, ShowServerInfo(kind, full, scope, like, where))
+
+
+def _show_resources(c: Cursor) -> Statement:
+    if c.accept("WHERE"):
+        c.expect("NAME")
+        if c.accept("LIKE"):
+            return _done(c, ShowResources(like=_like_pattern(c)))
+        c.expect_type(TokenType.EQ, "'=' or LIKE after NAME")
+        return _done(c, ShowResources(name=c.string("a quoted resource name")))
+    return _done(c, ShowResources(like=_like(c)))
+
+
+def _show_storage_policy(c: Cursor) -> Statement:
+    if not c.accept("USING"):
+        return _done(c, ShowStoragePolicy())
+    policy = c.name_or_string("a storage policy name") if c.accept("FOR") else None
+    return _done(c, ShowStoragePolicy(using=True, policy=policy))
+
+
+def _show_columns(c: Cursor, full: bool) -> Statement:
+    c.expect_any(("FROM", "IN"), "FROM or IN")
+    table = c.qualified_name()
+    if c.accept_any(("FROM", "IN")):
+        table = QualifiedName(table.name, db=c.identifier("a database name"))
+    return _done(c, Describe(table, full))
+
+
+def _show_tables(c: Cursor, full: bool) -> Statement:
+    db = c.identifier("a database name") if c.accept_any(("FROM", "IN")) else None
+    return _done(c, ShowTables(db, _like(c), full))
+
+
+# Simple SHOW forms answered from server state; each maps the keyword(s) to the reported kind.
+_SERVER_INFO: dict[tuple[str, ...], str] = {
+    ("VARIABLES",): "VARIABLES",
+    ("STATUS",): "STATUS",
+    ("PROCESSLIST",): "PROCESSLIST",
+    ("WARNINGS",): "WARNINGS",
+    ("ERRORS",): "ERRORS",
+    ("ENGINES",): "ENGINES",
+    ("STORAGE", "ENGINES"): "ENGINES",
+    ("CHARSET",): "CHARSET",
+    ("CHARACTER", "SET"): "CHARSET",
+    ("COLLATION",): "COLLATION",
+}
+_FULL_ALLOWED = frozenset({"TABLES", "COLUMNS", "FIELDS", "PROCESSLIST"})
+_SCOPE_ALLOWED = frozenset({"VARIABLES", "STATUS"})
+
+
+def show(c: Cursor) -> Statement:
+    """Everything after SHOW."""
+    full = c.accept("FULL")
+    scope = c.accept_choice(_SCOPES)
+    if (full and c.word() not in _FULL_ALLOWED) or (scope and c.word() not in _SCOPE_ALLOWED):
+        raise c.error("unexpected SHOW modifier", c.tokens[c.pos - 1])
+    for words, kind in _SERVER_INFO.items():
+        if c.accept(*words):
+            return _show_server_info(c, kind, full, scope)
+    if c.accept_any(("DATABASES", "SCHEMAS")):
+        return _done(c, ShowDatabases(_like(c)))
+    if c.accept("TABLES"):
+        return _show_tables(c, full)
+    if c.accept_any(("COLUMNS", "FIELDS")):
+        return _show_columns(c, full)
+    if c.accept("CREATE", "TABLE"):
+        return _done(c, ShowCreateTable(c.qualified_name()))
+    if c.accept("PARTITIONS"):
+        c.expect("FROM")
+        return _done(c, ShowPartitions(c.qualified_name()))
+    if c.accept("TIME", "TRAVEL"):
+        c.expect("ON")
+        return _done(c, ShowTimeTravel(c.qualified_name()))
+    if c.accept("RESOURCES"):
+        return _show_resources(c)
+    if c.accept("STORAGE", "POLICY"):
+        return _show_storage_policy(c)
+    all_jobs = c.accept("ALL")
+    if c.accept("ROUTINE", "LOAD"):
+        if c.at("TASK"):
+            raise UnsupportedStatement("SHOW ROUTINE LOAD TASK is not supported")
+        return _done(c, ShowRoutineLoad(_for_job(c, required=False), all_jobs))
+    raise c.error("unknown SHOW statement")
+
+
+# --------------------------------------------------------------------------- misc
+
+
+def use(c: Cursor) -> Statement:
+    name = c.qualified_name("a database name")
+    return _done(c, Use(name.name, catalog=name.db))
+
+
+def describe(c: Cursor) -> Statement:
+    table = c.qualified_name()
+    return _done(c, Describe(table, full=c.accept("ALL")))
+
+
+def recover(c: Cursor) -> Statement:
+    if c.accept("TABLE"):
+        return _done(c, RecoverTable(c.qualified_name()))
+    if c.accept_any(_DATABASE_WORDS):
+        return _done(c, RecoverDatabase(c.identifier("a database name")))
+    if c.at("PARTITION"):
+        raise UnsupportedStatement("RECOVER PARTITION is not supported")
+    raise c.error("expected TABLE or DATABASE")
+
+
+def restore(c: Cursor) -> Statement:
+    if c.at("SNAPSHOT"):
+        raise UnsupportedStatement("RESTORE SNAPSHOT is not supported")
+    c.expect("TABLE")
+    table = c.qualified_name()
+    c.expect("TO")
+    return _done(c, RestoreTable(table, parse_as_of(c)))
+
+
+def admin(c: Cursor) -> Statement:
+    if not c.accept("COMPACT"):
+        word = c.word()
+        if word is None:
+            raise c.error("expected COMPACT")
+        raise UnsupportedStatement(f"ADMIN {word} is not supported")
+    c.expect("TABLE")
+    table = c.qualified_name()
+    partition = c.identifier("a partition name") if c.accept("PARTITION") else None
+    c.expect("WHERE")
+    c.expect("TYPE")
+    c.expect_type(TokenType.EQ, "'=' after TYPE")
+    type_token = c.peek()
+    compaction = c.string("'BASE' or 'CUMULATIVE'").upper()
+    for choice in _COMPACTION_TYPES:
+        if compaction == choice:
+            return _done(c, AdminCompact(table, choice, partition))
+    raise c.error("compaction type must be 'BASE' or 'CUMULATIVE'", type_token)
+
+
+def _set_assignment(c: Cursor) -> SetAssignment:
+    scope: Literal["SESSION", "GLOBAL", "USER"] = "SESSION"
+    if (keyword := c.accept_choice(_SCOPES)) is not None:
+        scope = keyword
+    elif c.accept("LOCAL"):
+        scope = "SESSION"
+    elif c.accept_type(TokenType.SESSION_PARAMETER):
+        # @@global.x and @@session.x carry the scope in the name; plain @@x is the session value.
+        prefix = c.word()
+        dot = c.peek(1)
+        if prefix in ("GLOBAL", "SESSION", "LOCAL") and dot is not None and dot.token_type == TokenType.DOT:
+            c.pos += 2
+            scope = "GLOBAL" if prefix == "GLOBAL" else "SESSION"
+    elif c.accept_type(TokenType.PARAMETER):
+        scope = "USER"
+    name = c.identifier("a variable name")
+    if not (c.accept_type(TokenType.EQ) or c.accept_type(TokenType.COLON_EQ)):
+        raise c.error("expected '=' after the variable name")
+    value = exp.var("DEFAULT") if c.accept("DEFAULT") else c.sqlglot("condition", "a value")
+    return SetAssignment(scope, name, value)
+
+
+def set_statement(c: Cursor) -> Statement:
+    """Everything after SET."""
+    if c.accept("NAMES"):
+        charset = "DEFAULT" if c.accept("DEFAULT") else c.name_or_string("a character set")
+        collation = c.name_or_string("a collation") if c.accept("COLLATE") else None
+        return _done(c, SetNames(charset, collation))
+    if c.accept("CHARACTER", "SET") or c.accept("CHARSET"):
+        return _done(c, SetNames(c.name_or_string("a character set")))
+    if c.at("TRANSACTION") or (c.word() in ("SESSION", "GLOBAL") and c.word(1) == "TRANSACTION"):
+        return Passthrough("SET TRANSACTION", source_text(c))
+    if phrase := c.accept_any(("PASSWORD", "PROPERTY", "ROLE", "LDAP_ADMIN_PASSWORD")):
+        raise UnsupportedStatement(f"SET {phrase} is not supported")
+    return _done(c, SetVariables(tuple(c.csv(lambda: _set_assignment(c)))))

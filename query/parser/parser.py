@@ -1,0 +1,199 @@
+"""Statement dispatch: the first keyword(s) pick a hand-written rule or a sqlglot-backed one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot.tokens import Token, TokenType
+
+from query.parser import ddl, dml, misc
+from query.parser.cursor import Cursor
+from query.parser.errors import UnsupportedStatement
+from query.parser.lexing import split_statements, syntax_error, tokenize
+from query.parser.statements import Passthrough, Statement
+
+Rule = Callable[[Cursor], Statement]
+
+# Recognised Doris/MySQL statements Strata does not implement: a clear refusal beats "syntax error".
+_UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
+    tuple(phrase.split())
+    for phrase in (
+        "GRANT",
+        "REVOKE",
+        "CREATE VIEW",
+        "CREATE MATERIALIZED VIEW",
+        "CREATE INDEX",
+        "CREATE USER",
+        "CREATE ROLE",
+        "CREATE FUNCTION",
+        "CREATE GLOBAL FUNCTION",
+        "CREATE CATALOG",
+        "CREATE EXTERNAL TABLE",
+        "CREATE TEMPORARY TABLE",
+        "CREATE EXTERNAL RESOURCE",
+        "CREATE REPOSITORY",
+        "CREATE WORKLOAD GROUP",
+        "CREATE ROW POLICY",
+        "CREATE JOB",
+        "CREATE ENCRYPTKEY",
+        "CREATE FILE",
+        "CREATE SQL BLOCK RULE",
+        "DROP VIEW",
+        "DROP MATERIALIZED VIEW",
+        "DROP INDEX",
+        "DROP USER",
+        "DROP ROLE",
+        "DROP FUNCTION",
+        "DROP CATALOG",
+        "DROP REPOSITORY",
+        "ALTER VIEW",
+        "ALTER MATERIALIZED VIEW",
+        "ALTER DATABASE",
+        "ALTER SYSTEM",
+        "ALTER USER",
+        "ALTER CATALOG",
+        "ALTER ROUTINE LOAD",
+        "LOAD LABEL",
+        "LOAD DATA",
+        "BACKUP",
+        "EXPORT",
+        "CANCEL",
+        "KILL",
+        "INSTALL",
+        "UNINSTALL",
+        "EXPLAIN",
+        "REPLACE",
+        "MERGE",
+        "CALL",
+        "ANALYZE",
+        "REFRESH",
+        "SYNC",
+        "SWITCH",
+        "LOCK TABLES",
+        "UNLOCK TABLES",
+        "CLEAN",
+        "SHOW GRANTS",
+        "SHOW LOAD",
+        "SHOW INDEX",
+        "SHOW INDEXES",
+        "SHOW TABLE STATUS",
+        "SHOW CATALOGS",
+        "SHOW CREATE VIEW",
+        "SHOW CREATE DATABASE",
+        "SHOW CREATE ROUTINE LOAD",
+        "SHOW BACKUP",
+        "SHOW SNAPSHOT",
+        "SHOW USERS",
+        "SHOW ROLES",
+        "SHOW FUNCTIONS",
+        "SHOW TABLETS",
+        "SHOW DATA",
+    )
+)
+
+# Transaction chatter from MySQL drivers; the server decides what (if anything) to do.
+_PASSTHROUGH = frozenset({"BEGIN", "START", "COMMIT", "ROLLBACK"})
+
+
+def _sub_rules(rules: dict[tuple[str, ...], Rule], what: str) -> Rule:
+    """A rule that picks one of ``rules`` by the keywords following the statement's first word."""
+
+    def rule(c: Cursor) -> Statement:
+        for words, sub_rule in rules.items():
+            if c.accept(*words):
+                return sub_rule(c)
+        raise c.error(f"expected {what}")
+
+    return rule
+
+
+def _from_start(rule: Rule) -> Rule:
+    """For rules that hand the whole statement to sqlglot, which wants to see the first keyword too."""
+
+    def from_start(c: Cursor) -> Statement:
+        c.pos = 0
+        return rule(c)
+
+    return from_start
+
+
+_RULES: dict[str, Rule] = {
+    "SELECT": _from_start(dml.parse_query),
+    "WITH": _from_start(dml.parse_query),
+    "INSERT": _from_start(dml.parse_insert),
+    "UPDATE": _from_start(dml.parse_update),
+    "DELETE": dml.parse_delete,
+    "TRUNCATE": dml.parse_truncate,
+    "CREATE": _sub_rules(
+        {
+            ("DATABASE",): misc.create_database,
+            ("SCHEMA",): misc.create_database,
+            ("TABLE",): ddl.create_table,
+            ("RESOURCE",): misc.create_resource,
+            ("STORAGE", "POLICY"): misc.create_storage_policy,
+            ("ROUTINE", "LOAD"): misc.create_routine_load,
+        },
+        "DATABASE, TABLE, RESOURCE, STORAGE POLICY or ROUTINE LOAD after CREATE",
+    ),
+    "DROP": _sub_rules(
+        {
+            ("DATABASE",): misc.drop_database,
+            ("SCHEMA",): misc.drop_database,
+            ("TABLE",): misc.drop_table,
+            ("RESOURCE",): misc.drop_resource,
+            ("STORAGE", "POLICY"): misc.drop_storage_policy,
+        },
+        "DATABASE, TABLE, RESOURCE or STORAGE POLICY after DROP",
+    ),
+    "ALTER": _sub_rules(
+        {
+            ("TABLE",): ddl.alter_table,
+            ("RESOURCE",): misc.alter_resource,
+            ("STORAGE", "POLICY"): misc.alter_storage_policy,
+        },
+        "TABLE, RESOURCE or STORAGE POLICY after ALTER",
+    ),
+    "SHOW": misc.show,
+    "USE": misc.use,
+    "DESC": misc.describe,
+    "DESCRIBE": misc.describe,
+    "RECOVER": misc.recover,
+    "RESTORE": misc.restore,
+    "ADMIN": misc.admin,
+    "PAUSE": misc.routine_load_control,
+    "RESUME": misc.routine_load_control,
+    "STOP": misc.routine_load_control,
+    "SET": misc.set_statement,
+}
+
+
+def _parse_tokens(tokens: list[Token], sql: str) -> Statement:
+    c = Cursor(tokens, sql)
+    for phrase in _UNSUPPORTED:
+        if c.at(*phrase):
+            raise UnsupportedStatement(f"{' '.join(phrase)} is not supported")
+    if c.at_type(TokenType.L_PAREN):
+        return dml.parse_query(c)
+    word = c.word()
+    if word in _PASSTHROUGH:
+        return Passthrough(word or "", misc.source_text(c))
+    rule = _RULES.get(word or "")
+    if rule is None:
+        raise c.error("unknown statement")
+    c.advance()
+    return rule(c)
+
+
+def parse_statement(sql: str) -> Statement:
+    """Parse exactly one statement; a trailing semicolon is allowed."""
+    chunks = list(split_statements(tokenize(sql)))
+    if not chunks:
+        raise syntax_error(sql, None, "empty statement")
+    if len(chunks) > 1:
+        raise syntax_error(sql, chunks[1][0], "only one statement expected; use parse_script for several")
+    return _parse_tokens(chunks[0], sql)
+
+
+def parse_script(sql: str) -> list[Statement]:
+    """Parse ``;``-separated statements; error positions refer to the whole script."""
+    return [_parse_tokens(tokens, sql) for tokens in split_statements(tokenize(sql))]

@@ -1,0 +1,511 @@
+"""Typed, immutable results of parsing one SQL statement.
+
+Sequences are tuples so that a parsed statement can be shared between tasks without defensive
+copies; property lists stay ``dict`` (insertion-ordered) because callers look keys up by name.
+Embedded SQL expressions (queries, predicates, assignment values) are sqlglot trees, so the planner
+can hand them to sqlglot/duckdb without a second conversion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal, TypeAlias
+
+from sqlglot import exp
+
+Properties: TypeAlias = dict[str, str]
+KeysModel: TypeAlias = Literal["DUPLICATE", "UNIQUE", "AGGREGATE"]
+
+
+@dataclass(frozen=True)
+class QualifiedName:
+    """``[db.]name`` for tables, databases-qualified jobs and policies; quoting already removed."""
+
+    name: str
+    db: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.db}.{self.name}" if self.db else self.name
+
+
+@dataclass(frozen=True)
+class AsOfTime:
+    """A wall-clock point in time, kept as the literal text so the engine owns time-zone rules."""
+
+    ts: str
+
+
+@dataclass(frozen=True)
+class AsOfVersion:
+    """A table version number as produced by ``SHOW TIME TRAVEL``."""
+
+    n: int
+
+
+AsOf: TypeAlias = AsOfTime | AsOfVersion
+
+
+class Statement:
+    """Marker base class of every parsed statement."""
+
+    __slots__ = ()
+
+
+# --------------------------------------------------------------------------- queries and DML
+
+
+@dataclass(frozen=True)
+class Query(Statement):
+    """SELECT / WITH / UNION; use ``table_refs(expr)`` to see tables and their AS OF clauses."""
+
+    expr: exp.Expr
+
+
+@dataclass(frozen=True)
+class Insert(Statement):
+    table: QualifiedName
+    columns: tuple[str, ...] | None
+    label: str | None
+    query: exp.Expr  # exp.Values or a query
+    partitions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Delete(Statement):
+    table: QualifiedName
+    partitions: tuple[str, ...]
+    where: exp.Expr | None
+
+
+@dataclass(frozen=True)
+class Update(Statement):
+    table: QualifiedName
+    assignments: tuple[tuple[str, exp.Expr], ...]
+    where: exp.Expr | None
+
+
+@dataclass(frozen=True)
+class TruncateTable(Statement):
+    table: QualifiedName
+    partitions: tuple[str, ...] = ()
+
+
+# --------------------------------------------------------------------------- databases and SHOW
+
+
+@dataclass(frozen=True)
+class CreateDatabase(Statement):
+    name: str
+    if_not_exists: bool = False
+    properties: Properties = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DropDatabase(Statement):
+    name: str
+    if_exists: bool = False
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class ShowDatabases(Statement):
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class Use(Statement):
+    db: str
+    catalog: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowTables(Statement):
+    db: str | None = None
+    like: str | None = None
+    full: bool = False
+
+
+@dataclass(frozen=True)
+class ShowCreateTable(Statement):
+    table: QualifiedName
+
+
+@dataclass(frozen=True)
+class ShowPartitions(Statement):
+    table: QualifiedName
+
+
+@dataclass(frozen=True)
+class Describe(Statement):
+    """``DESC t``, ``DESCRIBE t`` and ``SHOW [FULL] COLUMNS FROM t [FROM db]``."""
+
+    table: QualifiedName
+    full: bool = False
+
+
+# --------------------------------------------------------------------------- table definitions
+
+
+@dataclass(frozen=True)
+class ColumnType:
+    """Canonical Doris type: aliases folded (INTEGER→INT, TEXT→STRING, DATEV2→DATE, ...)."""
+
+    name: str
+    params: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        if not self.params:
+            return self.name
+        return f"{self.name}({','.join(str(p) for p in self.params)})"
+
+
+class DefaultMarker(StrEnum):
+    """Non-literal column defaults; being ``str`` keeps ``ColumnDef.default`` a plain ``str | None``.
+
+    Tell them apart from a string literal such as ``DEFAULT 'NULL'`` with ``isinstance``.
+    """
+
+    NULL = "NULL"
+    CURRENT_TIMESTAMP = "CURRENT_TIMESTAMP"
+
+
+@dataclass(frozen=True)
+class ColumnDef:
+    name: str
+    type: ColumnType
+    agg: str | None = None
+    nullable: bool = True
+    default: str | None = None  # literal text without quotes, or a DefaultMarker
+    comment: str | None = None
+    is_key: bool = False
+    auto_increment: bool = False
+
+
+@dataclass(frozen=True)
+class PartitionDef:
+    """One partition. ``values`` depends on ``kind``.
+
+    * ``LESS_THAN``: ``(upper_bound,)``; an empty tuple means ``VALUES LESS THAN MAXVALUE``.
+    * ``FIXED_RANGE``: ``(lower_bound, upper_bound)`` of ``VALUES [lower, upper)``.
+    * ``IN``: one tuple per listed value (1-tuples for single-column partitioning).
+
+    Each bound is a tuple with one literal per partition column; ``MAXVALUE`` may appear in it.
+    """
+
+    name: str
+    kind: Literal["LESS_THAN", "FIXED_RANGE", "IN"]
+    values: tuple[tuple[str, ...], ...]
+    properties: Properties = field(default_factory=dict)
+
+    @property
+    def is_maxvalue(self) -> bool:
+        return self.kind == "LESS_THAN" and not self.values
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    kind: Literal["RANGE", "LIST"]
+    columns: tuple[str, ...]
+    partitions: tuple[PartitionDef, ...]
+
+
+@dataclass(frozen=True)
+class Distribution:
+    kind: Literal["HASH", "RANDOM"]
+    columns: tuple[str, ...]
+    buckets: int | None  # None: BUCKETS AUTO or not given
+
+
+@dataclass(frozen=True)
+class CreateTable(Statement):
+    table: QualifiedName
+    columns: tuple[ColumnDef, ...]
+    if_not_exists: bool = False
+    engine: str | None = None
+    keys_model: KeysModel | None = None
+    key_columns: tuple[str, ...] = ()
+    comment: str | None = None
+    partition: PartitionSpec | None = None
+    distribution: Distribution | None = None
+    properties: Properties = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CreateTableAs(Statement):
+    table: QualifiedName
+    query: Query
+    if_not_exists: bool = False
+    keys_model: KeysModel | None = None
+    key_columns: tuple[str, ...] = ()
+    partition: PartitionSpec | None = None
+    distribution: Distribution | None = None
+    properties: Properties = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CreateTableLike(Statement):
+    table: QualifiedName
+    source: QualifiedName
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class DropTable(Statement):
+    table: QualifiedName
+    if_exists: bool = False
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class RecoverTable(Statement):
+    table: QualifiedName
+
+
+@dataclass(frozen=True)
+class RecoverDatabase(Statement):
+    name: str
+
+
+# --------------------------------------------------------------------------- ALTER TABLE
+
+
+@dataclass(frozen=True)
+class ColumnPosition:
+    first: bool = False
+    after: str | None = None
+
+
+@dataclass(frozen=True)
+class AddColumn:
+    column: ColumnDef
+    position: ColumnPosition | None = None
+
+
+@dataclass(frozen=True)
+class AddColumns:
+    columns: tuple[ColumnDef, ...]
+
+
+@dataclass(frozen=True)
+class DropColumn:
+    name: str
+
+
+@dataclass(frozen=True)
+class ModifyColumn:
+    column: ColumnDef
+    position: ColumnPosition | None = None
+
+
+@dataclass(frozen=True)
+class RenameColumn:
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class AddPartition:
+    partition: PartitionDef
+    if_not_exists: bool = False
+    distribution: Distribution | None = None
+
+
+@dataclass(frozen=True)
+class DropPartition:
+    name: str
+    if_exists: bool = False
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class SetTableProperties:
+    properties: Properties
+
+
+@dataclass(frozen=True)
+class ModifyPartition:
+    """``MODIFY PARTITION p | (p1, p2) | (*) SET (...)``; ``(*)`` sets ``all_partitions``."""
+
+    partitions: tuple[str, ...]
+    properties: Properties
+    all_partitions: bool = False
+
+
+@dataclass(frozen=True)
+class RenameTable:
+    new_name: str
+
+
+AlterAction: TypeAlias = (
+    AddColumn
+    | AddColumns
+    | DropColumn
+    | ModifyColumn
+    | RenameColumn
+    | AddPartition
+    | DropPartition
+    | SetTableProperties
+    | ModifyPartition
+    | RenameTable
+)
+
+
+@dataclass(frozen=True)
+class AlterTable(Statement):
+    table: QualifiedName
+    actions: tuple[AlterAction, ...]
+
+
+# --------------------------------------------------------------------------- time travel
+
+
+@dataclass(frozen=True)
+class ShowTimeTravel(Statement):
+    table: QualifiedName
+
+
+@dataclass(frozen=True)
+class RestoreTable(Statement):
+    table: QualifiedName
+    as_of: AsOf
+
+
+@dataclass(frozen=True)
+class AdminCompact(Statement):
+    table: QualifiedName
+    compaction_type: Literal["BASE", "CUMULATIVE"]
+    partition: str | None = None
+
+
+# --------------------------------------------------------------------------- tiered storage
+
+
+@dataclass(frozen=True)
+class CreateResource(Statement):
+    name: str
+    properties: Properties
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterResource(Statement):
+    name: str
+    properties: Properties
+
+
+@dataclass(frozen=True)
+class DropResource(Statement):
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class ShowResources(Statement):
+    name: str | None = None  # WHERE NAME = "x"
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class CreateStoragePolicy(Statement):
+    name: str
+    properties: Properties
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterStoragePolicy(Statement):
+    name: str
+    properties: Properties
+
+
+@dataclass(frozen=True)
+class DropStoragePolicy(Statement):
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class ShowStoragePolicy(Statement):
+    using: bool = False
+    policy: str | None = None  # USING FOR p
+
+
+# --------------------------------------------------------------------------- routine load
+
+
+@dataclass(frozen=True)
+class LoadColumn:
+    """An entry of ``COLUMNS(...)``: a source column, or a derived ``name = expr``."""
+
+    name: str
+    expr: exp.Expr | None = None
+
+
+@dataclass(frozen=True)
+class CreateRoutineLoad(Statement):
+    job: QualifiedName
+    table: QualifiedName
+    source: str  # upper-case, e.g. KAFKA
+    source_properties: Properties
+    properties: Properties = field(default_factory=dict)
+    column_separator: str | None = None
+    columns: tuple[LoadColumn, ...] = ()
+    where: exp.Expr | None = None
+    partitions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RoutineLoadControl(Statement):
+    """PAUSE / RESUME / STOP ROUTINE LOAD; ``job`` is None for ``PAUSE|RESUME ALL ROUTINE LOAD``."""
+
+    action: Literal["PAUSE", "RESUME", "STOP"]
+    job: QualifiedName | None
+
+
+@dataclass(frozen=True)
+class ShowRoutineLoad(Statement):
+    job: QualifiedName | None = None
+    all: bool = False
+
+
+# --------------------------------------------------------------------------- session / client chatter
+
+
+@dataclass(frozen=True)
+class SetAssignment:
+    """``scope`` is SESSION, GLOBAL, or USER for ``@var``."""
+
+    scope: Literal["SESSION", "GLOBAL", "USER"]
+    name: str
+    value: exp.Expr
+
+
+@dataclass(frozen=True)
+class SetVariables(Statement):
+    assignments: tuple[SetAssignment, ...]
+
+
+@dataclass(frozen=True)
+class SetNames(Statement):
+    charset: str
+    collation: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowServerInfo(Statement):
+    """SHOW VARIABLES / STATUS / PROCESSLIST / WARNINGS / ERRORS / ENGINES / CHARSET / COLLATION."""
+
+    kind: str
+    full: bool = False
+    scope: Literal["SESSION", "GLOBAL"] | None = None
+    like: str | None = None
+    where: exp.Expr | None = None
+
+
+@dataclass(frozen=True)
+class Passthrough(Statement):
+    """Client housekeeping (e.g. ``SET SESSION TRANSACTION ...``) the server may acknowledge blindly."""
+
+    kind: str
+    sql: str

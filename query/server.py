@@ -1,0 +1,148 @@
+"""The SQL server: Doris SQL over the MySQL protocol on :9030 (mysql-mimic), and HTTP on :8030
+for `/health` and Prometheus `/metrics`.
+
+Every statement is parsed by Strata's own Doris parser (mysql-mimic's sqlglot parse would reject
+Doris forms before we saw them); client housekeeping (SET, SHOW VARIABLES, SELECT @@…, table-less
+SELECTs) is handed back to mysql-mimic, which answers those like MySQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from typing import Any
+
+from aiohttp import web
+from mysql_mimic import MysqlServer, Session
+from mysql_mimic.errors import MysqlError
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
+
+from query.context import Done, Rows, SessionState, SqlFailure
+from query.engine import Engine
+from query.parser import SqlError, SqlSyntaxError, parse_script, table_refs
+from query.parser import statements as st
+from schemas.config import ConfigError, settings
+from schemas.errors import ErrorCode
+
+log = logging.getLogger("strata.sql")
+
+STATEMENTS = Counter("strata_sql_statements_total", "statements handled", ["kind", "outcome"])
+LATENCY = Histogram("strata_sql_statement_seconds", "statement latency", ["kind"])
+APPLIED = Gauge("strata_sql_projection_events_applied", "events the replica has applied")
+DECODE_ERRORS = Gauge("strata_sql_projection_decode_errors", "undecodable events skipped by the replica")
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# Statements mysql-mimic answers itself, like a MySQL server would.
+_MIMIC = (st.SetVariables, st.SetNames, st.ShowServerInfo, st.Passthrough)
+VERSION = "5.7.99 strata-0.1.0 (Doris SQL)"
+
+
+def _delegates(statement: st.Statement) -> bool:
+    return isinstance(statement, _MIMIC) or (isinstance(statement, st.Query) and not table_refs(statement.expr))
+
+
+class StrataSession(Session):
+    def __init__(self, engine: Engine) -> None:
+        super().__init__()
+        self.engine = engine
+        self.state = SessionState()
+        self.variables.set("version", VERSION, force=True)
+        self.variables.set("version_comment", "Strata (Doris SQL)", force=True)
+
+    async def use(self, database: str) -> None:
+        await self._run(st.Use(db=database))
+
+    async def schema(self) -> dict[str, Any]:
+        return {}
+
+    async def handle_query(self, sql: str, attrs: dict[str, str]) -> Any:
+        try:
+            statements = parse_script(sql)
+        except SqlSyntaxError as exc:
+            STATEMENTS.labels("parse", "error").inc()
+            raise MysqlError(_ANSI.sub("", exc.message), ErrorCode.PARSE_ERROR) from None  # type: ignore[arg-type]
+        except SqlError as exc:
+            STATEMENTS.labels("parse", "unsupported").inc()
+            raise MysqlError(_ANSI.sub("", str(exc)), ErrorCode.NOT_SUPPORTED_YET) from None  # type: ignore[arg-type]
+        result: Any = None
+        for statement in statements:
+            if _delegates(statement) and len(statements) == 1:
+                try:
+                    result = await super().handle_query(sql, attrs)
+                except MysqlError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - mimic's evaluator may not know a function
+                    raise MysqlError(_ANSI.sub("", str(exc)), ErrorCode.NOT_SUPPORTED_YET) from None  # type: ignore[arg-type]
+                self.state.variables["time_zone"] = str(self.variables.get("time_zone") or "UTC")
+            else:
+                result = await self._run(statement)
+        return result
+
+    async def _run(self, statement: st.Statement) -> Any:
+        kind = type(statement).__name__
+        started = time.perf_counter()
+        try:
+            self.state.variables["time_zone"] = str(self.variables.get("time_zone") or "UTC")
+            result = await asyncio.get_running_loop().run_in_executor(None, self.engine.execute, self.state,
+                                                                      statement)
+        except SqlFailure as failure:
+            STATEMENTS.labels(kind, "error").inc()
+            raise MysqlError(failure.message, failure.code) from None  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001 - a bug must cost one statement, not the connection
+            log.exception("statement %s failed", kind)
+            STATEMENTS.labels(kind, "internal_error").inc()
+            raise MysqlError(f"internal error in {kind}: {exc}", ErrorCode.UNKNOWN_ERROR) from None  # type: ignore[arg-type]
+        finally:
+            LATENCY.labels(kind).observe(time.perf_counter() - started)
+        STATEMENTS.labels(kind, "ok").inc()
+        if isinstance(statement, st.Use):
+            self.database = self.state.database
+        if isinstance(result, Rows):
+            return result.rows, result.columns
+        assert isinstance(result, Done)
+        return None
+
+
+def _http_app(engine: Engine) -> web.Application:
+    async def health(request: web.Request) -> web.Response:
+        ok = engine.healthy()
+        return web.json_response({"status": "ok" if ok else "degraded", "replica": engine.name,
+                                  "applied_events": engine.ctx.follower.applied_events},
+                                 status=200 if ok else 503)
+
+    async def metrics(request: web.Request) -> web.Response:
+        APPLIED.set(engine.ctx.follower.applied_events)
+        DECODE_ERRORS.set(engine.ctx.follower.decode_errors)
+        return web.Response(body=generate_latest(), content_type=CONTENT_TYPE_LATEST.split(";")[0])
+
+    app = web.Application()
+    app.router.add_get("/health", health)
+    app.router.add_get("/metrics", metrics)
+    return app
+
+
+async def serve() -> None:
+    config = settings()
+    engine = Engine(config, name=f"sql-{config.sql_port}")
+    server = MysqlServer(session_factory=lambda: StrataSession(engine))
+    runner = web.AppRunner(_http_app(engine))
+    await runner.setup()
+    await web.TCPSite(runner, config.sql_host, config.http_port).start()
+    log.info("SQL on %s:%d, HTTP on %s:%d", config.sql_host, config.sql_port, config.sql_host, config.http_port)
+    await server.serve_forever(host=config.sql_host, port=config.sql_port)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        asyncio.run(serve())
+    except ConfigError as exc:
+        raise SystemExit(f"strata sql: {exc}") from None
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""SHOW statements and DESC, answered from the catalog replica in Doris' shapes."""
+
+from __future__ import annotations
+
+import fnmatch
+from datetime import datetime, timezone
+
+from projections.state import TableState
+from query.context import Context, Rows, SessionState
+from query.parser import statements as st
+
+
+def _like(pattern: str | None, value: str) -> bool:
+    if pattern is None:
+        return True
+    return fnmatch.fnmatchcase(value.lower(), pattern.lower().replace("%", "*").replace("_", "?"))
+
+
+def show_databases(ctx: Context, session: SessionState, s: st.ShowDatabases) -> Rows:
+    names = sorted(d.name for d in ctx.projection.databases.values() if d.dropped_ts_ms is None)
+    names = [n for n in ["information_schema", *names] if _like(s.like, n)]
+    return Rows(["Database"], [(n,) for n in names])
+
+
+def show_tables(ctx: Context, session: SessionState, s: st.ShowTables) -> Rows:
+    db_id, db_name = ctx.database_id(session, s.db)
+    names = [t.name for t in ctx.projection.tables_of(db_id) if _like(s.like, t.name)]
+    if s.full:
+        return Rows([f"Tables_in_{db_name}", "Table_type"], [(n, "BASE TABLE") for n in names])
+    return Rows([f"Tables_in_{db_name}"], [(n,) for n in names])
+
+
+def _type_text(doris_type: str) -> str:
+    return doris_type.lower()
+
+
+def describe(ctx: Context, session: SessionState, s: st.Describe) -> Rows:
+    table = ctx.table(session, s.table)
+    rows = []
+    for c in table.schema_now.columns:
+        extra = c.aggregation or ""
+        rows.append((c.name, _type_text(c.type), "Yes" if c.nullable else "No", "true" if c.is_key else "false",
+                     c.default, extra))
+    return Rows(["Field", "Type", "Null", "Key", "Default", "Extra"], rows)
+
+
+def _bound_text(values: tuple[str, ...] | None, fallback: str) -> str:
+    if values is None:
+        return f'("{fallback}")'
+    return "(" + ", ".join(f'"{v}"' for v in values) + ")"
+
+
+def create_table_text(table: TableState) -> str:
+    lines = []
+    for c in table.schema_now.columns:
+        parts = [f"`{c.name}` {_type_text(c.type)}"]
+        if c.aggregation:
+            parts.append(c.aggregation)
+        parts.append("NULL" if c.nullable else "NOT NULL")
+        if c.default is not None:
+            parts.append("DEFAULT NULL" if c.default.upper() == "NULL" else
+                         "DEFAULT CURRENT_TIMESTAMP" if c.default.upper() == "CURRENT_TIMESTAMP" else
+                         f'DEFAULT "{c.default}"')
+        if c.comment:
+            parts.append(f"COMMENT '{c.comment}'")
+        lines.append("  " + " ".join(parts))
+    keys = ", ".join(f"`{c.name}`" for c in table.schema_now.key_columns)
+    text = f"CREATE TABLE `{table.name}` (\n" + ",\n".join(lines) + "\n) ENGINE=OLAP\n"
+    text += f"{table.keys_model} KEY({keys})\n"
+    text += f"COMMENT '{table.comment or 'OLAP'}'\n"
+    if table.partition_kind != "UNPARTITIONED":
+        cols = ", ".join(f"`{c}`" for c in table.partition_columns)
+        defs = []
+        for p in sorted(table.live_partitions(), key=lambda p: p.partition_id):
+            b = p.partition.bound
+            if table.partition_kind == "LIST":
+                values = ", ".join(_bound_text(v, "") for v in b.values)
+                defs.append(f"PARTITION {p.name} VALUES IN ({values})")
+            else:
+                lower = _bound_text(b.lower, "-∞") if b.lower is not None else '("MINVALUE")'
+                upper = _bound_text(b.upper, "") if b.upper is not None else '("MAXVALUE")'
+                defs.append(f"PARTITION {p.name} VALUES [{lower}, {upper})")
+        text += f"PARTITION BY {table.partition_kind}({cols})\n(" + ",\n".join(defs) + ")\n"
+    d = table.distribution
+    if d.kind == "HASH":
+        text += f"DISTRIBUTED BY HASH({', '.join(f'`{c}`' for c in d.columns)}) BUCKETS {d.buckets}\n"
+    else:
+        text += f"DISTRIBUTED BY RANDOM BUCKETS {d.buckets}\n"
+    props = {"replication_allocation": "tag.location.default: 1", **table.properties}
+    text += "PROPERTIES (\n" + ",\n".join(f'"{k}" = "{v}"' for k, v in props.items()) + "\n);"
+    return text
+
+
+def show_create_table(ctx: Context, session: SessionState, s: st.ShowCreateTable) -> Rows:
+    table = ctx.table(session, s.table)
+    return Rows(["Table", "Create Table"], [(table.name, create_table_text(table))])
+
+
+def show_partitions(ctx: Context, session: SessionState, s: st.ShowPartitions) -> Rows:
+    table = ctx.table(session, s.table)
+    rows = []
+    records = list(ctx.projection.rowset_records(table.table_id))
+    for p in sorted(table.live_partitions(), key=lambda p: p.partition_id):
+        mine = [r for r in records if r.rowset.partition_id == p.partition_id and r.stale_ts_ms is None]
+        size = sum(r.rowset.size_bytes for r in mine)
+        tiers = ",".join(sorted({r.rowset.tier for r in mine})) or p.partition.properties.get("storage_medium", "ssd")
+        b = p.partition.bound
+        key_range = (str(b.values) if b.values else f"[{b.lower}, {b.upper})") if table.partition_kind != \
+            "UNPARTITIONED" else ""
+        changed = datetime.fromtimestamp(table.last_commit_ts_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        rows.append((p.partition_id, p.name, p.version, changed, "NORMAL", ", ".join(table.partition_columns),
+                     key_range, ", ".join(table.distribution.columns), p.partition.buckets, 1,
+                     p.partition.properties.get("storage_medium", table.properties.get("storage_medium", "SSD")).upper(),
+                     p.partition.properties.get("storage_policy", table.properties.get("storage_policy", "")),
+                     f"{size} B", tiers, sum(r.rowset.num_rows for r in mine)))
+    return Rows(["PartitionId", "PartitionName", "VisibleVersion", "VisibleVersionTime", "State", "PartitionKey",
+                 "Range", "DistributionKey", "Buckets", "ReplicationNum", "StorageMedium", "RemoteStoragePolicy",
+                 "DataSize", "Tier", "RowCount"], rows)

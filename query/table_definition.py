@@ -1,0 +1,116 @@
+"""Turning parsed Doris table definitions into catalog values, with Doris' rules and errors."""
+
+from __future__ import annotations
+
+from query.context import SqlFailure
+from query.parser import statements as st
+from query.relation import duck_type
+from schemas.commands import NewPartition
+from schemas.errors import ErrorCode
+from schemas.model import Column, PartitionBound
+
+_BOOL = ("true", "false")
+# Known table properties and a check of each value; anything else is refused, as Doris does.
+_PROPERTY_CHECKS: dict[str, tuple[str, ...] | str] = {
+    "replication_num": "int", "replication_allocation": "any", "storage_medium": ("ssd", "hdd"),
+    "storage_cooldown_time": "any", "storage_policy": "any", "enable_time_travel": _BOOL,
+    "time_travel_retention_days": "retention", "group_commit_interval_ms": "int",
+    "group_commit_data_bytes": "int", "disable_auto_compaction": _BOOL, "light_schema_change": _BOOL,
+    "storage_format": "any", "compression": "any", "enable_unique_key_merge_on_write": _BOOL,
+    "in_memory": _BOOL, "bloom_filter_columns": "any", "is_being_synced": _BOOL,
+    "enable_single_replica_compaction": _BOOL, "store_row_column": _BOOL, "file_cache_ttl_seconds": "int",
+    "inverted_index_storage_format": "any", "compaction_policy": "any", "estimate_partition_size": "any",
+}
+
+
+def check_properties(properties: dict[str, str]) -> dict[str, str]:
+    checked = {}
+    for key, value in properties.items():
+        rule = _PROPERTY_CHECKS.get(key)
+        if rule is None:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Unknown table property '{key}'")
+        if isinstance(rule, tuple) and value.lower() not in rule:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                             f"Invalid value '{value}' for property '{key}': expected one of {', '.join(rule)}")
+        if rule == "int" and not value.strip().lstrip("-").isdigit():
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Invalid value '{value}' for property '{key}': not an integer")
+        if rule == "retention" and not (value.strip().isdigit() and 1 <= int(value) <= 90):
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Invalid value '{value}' for 'time_travel_retention_days': "
+                                                        "expected an integer from 1 to 90")
+        checked[key] = value.lower() if isinstance(rule, tuple) else value
+    if checked.get("enable_time_travel") == "true":
+        checked.setdefault("time_travel_retention_days", "7")
+    return checked
+
+
+def column_from_def(d: st.ColumnDef, unique_id: int) -> Column:
+    type_text = str(d.type)
+    try:
+        duck_type(type_text)
+    except ValueError as exc:
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"column '{d.name}': {exc}") from None
+    default = None if d.default is None else str(d.default)
+    return Column(unique_id=unique_id, name=d.name, type=type_text, is_key=d.is_key, nullable=d.nullable,
+                  default=default, aggregation=d.agg.upper() if d.agg else None,  # type: ignore[arg-type]
+                  comment=d.comment or "")
+
+
+def build_columns(stmt: st.CreateTable) -> tuple[str, tuple[Column, ...]]:
+    """The keys model and the columns (with unique ids 1..n) of a CREATE TABLE."""
+    names = [c.name.lower() for c in stmt.columns]
+    for name in names:
+        if names.count(name) > 1:
+            raise SqlFailure(ErrorCode.DUP_FIELDNAME, f"Duplicate column name '{name}'")
+    has_agg = any(c.agg for c in stmt.columns)
+    keys_model = stmt.keys_model or ("AGGREGATE" if has_agg else "DUPLICATE")
+    key_names = [k.lower() for k in stmt.key_columns] or (
+        [c.name.lower() for c in stmt.columns if not c.agg] if keys_model == "AGGREGATE"
+        else names[: min(3, len(names))])
+    for k in key_names:
+        if k not in names:
+            raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Key column '{k}' does not exist")
+    if names[: len(key_names)] != key_names:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                         f"Key columns should be a ordered prefix of the schema: {', '.join(key_names)}")
+    columns = []
+    for i, d in enumerate(stmt.columns):
+        is_key = d.name.lower() in key_names
+        if is_key and d.agg:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Key column '{d.name}' can not set aggregation type")
+        if not is_key and keys_model == "AGGREGATE" and not d.agg:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Value column '{d.name}' of an AGGREGATE KEY table must "
+                                                        "have an aggregation type (SUM, MIN, MAX, REPLACE, "
+                                                        "REPLACE_IF_NOT_NULL)")
+        if d.agg and keys_model != "AGGREGATE":
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                             f"Column '{d.name}': aggregation type is only allowed in AGGREGATE KEY tables")
+        columns.append(column_from_def(st.ColumnDef(**{**d.__dict__, "is_key": is_key}), i + 1))
+    return keys_model, tuple(columns)
+
+
+def build_partitions(spec: st.PartitionSpec | None, table_name: str, buckets: int,
+                     columns: tuple[Column, ...]) -> tuple[str, tuple[str, ...], tuple[NewPartition, ...]]:
+    if spec is None:
+        return "UNPARTITIONED", (), (NewPartition(name=table_name, buckets=buckets),)
+    by_name = {c.name.lower(): c for c in columns}
+    for name in spec.columns:
+        if name.lower() not in by_name:
+            raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Partition column '{name}' does not exist")
+    partitions = []
+    previous_upper: tuple[str, ...] | None = None
+    for p in spec.partitions:
+        partitions.append(partition_from_def(p, buckets, previous_upper))
+        if p.kind == "LESS_THAN":
+            previous_upper = p.values[0] if p.values else None
+    return spec.kind, tuple(c.lower() for c in spec.columns), tuple(partitions)
+
+
+def partition_from_def(p: st.PartitionDef, buckets: int, lower: tuple[str, ...] | None) -> NewPartition:
+    if p.kind == "LESS_THAN":
+        bound = PartitionBound(lower=lower, upper=p.values[0] if p.values else None)
+    elif p.kind == "FIXED_RANGE":
+        bound = PartitionBound(lower=p.values[0], upper=p.values[1])
+    else:
+        bound = PartitionBound(values=p.values)
+    props = {k: v for k, v in p.properties.items()}
+    return NewPartition(name=p.name, bound=bound, buckets=buckets, properties=props)
