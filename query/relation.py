@@ -25,7 +25,7 @@ _DUCK_TYPES = {
     "TEXT": "VARCHAR", "DECIMALV3": "DECIMAL",
 }
 # Weight of __version against __seq when ordering rows of one key: versions < 1e9, seq < 1e9.
-_ORDER = "(__version * 1000000000 + __seq)"
+_ORDER = "(CAST(__version AS BIGINT) * 1000000000 + __seq)"
 
 
 def duck_type(doris_type: str) -> str:

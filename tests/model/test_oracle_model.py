@@ -1,0 +1,144 @@
+"""Model-based test: random sequences of writes against Strata (through the SQL port) and the
+in-memory oracle must agree after every step, on all three keys models."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any
+
+import pymysql
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as s
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from tests.model.oracle import OracleColumn, OracleTable, sort_rows
+
+pytestmark = pytest.mark.integration
+
+_tables = itertools.count()
+KEYS = s.integers(min_value=0, max_value=7)
+VALUES = s.one_of(s.none(), s.integers(min_value=-50, max_value=50))
+
+
+def connect() -> pymysql.connections.Connection:
+    return pymysql.connect(host="127.0.0.1", port=int(os.environ.get("STRATA_SQL_PORT", "9030")), user="root",
+                           autocommit=True)
+
+
+def _literal(value: Any) -> str:
+    return "NULL" if value is None else str(value)
+
+
+class TableMachine(RuleBasedStateMachine):
+    keys_model = "DUPLICATE"
+    value_aggregation: str | None = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conn = connect()
+        self.cur = self.conn.cursor()
+        self.name = f"m_{self.keys_model.lower()}_{os.getpid()}_{next(_tables)}"
+        self.next_column = 2
+
+    def sql(self, statement: str) -> list[tuple[Any, ...]]:
+        self.cur.execute(statement)
+        return list(self.cur.fetchall())
+
+    def _agg(self) -> str:
+        return f" {self.value_aggregation}" if self.keys_model == "AGGREGATE" else ""
+
+    @initialize()
+    def create(self) -> None:
+        self.sql("CREATE DATABASE IF NOT EXISTS model_test")
+        self.sql("USE model_test")
+        self.sql(f"CREATE TABLE {self.name} (k INT, v1 INT{self._agg()}) {self.keys_model} KEY(k) "
+                 f"DISTRIBUTED BY HASH(k) BUCKETS 3")
+        self.oracle = OracleTable(self.keys_model, [OracleColumn("k"), OracleColumn("v1", self.value_aggregation)])
+
+    @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), min_size=1, max_size=6))
+    def insert(self, rows: list[tuple[int, list[Any]]]) -> None:
+        values = self.oracle.names[1:]
+        batch = [{"k": k, **dict(zip(values, vs, strict=False))} for k, vs in rows]
+        tuples = ", ".join("(" + ", ".join(_literal(r.get(n)) for n in self.oracle.names) + ")" for r in batch)
+        self.sql(f"INSERT INTO {self.name} ({', '.join(self.oracle.names)}) VALUES {tuples}")
+        self.oracle.insert(batch)
+
+    @rule(k=KEYS)
+    def delete_key(self, k: int) -> None:
+        self.sql(f"DELETE FROM {self.name} WHERE k = {k}")
+        self.oracle.delete(lambda r: r["k"] == k)
+
+    @precondition(lambda self: self.keys_model != "AGGREGATE")
+    @rule(bound=s.integers(min_value=-50, max_value=50))
+    def delete_by_value(self, bound: int) -> None:
+        self.sql(f"DELETE FROM {self.name} WHERE v1 > {bound}")
+        self.oracle.delete(lambda r: r["v1"] is not None and r["v1"] > bound)
+
+    @precondition(lambda self: self.keys_model == "UNIQUE")
+    @rule(k=KEYS, delta=s.integers(min_value=-5, max_value=5))
+    def update(self, k: int, delta: int) -> None:
+        self.sql(f"UPDATE {self.name} SET v1 = v1 + {delta} WHERE k <= {k}")
+        self.oracle.update("v1", lambda v: None if v is None else v + delta, lambda r: r["k"] <= k)
+
+    @precondition(lambda self: len(self.oracle.columns) < 5)
+    @rule(default=s.integers(min_value=0, max_value=9))
+    def add_column(self, default: int) -> None:
+        name = f"c{self.next_column}"
+        self.next_column += 1
+        aggregation = "REPLACE" if self.keys_model == "AGGREGATE" else None
+        agg = f" {aggregation}" if aggregation else ""
+        self.sql(f"ALTER TABLE {self.name} ADD COLUMN {name} INT{agg} DEFAULT \"{default}\"")
+        self.oracle.add_column(OracleColumn(name, aggregation, default))
+
+    @precondition(lambda self: len(self.oracle.columns) > 2)
+    @rule(data=s.data())
+    def drop_column(self, data: s.DataObject) -> None:
+        name = data.draw(s.sampled_from([c.name for c in self.oracle.columns[2:]]))
+        self.sql(f"ALTER TABLE {self.name} DROP COLUMN {name}")
+        self.oracle.drop_column(name)
+
+    @rule()
+    def truncate(self) -> None:
+        self.sql(f"TRUNCATE TABLE {self.name}")
+        self.oracle.truncate()
+
+    @invariant()
+    def agrees(self) -> None:
+        if not hasattr(self, "oracle"):
+            return
+        got = sort_rows(self.sql(f"SELECT {', '.join(self.oracle.names)} FROM {self.name}"))
+        assert got == self.oracle.result()
+
+    def teardown(self) -> None:
+        try:
+            self.sql(f"DROP TABLE IF EXISTS {self.name} FORCE")
+        finally:
+            self.conn.close()
+
+
+class UniqueMachine(TableMachine):
+    keys_model = "UNIQUE"
+
+
+class AggregateSumMachine(TableMachine):
+    keys_model = "AGGREGATE"
+    value_aggregation = "SUM"
+
+
+class AggregateMaxMachine(TableMachine):
+    keys_model = "AGGREGATE"
+    value_aggregation = "MAX"
+
+
+_settings = settings(max_examples=25, stateful_step_count=20, deadline=None,
+                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+TestDuplicate = TableMachine.TestCase
+TestUnique = UniqueMachine.TestCase
+TestAggregateSum = AggregateSumMachine.TestCase
+TestAggregateMax = AggregateMaxMachine.TestCase
+for _case in (TestDuplicate, TestUnique, TestAggregateSum, TestAggregateMax):
+    _case.settings = _settings
+del _case
