@@ -31,6 +31,9 @@ app = faust.App(
     topic_replication_factor=1,
     datadir=str(config.state_dir / "faust"),
     store="memory://",
+    # A restarted worker rejoins its group only once the dead member's session expires; keep that short.
+    broker_session_timeout=10.0,
+    broker_heartbeat_interval=2.0,
 )
 
 sequencer = Sequencer(config, config.state_dir / "sequencer")
@@ -42,8 +45,9 @@ COMMANDS_REJECTED = Gauge("strata_sequencer_commands_rejected", "commands answer
 BAD_COMMANDS = Gauge("strata_sequencer_bad_commands", "undecodable command records skipped")
 
 
-@app.task
-async def _start_sequencer() -> None:
+def _start_sequencer() -> None:
+    """Starts the sequencer at once: it does not depend on faust's consumer group, and waiting for a
+    rebalance after a crash would stall every write."""
     global _sequencer_thread
     _sequencer_thread = threading.Thread(target=sequencer.run, name="sequencer", daemon=True)
     _sequencer_thread.start()
@@ -67,6 +71,8 @@ async def metrics(web: Any, request: Any) -> Any:
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config.state_dir.mkdir(parents=True, exist_ok=True)
+    _start_sequencer()
     app.main()
 
 
