@@ -1,0 +1,69 @@
+"""Two SQL servers, each with its own projection replica, see the same state: a write through one
+is read through the other by the very next statement (each query first catches up with the log)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+
+import pymysql
+import pytest
+
+from schemas.config import REPO_ROOT
+
+pytestmark = pytest.mark.integration
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def second_server() -> Iterator[int]:
+    sql_port, http_port = _free_port(), _free_port()
+    env = {**os.environ, "STRATA_SQL_PORT": str(sql_port), "STRATA_HTTP_PORT": str(http_port)}
+    proc = subprocess.Popen([sys.executable, "-m", "query.server"], cwd=REPO_ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/health", timeout=1) as resp:
+                if resp.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"second SQL server did not start: {proc.stderr.read().decode()[-2000:]}")
+        time.sleep(0.2)
+    yield sql_port
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def _connect(port: int) -> pymysql.connections.Connection:
+    return pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
+
+
+def test_a_write_on_one_server_is_read_on_the_other_at_once(second_server: int) -> None:
+    first = _connect(int(os.environ["STRATA_SQL_PORT"])).cursor()
+    second = _connect(second_server).cursor()
+    first.execute("CREATE DATABASE IF NOT EXISTS two_servers")
+    first.execute("DROP TABLE IF EXISTS two_servers.t FORCE")
+    first.execute("CREATE TABLE two_servers.t (k INT, v INT) UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2")
+    for i in range(5):
+        first.execute(f"INSERT INTO two_servers.t VALUES ({i}, {i * 10})")
+        second.execute("SELECT count(*), sum(v) FROM two_servers.t")
+        assert second.fetchone() == (i + 1, sum(j * 10 for j in range(i + 1)))
+    second.execute("UPDATE two_servers.t SET v = 0 WHERE k = 0")
+    first.execute("SELECT v FROM two_servers.t WHERE k = 0")
+    assert first.fetchone() == (0,)
+    second.execute("SHOW TABLES FROM two_servers")
+    assert ("t",) in second.fetchall()
