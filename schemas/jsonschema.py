@@ -12,11 +12,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from schemas.envelope import CommandEnvelope, EventEnvelope
 from schemas.registry import kinds
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "json"
-_ENVELOPES = {"event": EventEnvelope, "command": CommandEnvelope}
+_ENVELOPES: dict[str, type[BaseModel]] = {"event": EventEnvelope, "command": CommandEnvelope}
 
 
 def _schema_for(family: str, type_name: str) -> dict[str, Any]:

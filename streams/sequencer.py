@@ -23,8 +23,8 @@ from projections.kafka_batch import consume_available
 from projections.projection import Projection
 from schemas import events as ev
 from schemas.config import Settings
-from schemas.errors import ErrorCode
 from schemas.envelope import DecodeError, EventEnvelope, decode_command, encode, wrap_event
+from schemas.errors import ErrorCode
 from schemas.topics import COMMANDS_TOPIC, EVENTS_TOPIC
 from streams.rules import Rejected, Rules
 
