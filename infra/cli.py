@@ -57,7 +57,7 @@ def replay(s: Settings, into: Path) -> int:
             bar.update(task, completed=done, total=total)
 
         result = run_replay(s, into, progress)
-    console.print(json.dumps({"projection": str(result.path), "events": result.events,
+    print(json.dumps({"projection": str(result.path), "events": result.events,
                               "seconds": round(result.seconds, 3),
                               "events_per_second": round(result.events_per_second),
                               "decode_errors": result.decode_errors, "checksum": result.checksum}))
@@ -71,7 +71,7 @@ def checksum(path: Path) -> int:
         console.print(f"strata: no projection at {path}")
         return 1
     digest, offsets = projection_checksum(path)
-    console.print(json.dumps({"projection": str(path), "checksum": digest,
+    print(json.dumps({"projection": str(path), "checksum": digest,
                               "offsets": {f"{t}/{p}": o for (t, p), o in sorted(offsets.items())}}))
     return 0
 

@@ -8,6 +8,7 @@ counted, logged and skipped — never a crash.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -137,12 +138,20 @@ class EventFollower:
         target = self.end_offsets()
         deadline = time.monotonic() + timeout
         total = sum(target.values())
-        while not self._reached(target):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"follower {self.name}: not caught up with {self.topic} in {timeout}s")
-            self.poll_once(max_records=5000, timeout=0.2)
-            if progress is not None:
-                progress(sum(self.position().values()), total)
+        # Folding makes many short-lived, acyclic objects; the cyclic collector's passes over them
+        # cost about half of a replay's time, and nothing cyclic is left behind for it to find.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            while not self._reached(target):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"follower {self.name}: not caught up with {self.topic} in {timeout}s")
+                self.poll_once(max_records=5000, timeout=0.2)
+                if progress is not None:
+                    progress(sum(self.position().values()), total)
+        finally:
+            if collecting:
+                gc.enable()
 
     def wait_until(self, target: dict[int, int], timeout: float) -> bool:
         """Blocks (another thread runs the follower) until the projection reaches `target`."""

@@ -29,8 +29,24 @@ def rowset_prefix(table_id: int, partition_id: int | None = None) -> bytes:
     return (base if partition_id is None else base + f"{partition_id:010d}/").encode()
 
 
-def rowset_key(table_id: int, partition_id: int, bucket: int, start_version: int, rowset_id: str) -> bytes:
-    return rowset_prefix(table_id, partition_id) + f"{bucket:06d}/{start_version:010d}/{rowset_id}".encode()
+_MAX_VERSION = 9_999_999_999
+
+
+def tablet_prefix(table_id: int, partition_id: int, bucket: int) -> bytes:
+    return rowset_prefix(table_id, partition_id) + f"{bucket:06d}/".encode()
+
+
+def rowset_key(table_id: int, partition_id: int, bucket: int, start_version: int, end_version: int,
+               rowset_id: str) -> bytes:
+    """Ordered by end version, then widest first: `seek_for_prev(cover_seek_key(…, V))` lands on the
+    widest rowset among those ending last at or before V — one step of the cover walk."""
+    inverse_start = _MAX_VERSION - start_version
+    suffix = f"{end_version:010d}/{inverse_start:010d}/{rowset_id}"
+    return tablet_prefix(table_id, partition_id, bucket) + suffix.encode()
+
+
+def cover_seek_key(table_id: int, partition_id: int, bucket: int, version: int) -> bytes:
+    return tablet_prefix(table_id, partition_id, bucket) + f"{version:010d}/\xff".encode("latin-1")
 
 
 def delete_prefix(table_id: int, partition_id: int) -> bytes:

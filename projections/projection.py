@@ -9,6 +9,8 @@ history, labels) live only in RocksDB.
 from __future__ import annotations
 
 import json
+import logging
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,16 +34,25 @@ from schemas import events as ev
 from schemas.envelope import EventEnvelope
 from schemas.model import Rowset
 
+log = logging.getLogger(__name__)
 NAMED_KINDS = ("resource", "storage_policy", "routine_load")
+# Bump when the key layout or a stored value's shape changes: a projection written in another
+# format is rebuilt from the log (the truth) instead of being misread.
+FORMAT_VERSION = b"2"
+FORMAT_KEY = b"m/format"
 
 
 def _dump(model: BaseModel) -> bytes:
-    return json.dumps(model.model_dump(mode="json"), sort_keys=True, separators=(",", ":")).encode()
+    # pydantic's own JSON writer: field order is declaration order and dict order is the fold's,
+    # so the bytes are a function of the log alone (and several times faster than json.dumps).
+    return model.model_dump_json().encode()
 
 
 class Projection:
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.store = ProjectionStore(path, read_only=read_only)
+        if not read_only and self.store.get(FORMAT_KEY) != FORMAT_VERSION:
+            self._rebuild(path)
         # Held while a batch is folded and flushed, and by readers resolving a snapshot, so a
         # reader never sees half of an event.
         self.lock = threading.RLock()
@@ -68,6 +79,7 @@ class Projection:
             ev.RowsetsCommitted: self._rowsets_committed,
             ev.DeleteCommitted: self._delete_committed,
             ev.CompactionCommitted: self._compaction_committed,
+            ev.TableRestored: self._table_restored,
             ev.RowsetMoved: self._rowset_moved,
             ev.RowsetsRecycled: self._rowsets_recycled,
             ev.ResourceCreated: self._named_put("resource"),
@@ -94,6 +106,15 @@ class Projection:
             prefix = f"n/{kind}/".encode()
             for key, raw in self.store.scan(prefix):
                 self.named[kind][key[len(prefix):].decode()] = json.loads(raw)
+
+    def _rebuild(self, path: Path) -> None:
+        if next(iter(self.store.scan(b"")), None) is not None:
+            log.warning("projection %s is in another format; rebuilding it from the log", path)
+            self.store.close()
+            shutil.rmtree(path)
+            self.store = ProjectionStore(path)
+        self.store.put(FORMAT_KEY, FORMAT_VERSION)
+        self.store.commit({})
 
     def offsets(self) -> dict[tuple[str, int], int]:
         """The next offset to apply, per (topic, partition)."""
@@ -199,7 +220,7 @@ class Projection:
 
     def _put_rowset(self, table_id: int, record: RowsetRecord) -> None:
         rs = record.rowset
-        key = keys.rowset_key(table_id, rs.partition_id, rs.bucket, rs.start_version, rs.rowset_id)
+        key = keys.rowset_key(table_id, rs.partition_id, rs.bucket, rs.start_version, rs.end_version, rs.rowset_id)
         self.store.put(key, _dump(record))
         self.store.put(keys.rowset_locator_key(rs.rowset_id), key)
 
@@ -224,7 +245,8 @@ class Projection:
             distribution=e.distribution, properties=dict(e.properties), comment=e.comment,
             schemas=[SchemaAt(ts_ms=ts, table_schema=e.table_schema)],
             partitions={p.partition_id: PartitionState(partition=p, created_ts_ms=ts) for p in e.partitions},
-            next_column_id=e.next_column_id, created_ts_ms=ts, last_commit_ts_ms=ts)
+            next_column_id=e.next_column_id, created_ts_ms=ts, last_commit_ts_ms=ts,
+            time_travel_since_ts_ms=ts if e.properties.get("enable_time_travel") == "true" else None)
         self._dirty_tables.add(e.table_id)
         self.next_ids["table"] = max(self.next_ids["table"], e.table_id + 1)
         for p in e.partitions:
@@ -242,6 +264,12 @@ class Projection:
 
     def _table_properties_changed(self, e: ev.TablePropertiesChanged, ts: int) -> None:
         table = self._table(e.table_id)
+        if "enable_time_travel" in e.changes:
+            enabled = e.changes["enable_time_travel"] == "true"
+            if not enabled:
+                table.time_travel_since_ts_ms = None
+            elif table.time_travel_since_ts_ms is None:
+                table.time_travel_since_ts_ms = ts
         for key, value in e.changes.items():
             if value is None:
                 table.properties.pop(key, None)
@@ -307,6 +335,29 @@ class Projection:
             if record is not None:
                 self._put_rowset(e.table_id, record.model_copy(update={"stale_ts_ms": ts}))
         self._put_rowset(e.table_id, RowsetRecord(rowset=e.output))
+
+    def _table_restored(self, e: ev.TableRestored, ts: int) -> None:
+        from projections.snapshot import cover_tablet  # the fold reuses the read path's cover walk
+
+        table = self._table(e.table_id)
+        for pid, version in e.partition_versions.items():
+            partition = table.partitions[pid]
+            restored = e.restored_versions.get(pid, 0)
+            # The rowsets the restored state is read from are live again (never recycled while live);
+            # everything newer than it is stale, kept only for reads at earlier instants.
+            keep = {r.rowset_id for bucket in range(partition.partition.buckets)
+                    for r in cover_tablet(self, table.table_id, partition, bucket, restored)}
+            for record in list(self.rowset_records(table.table_id, pid)):
+                rowset = record.rowset
+                if rowset.rowset_id in keep and record.stale_ts_ms is not None:
+                    self._put_rowset(table.table_id, record.model_copy(update={"stale_ts_ms": None}))
+                elif rowset.rowset_id not in keep and record.stale_ts_ms is None and rowset.end_version > restored:
+                    self._put_rowset(table.table_id, record.model_copy(update={"stale_ts_ms": ts}))
+            partition.masks.append((restored, version))
+        self._bump_versions(table, e.partition_versions, ts)
+        if e.table_schema is not None:
+            table.schemas.append(SchemaAt(ts_ms=ts, table_schema=e.table_schema))
+        self._record_commit(table, ts, "restore", partition_versions=e.partition_versions, description=e.description)
 
     def _rowset_moved(self, e: ev.RowsetMoved, ts: int) -> None:
         record = self.rowset_record(e.rowset_id)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from projections import keys
 from projections.projection import Projection
-from projections.state import DeleteRecord, SchemaAt, TableState
+from projections.state import DeleteRecord, PartitionState, RowsetRecord, SchemaAt, TableState, unmask
 from schemas.model import Rowset, TableSchema
 
 
@@ -54,9 +55,38 @@ def cover(rowsets: list[Rowset], version: int) -> list[Rowset]:
     return chosen
 
 
+def cover_tablet(projection: Projection, table_id: int, partition: PartitionState, bucket: int,
+                 version: int) -> list[Rowset]:
+    """The cover of one tablet at `version`, walked top-down with one seek per rowset it uses.
+
+    Each step lands on the widest rowset among those ending last at or before the version still to
+    cover (the key order of `keys.rowset_key`), then continues below its start. Ranges hidden by a
+    RESTORE in force at `version` are jumped over. The cost depends on the cover's size, not on
+    how many commits or stale rowsets the tablet has."""
+    chosen: list[Rowset] = []
+    prefix = keys.tablet_prefix(table_id, partition.partition_id, bucket)
+    current = unmask(version, partition.masks, version)
+    while current >= 1:
+        found = projection.store.seek_for_prev(
+            keys.cover_seek_key(table_id, partition.partition_id, bucket, current), prefix)
+        if found is None:
+            break
+        rowset = RowsetRecord.model_validate_json(found[1]).rowset
+        chosen.append(rowset)
+        current = unmask(rowset.start_version - 1, partition.masks, version)
+    chosen.reverse()
+    return chosen
+
+
+def visible_deletes(projection: Projection, table_id: int, partition: PartitionState,
+                    version: int) -> tuple[DeleteRecord, ...]:
+    return tuple(d for d in projection.deletes(table_id, partition.partition_id)
+                 if d.version <= version and unmask(d.version, partition.masks, version) == d.version)
+
+
 def resolve(projection: Projection, table: TableState, ts_ms: int | None = None) -> Snapshot:
-    """The table as of `ts_ms` (None: latest). The caller holds `projection.lock` if the
-    follower runs concurrently and a consistent view across tables is needed."""
+    """The table as of `ts_ms` (None: latest): per partition one version-index seek, then the
+    cover walk of each tablet."""
     with projection.lock:
         if ts_ms is None:
             partitions = [(p, p.version) for p in table.live_partitions()]
@@ -68,13 +98,9 @@ def resolve(projection: Projection, table: TableState, ts_ms: int | None = None)
             schema_history = tuple(s for s in table.schemas if s.ts_ms <= ts_ms)
         result = []
         for partition, version in sorted(partitions, key=lambda pv: pv[0].partition_id):
-            by_bucket: dict[int, list[Rowset]] = {}
-            if version > 0:
-                for record in projection.rowset_records(table.table_id, partition.partition_id):
-                    by_bucket.setdefault(record.rowset.bucket, []).append(record.rowset)
-            rowsets = tuple(r for bucket in sorted(by_bucket) for r in cover(by_bucket[bucket], version))
-            deletes = tuple(d for d in projection.deletes(table.table_id, partition.partition_id)
-                            if d.version <= version)
+            rowsets = tuple(r for bucket in range(partition.partition.buckets)
+                            for r in cover_tablet(projection, table.table_id, partition, bucket, version))
+            deletes = visible_deletes(projection, table.table_id, partition, version)
             result.append(PartitionSnapshot(partition.partition_id, partition.name, version, rowsets, deletes))
         return Snapshot(table=table.model_copy(deep=True), schema=schema_history[-1].table_schema,
                         schema_history=schema_history, partitions=tuple(result), ts_ms=ts_ms)

@@ -14,12 +14,26 @@ class DatabaseState(BaseModel):
     dropped_ts_ms: int | None = None
 
 
+def unmask(version: int, masks: list[tuple[int, int]], limit: int) -> int:
+    """The highest version ≤ `version` that no mask in force at `limit` hides."""
+    moved = True
+    while moved:
+        moved = False
+        for low, high in masks:
+            if high <= limit and low < version <= high:
+                version, moved = low, True
+    return version
+
+
 class PartitionState(BaseModel):
     partition: Partition
     # The newest version committed to this partition (0: nothing yet).
     version: int = 0
     created_ts_ms: int
     dropped_ts_ms: int | None = None
+    # Version ranges (low, high] hidden by a RESTORE committed at version `high`: a read at a
+    # version ≥ high skips them, a read below high never sees the mask.
+    masks: list[tuple[int, int]] = Field(default_factory=list)
 
     @property
     def partition_id(self) -> int:
@@ -53,6 +67,8 @@ class TableState(BaseModel):
     last_commit_ts_ms: int
     # Commit time of the first data commit (load/delete), for time-travel errors.
     first_data_commit_ts_ms: int | None = None
+    # Since when history is kept (time travel enabled at creation or by ALTER); None: not kept.
+    time_travel_since_ts_ms: int | None = None
     dropped_ts_ms: int | None = None
 
     @property

@@ -49,33 +49,52 @@ class ProjectionStore:
     def discard(self) -> None:
         self._pending.clear()
 
-    # -- reads (see pending writes first, so a fold can read what it just wrote) ------------------
+    # -- reads: pending writes included, so a fold reads what it wrote earlier in the same batch -----
     def get(self, key: bytes) -> bytes | None:
         if key in self._pending:
             return self._pending[key]
         value = self._db.get(key)
         return value if value is None else bytes(value)
 
+    def _pending_in(self, prefix: bytes) -> list[tuple[bytes, bytes | None]]:
+        return sorted((k, v) for k, v in self._pending.items() if k.startswith(prefix))
+
     def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
-        """Committed entries whose key starts with `prefix`, in key order."""
+        """Entries whose key starts with `prefix`, in key order, pending writes included."""
+        pending = self._pending_in(prefix) if self._pending else []
         it = self._db.iter()
         it.seek(prefix)
-        while it.valid():
-            key = bytes(it.key())
+        committed: Iterator[tuple[bytes, bytes]] = self._committed(it, prefix)
+        yield from _merge(committed, pending)
+
+    @staticmethod
+    def _committed(it: object, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        while it.valid():  # type: ignore[attr-defined]
+            key = bytes(it.key())  # type: ignore[attr-defined]
             if not key.startswith(prefix):
-                break
-            yield key, bytes(it.value())
-            it.next()
+                return
+            yield key, bytes(it.value())  # type: ignore[attr-defined]
+            it.next()  # type: ignore[attr-defined]
 
     def seek_for_prev(self, key: bytes, prefix: bytes) -> tuple[bytes, bytes] | None:
-        """The committed entry with the greatest key ≤ `key` that still starts with `prefix`."""
+        """The entry with the greatest key ≤ `key` that still starts with `prefix`, pending writes included."""
         it = self._db.iter()
         it.seek_for_prev(key)
-        if it.valid():
+        committed = None
+        while it.valid():
             found = bytes(it.key())
-            if found.startswith(prefix):
-                return found, bytes(it.value())
-        return None
+            if not found.startswith(prefix):
+                break
+            if found in self._pending and self._pending[found] is None:
+                it.prev()
+                continue
+            committed = (found, self._pending.get(found) or bytes(it.value()))
+            break
+        if self._pending:
+            staged = [(k, v) for k, v in self._pending_in(prefix) if k <= key and v is not None]
+            if staged and (committed is None or staged[-1][0] > committed[0]):
+                return staged[-1][0], staged[-1][1]  # type: ignore[return-value]
+        return committed
 
     def offsets(self) -> dict[tuple[str, int], int]:
         result = {}
@@ -94,3 +113,27 @@ class ProjectionStore:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _merge(committed: Iterator[tuple[bytes, bytes]],
+           pending: list[tuple[bytes, bytes | None]]) -> Iterator[tuple[bytes, bytes]]:
+    """Committed entries overlaid with pending puts and deletes, in key order."""
+    staged = dict(pending)
+    order = iter(pending)
+    upcoming = next(order, None)
+    for key, value in committed:
+        while upcoming is not None and upcoming[0] < key:
+            if upcoming[1] is not None:
+                yield upcoming[0], upcoming[1]
+            upcoming = next(order, None)
+        if key in staged:
+            if upcoming is not None and upcoming[0] == key:
+                upcoming = next(order, None)
+            if staged[key] is not None:
+                yield key, staged[key]  # type: ignore[misc]
+            continue
+        yield key, value
+    while upcoming is not None:
+        if upcoming[1] is not None:
+            yield upcoming[0], upcoming[1]
+        upcoming = next(order, None)

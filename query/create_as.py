@@ -43,10 +43,19 @@ def create_table_as(ctx: Context, session: SessionState, s: st.CreateTableAs) ->
         create = st.CreateTable(table=s.table, columns=columns, if_not_exists=s.if_not_exists,
                                 keys_model=s.keys_model, key_columns=s.key_columns or (columns[0].name,),
                                 partition=s.partition, distribution=s.distribution, properties=s.properties)
+        db_id, _ = ctx.database_id(session, s.table.db)
+        if s.if_not_exists and ctx.projection.table_by_name(db_id, s.table.name) is not None:
+            return Done()  # the table is left as it is, rows and all, as Doris does
         ddl.create_table(ctx, session, create)
         table = ctx.table(session, s.table)
         source = f"SELECT * FROM ({inner}) AS __q({', '.join(f'a{i}' for i in range(len(columns)))})"
-        count = write_rows(ctx, cur, table, source, list(table.schema_now.columns), source="ctas")
+        try:
+            count = write_rows(ctx, cur, table, source, list(table.schema_now.columns), source="ctas")
+        except Exception:
+            # The statement is one thing to the user: a table it could not fill must not stay behind
+            # (FORCE, or RECOVER TABLE would bring back the empty shell).
+            ddl.drop_table(ctx, session, st.DropTable(table=s.table, force=True))
+            raise
     finally:
         cur.close()
     return Done(count)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from projections.state import PartitionState, TableState
 from query.context import Context, Done, SessionState, SqlFailure
 from query.parser import statements as st
 from query.table_definition import (
@@ -13,7 +14,7 @@ from query.table_definition import (
 )
 from schemas import commands as cmd
 from schemas.errors import ErrorCode
-from schemas.model import Column, Distribution
+from schemas.model import Column, Distribution, PartitionBound
 
 
 def create_database(ctx: Context, session: SessionState, s: st.CreateDatabase) -> Done:
@@ -91,7 +92,7 @@ def truncate_table(ctx: Context, session: SessionState, s: st.TruncateTable) -> 
     return Done()
 
 
-def _partition(table, name: str):  # type: ignore[no-untyped-def]
+def _partition(table: TableState, name: str) -> PartitionState:
     found = table.partition_by_name(name)
     if found is None:
         raise SqlFailure(ErrorCode.UNKNOWN_PARTITION, f"Unknown partition '{name}' in table '{table.name}'")
@@ -100,56 +101,90 @@ def _partition(table, name: str):  # type: ignore[no-untyped-def]
 
 def alter_table(ctx: Context, session: SessionState, s: st.AlterTable) -> Done:
     table = ctx.table(session, s.table)
+    # Every action is checked before the first is proposed, so a refused one leaves no other applied.
+    commands: list[cmd.Command] = []
     schema_actions = [a for a in s.actions if isinstance(a, st.AddColumn | st.AddColumns | st.DropColumn
                                                          | st.ModifyColumn | st.RenameColumn)]
     if schema_actions:
         columns = list(table.schema_now.columns)
         next_id = table.next_column_id
-        descriptions = []
-        for action in schema_actions:
-            next_id = _apply_column_action(table.keys_model, columns, action, next_id)
-            descriptions.append(_describe(action))
-        ctx.propose(cmd.ChangeSchema(table_id=table.table_id, base_schema_version=table.schema_now.schema_version,
-                                     columns=tuple(columns), next_column_id=next_id,
-                                     description="; ".join(descriptions)), table_id=table.table_id)
+        for change in schema_actions:
+            next_id = _apply_column_action(table, columns, change, next_id)
+        commands.append(cmd.ChangeSchema(table_id=table.table_id, base_schema_version=table.schema_now.schema_version,
+                                         columns=tuple(columns), next_column_id=next_id,
+                                         description="; ".join(_describe(a) for a in schema_actions)))
     for action in s.actions:
         if isinstance(action, st.SetTableProperties):
-            changes = check_properties(action.properties)
-            ctx.propose(cmd.AlterTableProperties(table_id=table.table_id, changes=dict(changes)),
-                        table_id=table.table_id)
+            commands.append(cmd.AlterTableProperties(table_id=table.table_id,
+                                                     changes=dict(check_properties(action.properties))))
         elif isinstance(action, st.AddPartition):
-            _add_partition(ctx, table, action)
+            commands.extend(_add_partition(table, action))
         elif isinstance(action, st.DropPartition):
             if table.partition_by_name(action.name) is None and action.if_exists:
                 continue
-            ctx.propose(cmd.DropPartition(table_id=table.table_id, partition_name=action.name),
-                        table_id=table.table_id)
+            commands.append(cmd.DropPartition(table_id=table.table_id,
+                                              partition_name=_partition(table, action.name).name))
         elif isinstance(action, st.ModifyPartition):
             ids = ([p.partition_id for p in table.live_partitions()] if action.all_partitions
                    else [_partition(table, n).partition_id for n in action.partitions])
-            ctx.propose(cmd.ModifyPartitions(table_id=table.table_id, partition_ids=tuple(ids),
-                                             changes=dict(check_properties(action.properties))),
-                        table_id=table.table_id)
+            commands.append(cmd.ModifyPartitions(table_id=table.table_id, partition_ids=tuple(ids),
+                                                 changes=dict(check_properties(action.properties))))
         elif isinstance(action, st.RenameTable):
-            ctx.propose(cmd.RenameTable(table_id=table.table_id, name=action.new_name), table_id=table.table_id)
+            commands.append(cmd.RenameTable(table_id=table.table_id, name=action.new_name))
+    for command in commands:
+        ctx.propose(command, table_id=table.table_id)
     return Done()
 
 
-def _add_partition(ctx: Context, table, action: st.AddPartition) -> None:  # type: ignore[no-untyped-def]
+def _add_partition(table: TableState, action: st.AddPartition) -> list[cmd.Command]:
     if table.partition_kind == "UNPARTITIONED":
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"table '{table.name}' is not partitioned")
     if table.partition_by_name(action.partition.name) is not None:
         if action.if_not_exists:
-            return
+            return []
         raise SqlFailure(ErrorCode.SAME_NAME_PARTITION, f"Duplicate partition name {action.partition.name}")
+    if (action.partition.kind == "IN") != (table.partition_kind == "LIST"):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"table '{table.name}' is {table.partition_kind} partitioned; "
+                                                    f"partition {action.partition.name} does not fit it")
     lower = None
     if action.partition.kind == "LESS_THAN":
         uppers = [p.partition.bound.upper for p in table.live_partitions() if p.partition.bound.upper]
         lower = max(uppers, key=_bound_order) if uppers else None
     buckets = (action.distribution.buckets if action.distribution and action.distribution.buckets
                else table.distribution.buckets)
-    ctx.propose(cmd.AddPartition(table_id=table.table_id, partition=partition_from_def(
-        action.partition, buckets, lower)), table_id=table.table_id)
+    partition = partition_from_def(action.partition, buckets, lower)
+    _check_disjoint(table, partition.name, partition.bound)
+    return [cmd.AddPartition(table_id=table.table_id, partition=partition)]
+
+
+def _check_disjoint(table: TableState, name: str, bound: PartitionBound) -> None:
+    """A row must have one partition: a new range may not overlap a live one, nor a new list
+    repeat a value (Doris refuses both)."""
+    if bound.lower is not None and bound.upper is not None and \
+            _bound_order(bound.upper) <= _bound_order(bound.lower):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"partition {name}'s range [{_text(bound.lower)}, "
+                                                    f"{_text(bound.upper)}) is empty: its upper bound must be "
+                                                    f"above {_text(bound.lower)}")
+    for p in table.live_partitions():
+        other = p.partition.bound
+        if table.partition_kind == "LIST":
+            shared = set(bound.values) & set(other.values)
+            if shared:
+                raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"partition {name}: values "
+                                 f"{', '.join(map(str, sorted(shared)))} already belong to partition {p.name}")
+            continue
+        below = bound.upper is not None and other.lower is not None and \
+            _bound_order(bound.upper) <= _bound_order(other.lower)
+        above = other.upper is not None and bound.lower is not None and \
+            _bound_order(other.upper) <= _bound_order(bound.lower)
+        if not (below or above):
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                             f"partition {name}'s range [{_text(bound.lower)}, {_text(bound.upper)}) "
+                             f"intersects partition {p.name}'s [{_text(other.lower)}, {_text(other.upper)})")
+
+
+def _text(values: tuple[str, ...] | None) -> str:
+    return ", ".join(values) if values is not None else "unbounded"
 
 
 def _bound_order(bound: tuple[str, ...]) -> tuple[tuple[int, float | str], ...]:
@@ -179,10 +214,67 @@ def _position(columns: list[Column], position: st.ColumnPosition | None, is_key:
     return _find(columns, position.after) + 1
 
 
-def _apply_column_action(keys_model: str, columns: list[Column], action: object, next_id: int) -> int:
+_INTEGERS = ("TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT")
+_STRINGS = ("CHAR", "VARCHAR", "STRING")
+
+
+def _type_parts(doris_type: str) -> tuple[str, tuple[int, ...]]:
+    base, _, params = doris_type.upper().partition("(")
+    return base, tuple(int(p) for p in params.rstrip(")").split(",") if p.strip())
+
+
+def _widens(old: str, new: str) -> bool:
+    """Whether every value of type `old` is a value of type `new`, so rows written before a
+    MODIFY COLUMN read back unchanged (Doris refuses the other changes too)."""
+    (ob, op), (nb, np) = _type_parts(old), _type_parts(new)
+    if ob in _INTEGERS and nb in _INTEGERS:
+        return _INTEGERS.index(nb) >= _INTEGERS.index(ob)
+    if ob in _STRINGS and nb in ("VARCHAR", "STRING"):
+        return _length(nb, np) >= _length(ob, op)
+    if ob in ("DECIMAL", "DECIMALV3") and nb in ("DECIMAL", "DECIMALV3"):
+        (o_precision, o_scale), (n_precision, n_scale) = _precision_scale(op), _precision_scale(np)
+        return n_scale >= o_scale and n_precision - n_scale >= o_precision - o_scale
+    return (ob, op) == (nb, np) or (ob, nb) in (("FLOAT", "DOUBLE"), ("DATE", "DATETIME"))
+
+
+def _length(base: str, params: tuple[int, ...]) -> int:
+    """Bytes a string type holds (Doris: VARCHAR defaults to 65533, CHAR to 1, STRING to 2 GB)."""
+    if base == "STRING":
+        return 2**31
+    return params[0] if params else 65533 if base == "VARCHAR" else 1
+
+
+def _precision_scale(params: tuple[int, ...]) -> tuple[int, int]:
+    return (params[0] if params else 9), (params[1] if len(params) > 1 else 0)
+
+
+def _modified(table: TableState, old: Column, d: st.ColumnDef) -> Column:
+    new = column_from_def(d, old.unique_id)
+    new = new.model_copy(update={"is_key": old.is_key, "aggregation": new.aggregation or old.aggregation})
+    if not _widens(old.type, new.type):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not change column '{old.name}' from {old.type} to "
+                                                    f"{new.type}: only widening changes keep existing rows")
+    if old.nullable and not new.nullable:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not change column '{old.name}' from NULL to NOT NULL")
+    if new.aggregation != old.aggregation:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not change the aggregation type of column '{old.name}' "
+                                                    f"from {old.aggregation} to {new.aggregation}")
+    if new.type != old.type and old.name.lower() in _layout_columns(table):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not change the type of column '{old.name}': it is a "
+                                                    "partition or distribution column")
+    return new
+
+
+def _layout_columns(table: TableState) -> set[str]:
+    """Columns rows are routed by; partitions and buckets refer to them by name."""
+    return {c.lower() for c in (*table.partition_columns, *table.distribution.columns)}
+
+
+def _apply_column_action(table: TableState, columns: list[Column], action: object, next_id: int) -> int:
+    keys_model = table.keys_model
     if isinstance(action, st.AddColumns):
         for d in action.columns:
-            next_id = _apply_column_action(keys_model, columns, st.AddColumn(d), next_id)
+            next_id = _apply_column_action(table, columns, st.AddColumn(d), next_id)
         return next_id
     if isinstance(action, st.AddColumn):
         d = action.column
@@ -201,15 +293,16 @@ def _apply_column_action(keys_model: str, columns: list[Column], action: object,
         i = _find(columns, action.name)
         if columns[i].is_key:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not drop key column '{columns[i].name}'")
+        if columns[i].name.lower() in _layout_columns(table):
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not drop column '{columns[i].name}': it is a "
+                                                        "partition or distribution column")
         if len(columns) == 1:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "Can not drop the only column of a table")
         del columns[i]
         return next_id
     if isinstance(action, st.ModifyColumn):
         i = _find(columns, action.column.name)
-        old = columns[i]
-        new = column_from_def(action.column, old.unique_id)
-        new = new.model_copy(update={"is_key": old.is_key, "aggregation": new.aggregation or old.aggregation})
+        new = _modified(table, columns[i], action.column)
         del columns[i]
         columns.insert(i if action.position is None else _position(columns, action.position, new.is_key), new)
         return next_id
@@ -217,6 +310,9 @@ def _apply_column_action(keys_model: str, columns: list[Column], action: object,
         i = _find(columns, action.old)
         if any(c.name.lower() == action.new.lower() for c in columns):
             raise SqlFailure(ErrorCode.DUP_FIELDNAME, f"Duplicate column name '{action.new}'")
+        if columns[i].name.lower() in _layout_columns(table):
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not rename column '{columns[i].name}': it is a "
+                                                        "partition or distribution column")
         columns[i] = columns[i].model_copy(update={"name": action.new})
         return next_id
     raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"{type(action).__name__} is not supported")

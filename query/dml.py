@@ -4,6 +4,8 @@ buckets, written as durable rowset files, and only then proposed as one commit."
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
+from datetime import UTC, datetime
 
 import duckdb
 import pyarrow as pa
@@ -28,9 +30,10 @@ def _bound_tuple(values: tuple[str, ...], types: list[str]) -> str:
     return f"({items})" if len(values) > 1 else items
 
 
-def partition_case(table: TableState) -> str:
-    """A DuckDB expression giving each typed row (columns c<id>) its partition id, NULL if none."""
-    live = table.live_partitions()
+def partition_case(table: TableState, only: tuple[int, ...] = ()) -> str:
+    """A DuckDB expression giving each typed row (columns c<id>) its partition id, NULL if none
+    (or none of `only`, the partitions an `INSERT … PARTITION (…)` names)."""
+    live = [p for p in table.live_partitions() if not only or p.partition_id in only]
     if table.partition_kind == "UNPARTITIONED":
         return str(live[0].partition_id)
     cols = [table.schema_now.column(n) for n in table.partition_columns]
@@ -69,9 +72,11 @@ def bucket_expr(table: TableState) -> str:
 
 def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
                targets: list[Column], *, delete_sign: bool = False, label: str | None = None,
-               source: str = "insert") -> int:
-    """Writes the rows of `source_sql` (columns a0..an, one per target) as one commit; returns the count."""
+               source: str = "insert", partitions: tuple[int, ...] = ()) -> int:
+    """Writes the rows of `source_sql` (columns a0..an, one per target) as one commit; returns the
+    count. With `partitions`, every row must belong to one of them."""
     schema = table.schema_now
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
     given = {c.unique_id: i for i, c in enumerate(targets)}
     typed, checks = [], []
     for column in schema.columns:
@@ -82,21 +87,22 @@ def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, 
             checks.append((column, f"{src} IS NOT NULL AND {value} IS NULL", "value"))
             if column.type.upper().startswith(("VARCHAR", "CHAR")) and "(" in column.type:
                 limit = int(column.type.split("(")[1].rstrip(")"))
-                checks.append((column, f"length(CAST({src} AS VARCHAR)) > {limit}", "length"))
+                # Doris sizes VARCHAR(n) in bytes of UTF-8, not in characters.
+                checks.append((column, f"strlen(CAST({src} AS VARCHAR)) > {limit}", "length"))
         else:
             if not column.nullable and column.default is None:
                 raise SqlFailure(1364, f"Field '{column.name}' doesn't have a default value")
-            value = default_sql(column)
+            value = default_sql(column, now=now)
         typed.append(f"{value} AS {column.file_column}")
         if not column.nullable:
             checks.append((column, f"{value} IS NULL", "null"))
     check_cols = "".join(f", ({cond}) AS __chk{i}" for i, (_, cond, _) in enumerate(checks))
     typed_sql = (f"SELECT {', '.join(typed)}, row_number() OVER () - 1 AS {HIDDEN_SEQ}{check_cols} "
                  f"FROM ({source_sql})")
-    routed_sql = f"SELECT *, {partition_case(table)} AS __partition FROM ({typed_sql})"
+    routed_sql = f"SELECT *, {partition_case(table, partitions)} AS __partition FROM ({typed_sql})"
     final_sql = f"SELECT *, {bucket_expr(table)} AS __bucket FROM ({routed_sql})"
     try:
-        data = cur.execute(final_sql).to_arrow_table()
+        data: pa.Table = cur.sql(final_sql).to_arrow_table()
     except duckdb.Error as exc:
         raise SqlFailure(*duck_error(exc)) from None
     if data.num_rows == 0:
@@ -106,11 +112,12 @@ def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, 
             if kind == "null":
                 raise SqlFailure(ErrorCode.BAD_NULL_ERROR, f"Column '{column.name}' cannot be null")
             if kind == "length":
-                raise SqlFailure(1406, f"Data too long for column '{column.name}' ({column.type})")
+                raise SqlFailure(1406, f"Data too long for column '{column.name}' ({column.type}, counted in bytes)")
             raise SqlFailure(1366, f"Incorrect value for column '{column.name}' of type {column.type}")
     if data.column("__partition").null_count:
+        named = "" if not partitions else " among the partitions named"
         raise SqlFailure(ErrorCode.NO_PARTITION_FOR_GIVEN_VALUE,
-                         f"no partition of '{table.name}' holds some of the rows' "
+                         f"no partition of '{table.name}'{named} holds some of the rows' "
                          f"{', '.join(table.partition_columns)} values")
     keep = [c.file_column for c in schema.columns] + [HIDDEN_SEQ]
     if table.keys_model == "UNIQUE":
@@ -119,7 +126,8 @@ def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, 
     rowsets = []
     groups = data.group_by(["__partition", "__bucket"]).aggregate([]).to_pylist()
     for group in groups:
-        mask = pc.and_(pc.equal(data["__partition"], group["__partition"]), pc.equal(data["__bucket"], group["__bucket"]))
+        mask = pc.and_(pc.equal(data["__partition"], group["__partition"]),
+                       pc.equal(data["__bucket"], group["__bucket"]))
         part = data.filter(mask).select(keep)
         written = write_rowset(ctx.tiers.root("ssd"), table.table_id, group["__partition"], group["__bucket"], part)
         rowsets.append(NewRowset(rowset_id=written.rowset_id, partition_id=group["__partition"],
@@ -171,7 +179,8 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
             if width != len(targets):
                 raise SqlFailure(ErrorCode.WRONG_VALUE_COUNT, "Column count doesn't match value count")
             source_sql = f"SELECT * FROM ({inner}) AS __q({', '.join(f'a{i}' for i in range(width))})"
-        count = write_rows(ctx, cur, table, source_sql, targets, label=s.label)
+        count = write_rows(ctx, cur, table, source_sql, targets, label=s.label,
+                           partitions=tuple(_named_partition(table, n) for n in s.partitions))
     finally:
         cur.close()
     return Done(count, f"{{'label':'{s.label or ''}', 'status':'VISIBLE'}}")
@@ -179,6 +188,10 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
 
 def _to_file_columns(table: TableState, where: exp.Expr, *, keys_only: bool) -> str:
     """The predicate in terms of rowset columns (c<id>), checked against the schema."""
+    if where.find(exp.Query) is not None:
+        # The predicate is stored and applied to this table's rows alone at every later read.
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"DELETE on a {table.keys_model} KEY table takes a predicate "
+                                                      "on its own columns; subqueries are not supported")
     where = where.copy()
     for column in list(where.find_all(exp.Column)):
         found = table.schema_now.column(column.name)
@@ -196,20 +209,37 @@ def _user_predicate(where: exp.Expr | None) -> str:
     return "true" if where is None else where.sql(dialect="duckdb")
 
 
+def _bound_sql(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb.DuckDBPyConnection) -> str:
+    """An UPDATE/DELETE expression as DuckDB SQL, the tables its subqueries read bound on `cur`."""
+    try:
+        return bind_tables(ctx, session, expr, cur)
+    except duckdb.Error as exc:
+        raise SqlFailure(*duck_error(exc)) from None
+
+
 def delete(ctx: Context, session: SessionState, s: st.Delete) -> Done:
     ctx.catch_up()
     table = ctx.table(session, s.table)
+    partitions = tuple(_named_partition(table, n) for n in s.partitions)
     if table.keys_model == "UNIQUE":
-        return _rewrite_unique(ctx, table, s.where, None, delete_sign=True)
+        return _rewrite_unique(ctx, session, table, s.where, None, delete_sign=True, partitions=partitions)
     if s.where is None:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "DELETE needs a WHERE clause on this table; use TRUNCATE TABLE")
     predicate = _to_file_columns(table, s.where, keys_only=table.keys_model == "AGGREGATE")
-    partitions = ([p.partition_id for p in table.live_partitions()] if not s.partitions else
-                  [_named_partition(table, n) for n in s.partitions])
-    count = _count(ctx, table, s.where)
-    ctx.propose(cmd.CommitDelete(table_id=table.table_id, partition_ids=tuple(partitions), predicate=predicate,
-                                 description=f"DELETE WHERE {s.where.sql()}"), table_id=table.table_id)
+    count = _count(ctx, table, s.where, partitions)
+    ctx.propose(cmd.CommitDelete(table_id=table.table_id,
+                                 partition_ids=partitions or tuple(p.partition_id for p in table.live_partitions()),
+                                 predicate=predicate, description=f"DELETE WHERE {s.where.sql()}"),
+                table_id=table.table_id)
     return Done(count)
+
+
+def _current_sql(ctx: Context, table: TableState, partitions: tuple[int, ...]) -> str:
+    """The table's latest rows as SQL, only those of `partitions` when some are named."""
+    snapshot = resolve(ctx.projection, table)
+    if partitions:
+        snapshot = replace(snapshot, partitions=tuple(p for p in snapshot.partitions if p.partition_id in partitions))
+    return snapshot_sql(snapshot, ctx.locate)
 
 
 def _named_partition(table: TableState, name: str) -> int:
@@ -219,11 +249,12 @@ def _named_partition(table: TableState, name: str) -> int:
     return found.partition_id
 
 
-def _count(ctx: Context, table: TableState, where: exp.Expr | None) -> int:
+def _count(ctx: Context, table: TableState, where: exp.Expr | None, partitions: tuple[int, ...]) -> int:
     cur = ctx.cursor()
     try:
-        sql = snapshot_sql(resolve(ctx.projection, table), ctx.locate)
-        row = cur.execute(f"SELECT count(*) FROM ({sql}) WHERE {_user_predicate(where)}").fetchone()
+        sql = _current_sql(ctx, table, partitions)
+        row = cur.execute(f"SELECT count(*) FROM ({sql}) AS {quote_ident(table.name)} "
+                          f"WHERE {_user_predicate(where)}").fetchone()
         return int(row[0]) if row else 0
     except duckdb.Error as exc:
         raise SqlFailure(*duck_error(exc)) from None
@@ -245,22 +276,25 @@ def update(ctx: Context, session: SessionState, s: st.Update) -> Done:
         if column.is_key:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not update key column '{column.name}'")
         assignments[column.unique_id] = value
-    return _rewrite_unique(ctx, table, s.where, assignments, delete_sign=False)
+    return _rewrite_unique(ctx, session, table, s.where, assignments, delete_sign=False)
 
 
-def _rewrite_unique(ctx: Context, table: TableState, where: exp.Expr | None,
-                    assignments: dict[int, exp.Expr] | None, *, delete_sign: bool) -> Done:
+def _rewrite_unique(ctx: Context, session: SessionState, table: TableState, where: exp.Expr | None,
+                    assignments: dict[int, exp.Expr] | None, *, delete_sign: bool,
+                    partitions: tuple[int, ...] = ()) -> Done:
     """Unique Key DELETE/UPDATE (merge-on-write style): the matching rows are written again, with a
     delete sign or with their new values, as one commit."""
     columns = list(table.schema_now.columns)
-    selected = []
-    for i, c in enumerate(columns):
-        value = (assignments or {}).get(c.unique_id)
-        selected.append(f"{value.sql(dialect='duckdb') if value is not None else quote_ident(c.name)} AS a{i}")
     cur = ctx.cursor()
     try:
-        sql = snapshot_sql(resolve(ctx.projection, table), ctx.locate)
-        source = f"SELECT {', '.join(selected)} FROM ({sql}) WHERE {_user_predicate(where)}"
+        selected = []
+        for i, c in enumerate(columns):
+            value = (assignments or {}).get(c.unique_id)
+            selected.append(f"{_bound_sql(ctx, session, value, cur) if value is not None else quote_ident(c.name)}"
+                            f" AS a{i}")
+        sql = _current_sql(ctx, table, partitions)
+        predicate = "true" if where is None else _bound_sql(ctx, session, where, cur)
+        source = f"SELECT {', '.join(selected)} FROM ({sql}) AS {quote_ident(table.name)} WHERE {predicate}"
         count = write_rows(ctx, cur, table, source, columns, delete_sign=delete_sign,
                            source="delete" if delete_sign else "update")
     finally:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pyarrow as pa
 
+from projections.state import TableState
 from query.context import Context, SessionState, SqlFailure
 from schemas.errors import ErrorCode
 
 
 def _ts(ms: int | None) -> datetime | None:
-    return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=timezone.utc).replace(tzinfo=None)
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC).replace(tzinfo=None)
 
 
 def _schemata(ctx: Context) -> pa.Table:
@@ -22,7 +23,7 @@ def _schemata(ctx: Context) -> pa.Table:
                      "DEFAULT_CHARACTER_SET_NAME": ["utf8mb4"] * len(names)})
 
 
-def _live_tables(ctx: Context) -> list[tuple[str, object]]:
+def _live_tables(ctx: Context) -> list[tuple[str, TableState]]:
     dbs = {d.db_id: d.name for d in ctx.projection.databases.values() if d.dropped_ts_ms is None}
     return [(dbs[t.db_id], t) for t in ctx.projection.tables.values()
             if t.dropped_ts_ms is None and t.db_id in dbs]
@@ -32,19 +33,22 @@ def _tables(ctx: Context) -> pa.Table:
     rows: dict[str, list[object]] = {k: [] for k in (
         "TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "TABLE_TYPE", "ENGINE", "TABLE_ROWS", "CREATE_TIME",
         "UPDATE_TIME", "TABLE_COMMENT")}
-    for db, table in _live_tables(ctx):
-        t = table  # type: ignore[assignment]
+    for db, t in _live_tables(ctx):
         rows["TABLE_CATALOG"].append("internal")
         rows["TABLE_SCHEMA"].append(db)
-        rows["TABLE_NAME"].append(t.name)  # type: ignore[attr-defined]
+        rows["TABLE_NAME"].append(t.name)
         rows["TABLE_TYPE"].append("BASE TABLE")
         rows["ENGINE"].append("Doris")
         rows["TABLE_ROWS"].append(sum(r.rowset.num_rows for r in ctx.projection.rowset_records(
-            t.table_id) if r.stale_ts_ms is None))  # type: ignore[attr-defined]
-        rows["CREATE_TIME"].append(_ts(t.created_ts_ms))  # type: ignore[attr-defined]
-        rows["UPDATE_TIME"].append(_ts(t.last_commit_ts_ms))  # type: ignore[attr-defined]
-        rows["TABLE_COMMENT"].append(t.comment)  # type: ignore[attr-defined]
+            t.table_id) if r.stale_ts_ms is None))
+        rows["CREATE_TIME"].append(_ts(t.created_ts_ms))
+        rows["UPDATE_TIME"].append(_ts(t.last_commit_ts_ms))
+        rows["TABLE_COMMENT"].append(t.comment)
     return pa.table(rows)
+
+
+# information_schema.columns' COLUMN_KEY of a key column, by keys model (as Doris shows it).
+_KEY_KIND = {"DUPLICATE": "DUP", "UNIQUE": "UNI", "AGGREGATE": "AGG"}
 
 
 def _columns(ctx: Context) -> pa.Table:
@@ -52,17 +56,17 @@ def _columns(ctx: Context) -> pa.Table:
         "TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "COLUMN_NAME", "ORDINAL_POSITION", "COLUMN_DEFAULT",
         "IS_NULLABLE", "DATA_TYPE", "COLUMN_TYPE", "COLUMN_KEY", "COLUMN_COMMENT")}
     for db, table in _live_tables(ctx):
-        for i, c in enumerate(table.schema_now.columns, start=1):  # type: ignore[attr-defined]
+        for i, c in enumerate(table.schema_now.columns, start=1):
             rows["TABLE_CATALOG"].append("internal")
             rows["TABLE_SCHEMA"].append(db)
-            rows["TABLE_NAME"].append(table.name)  # type: ignore[attr-defined]
+            rows["TABLE_NAME"].append(table.name)
             rows["COLUMN_NAME"].append(c.name)
             rows["ORDINAL_POSITION"].append(i)
             rows["COLUMN_DEFAULT"].append(c.default)
             rows["IS_NULLABLE"].append("YES" if c.nullable else "NO")
             rows["DATA_TYPE"].append(c.type.split("(")[0].lower())
             rows["COLUMN_TYPE"].append(c.type.lower())
-            rows["COLUMN_KEY"].append("UNI" if c.is_key else "")
+            rows["COLUMN_KEY"].append(_KEY_KIND[table.keys_model] if c.is_key else "")
             rows["COLUMN_COMMENT"].append(c.comment)
     return pa.table(rows)
 
@@ -74,8 +78,8 @@ def _rowsets(ctx: Context) -> pa.Table:
         "END_VERSION", "INDEX_DISK_SIZE", "DATA_DISK_SIZE", "CREATION_TIME", "NEWEST_WRITE_TIMESTAMP",
         "TABLE_SCHEMA", "TABLE_NAME", "PARTITION_NAME", "STATE", "TIER", "SCHEMA_VERSION", "STALE_TIME")}
     for db, table in _live_tables(ctx):
-        names = {p.partition_id: p.name for p in table.partitions.values()}  # type: ignore[attr-defined]
-        for record in ctx.projection.rowset_records(table.table_id):  # type: ignore[attr-defined]
+        names = {p.partition_id: p.name for p in table.partitions.values()}
+        for record in ctx.projection.rowset_records(table.table_id):
             r = record.rowset
             rows["BACKEND_ID"].append(0)
             rows["ROWSET_ID"].append(r.rowset_id)
@@ -90,7 +94,7 @@ def _rowsets(ctx: Context) -> pa.Table:
             rows["CREATION_TIME"].append(_ts(r.visible_ts_ms))
             rows["NEWEST_WRITE_TIMESTAMP"].append(_ts(r.visible_ts_ms))
             rows["TABLE_SCHEMA"].append(db)
-            rows["TABLE_NAME"].append(table.name)  # type: ignore[attr-defined]
+            rows["TABLE_NAME"].append(table.name)
             rows["PARTITION_NAME"].append(names.get(r.partition_id, ""))
             rows["STATE"].append("stale" if record.stale_ts_ms is not None else "visible")
             rows["TIER"].append(r.tier)
@@ -111,5 +115,9 @@ def table(ctx: Context, session: SessionState, name: str) -> pa.Table:
     builder = _TABLES.get(name.lower())
     if builder is None:
         raise SqlFailure(ErrorCode.NO_SUCH_TABLE, f"Table 'information_schema.{name}' doesn't exist; "
-                                                  f"available: {', '.join(sorted(_TABLES))}")
+                                                  f"available: {', '.join(names())}")
     return builder(ctx)
+
+
+def names() -> list[str]:
+    return sorted(_TABLES)

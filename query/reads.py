@@ -4,7 +4,7 @@ DuckDB runs the rewritten query."""
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import duckdb
@@ -26,7 +26,7 @@ _view_ids = itertools.count(1)
 def session_zone(session: SessionState) -> ZoneInfo | timezone:
     name = session.variables.get("time_zone", "UTC")
     if name.upper() in ("UTC", "SYSTEM", "+00:00"):
-        return timezone.utc
+        return UTC
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
@@ -66,7 +66,7 @@ def as_of_ms(ctx: Context, session: SessionState, table: TableState, as_of: AsOf
         return commit.ts_ms
     assert isinstance(as_of, AsOfTime)
     ts = parse_instant(as_of.ts, session)
-    now_ms = int(datetime.now(tz=timezone.utc).timestamp() * 1000)
+    now_ms = int(datetime.now(tz=UTC).timestamp() * 1000)
     if ts > now_ms:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"'{as_of.ts}' is in the future")
     if ts < table.created_ts_ms:
@@ -88,7 +88,7 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
     for ref in table_refs(expr):
         alias = ref.node.alias or ref.name
         view = f"__strata_{next(_view_ids)}"
-        if (ref.db or "").lower() == "information_schema":
+        if (ref.db or session.database or "").lower() == "information_schema":
             data: pa.Table = information_schema.table(ctx, session, ref.name)
             cur.register(view, data)
         else:

@@ -12,11 +12,15 @@ import asyncio
 import logging
 import re
 import time
+from decimal import Decimal
 from typing import Any
 
 from aiohttp import web
 from mysql_mimic import MysqlServer, Session
+from mysql_mimic.connection import Connection
 from mysql_mimic.errors import MysqlError
+from mysql_mimic.results import ResultColumn, ResultSet, infer_type
+from mysql_mimic.types import ColumnType
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 
 from query.context import Done, Rows, SessionState, SqlFailure
@@ -43,6 +47,18 @@ def _delegates(statement: st.Statement) -> bool:
     return isinstance(statement, _MIMIC) or (isinstance(statement, st.Query) and not table_refs(statement.expr))
 
 
+def _result_columns(result: Rows) -> list[ResultColumn]:
+    """Column types from each column's first non-NULL value. mysql-mimic would do it too, but it
+    keys columns by name (a result with two `v` columns fails) and sends DECIMAL as text."""
+    columns = []
+    for i, name in enumerate(result.columns):
+        value = next((row[i] for row in result.rows if row[i] is not None), None)
+        kind = (ColumnType.NULL if value is None else ColumnType.NEWDECIMAL if isinstance(value, Decimal)
+                else infer_type(value))
+        columns.append(ResultColumn(name=name, type=kind))
+    return columns
+
+
 class StrataSession(Session):
     def __init__(self, engine: Engine) -> None:
         super().__init__()
@@ -50,6 +66,26 @@ class StrataSession(Session):
         self.state = SessionState()
         self.variables.set("version", VERSION, force=True)
         self.variables.set("version_comment", "Strata (Doris SQL)", force=True)
+        # The count of the last statement answered with an OK; see `init`.
+        self._affected_rows = 0
+
+    async def init(self, connection: Connection) -> None:
+        """mysql-mimic builds the Connection itself and writes a statement's OK packet with
+        `connection.ok()`, which knows no count; so the session, which does know it, lends it to
+        that call. Explicit counts (`ok_or_eof(affected_rows=…)` after a result set) are kept."""
+        await super().init(connection)
+        # A database named in the handshake reaches only mimic's `self.database`; the engine must
+        # know it too. It is not checked here: the OK of the handshake is already sent, so an error
+        # now would only break the connection; an unknown one fails each statement that uses it.
+        self.state.database = self.database
+        plain_ok = connection.ok
+
+        def ok(**kwargs: Any) -> bytes:
+            if "affected_rows" not in kwargs:
+                kwargs["affected_rows"], self._affected_rows = self._affected_rows, 0
+            return plain_ok(**kwargs)
+
+        connection.ok = ok  # type: ignore[method-assign]
 
     async def use(self, database: str) -> None:
         await self._run(st.Use(db=database))
@@ -67,6 +103,7 @@ class StrataSession(Session):
             STATEMENTS.labels("parse", "unsupported").inc()
             raise MysqlError(_ANSI.sub("", str(exc)), ErrorCode.NOT_SUPPORTED_YET) from None  # type: ignore[arg-type]
         result: Any = None
+        self._affected_rows = 0
         for statement in statements:
             if _delegates(statement) and len(statements) == 1:
                 try:
@@ -97,11 +134,12 @@ class StrataSession(Session):
         finally:
             LATENCY.labels(kind).observe(time.perf_counter() - started)
         STATEMENTS.labels(kind, "ok").inc()
-        if isinstance(statement, st.Use):
-            self.database = self.state.database
+        # USE sets it, DROP DATABASE of the current one clears it; SELECT DATABASE() reads mimic's copy.
+        self.database = self.state.database
         if isinstance(result, Rows):
-            return result.rows, result.columns
+            return ResultSet(rows=result.rows, columns=_result_columns(result))
         assert isinstance(result, Done)
+        self._affected_rows = result.affected_rows
         return None
 
 

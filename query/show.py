@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import fnmatch
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from projections.state import TableState
+from query import information_schema
 from query.context import Context, Rows, SessionState
 from query.parser import statements as st
+from schemas.model import PartitionBound
 
 
 def _like(pattern: str | None, value: str) -> bool:
@@ -23,10 +25,15 @@ def show_databases(ctx: Context, session: SessionState, s: st.ShowDatabases) -> 
 
 
 def show_tables(ctx: Context, session: SessionState, s: st.ShowTables) -> Rows:
-    db_id, db_name = ctx.database_id(session, s.db)
-    names = [t.name for t in ctx.projection.tables_of(db_id) if _like(s.like, t.name)]
+    if (s.db or session.database or "").lower() == "information_schema":
+        db_name, all_names = "information_schema", information_schema.names()
+    else:
+        db_id, db_name = ctx.database_id(session, s.db)
+        all_names = [t.name for t in ctx.projection.tables_of(db_id)]
+    names = [n for n in all_names if _like(s.like, n)]
     if s.full:
-        return Rows([f"Tables_in_{db_name}", "Table_type"], [(n, "BASE TABLE") for n in names])
+        kind = "SYSTEM VIEW" if db_name == "information_schema" else "BASE TABLE"
+        return Rows([f"Tables_in_{db_name}", "Table_type"], [(n, kind) for n in names])
     return Rows([f"Tables_in_{db_name}"], [(n,) for n in names])
 
 
@@ -44,9 +51,25 @@ def describe(ctx: Context, session: SessionState, s: st.Describe) -> Rows:
     return Rows(["Field", "Type", "Null", "Key", "Default", "Extra"], rows)
 
 
-def _bound_text(values: tuple[str, ...] | None, fallback: str) -> str:
-    if values is None:
-        return f'("{fallback}")'
+# The least value of each type, which Doris prints for a range's open lower end (`LESS THAN`
+# partitions); strings range from ''. Printing a marker instead would not parse back as a bound.
+_TYPE_MIN = {"TINYINT": "-128", "SMALLINT": "-32768", "INT": "-2147483648", "BIGINT": "-9223372036854775808",
+             "LARGEINT": "-170141183460469231731687303715884105728", "DATE": "0000-01-01",
+             "DATETIME": "0000-01-01 00:00:00"}
+# Doris 2.x names of the types in SHOW PARTITIONS' key ranges.
+_DORIS_V2 = {"DATE": "DATEV2", "DATETIME": "DATETIMEV2", "DECIMAL": "DECIMALV3"}
+
+
+def _base_type(table: TableState, column: str) -> str:
+    found = table.schema_now.column(column)
+    return found.type.split("(")[0].upper() if found is not None else "VARCHAR"
+
+
+def _lowest(table: TableState) -> tuple[str, ...]:
+    return tuple(_TYPE_MIN.get(_base_type(table, c), "") for c in table.partition_columns)
+
+
+def _bound_text(values: tuple[str, ...]) -> str:
     return "(" + ", ".join(f'"{v}"' for v in values) + ")"
 
 
@@ -74,11 +97,11 @@ def create_table_text(table: TableState) -> str:
         for p in sorted(table.live_partitions(), key=lambda p: p.partition_id):
             b = p.partition.bound
             if table.partition_kind == "LIST":
-                values = ", ".join(_bound_text(v, "") for v in b.values)
+                values = ", ".join(_bound_text(v) for v in b.values)
                 defs.append(f"PARTITION {p.name} VALUES IN ({values})")
             else:
-                lower = _bound_text(b.lower, "-∞") if b.lower is not None else '("MINVALUE")'
-                upper = _bound_text(b.upper, "") if b.upper is not None else '("MAXVALUE")'
+                lower = _bound_text(b.lower if b.lower is not None else _lowest(table))
+                upper = _bound_text(b.upper) if b.upper is not None else "(MAXVALUE)"
                 defs.append(f"PARTITION {p.name} VALUES [{lower}, {upper})")
         text += f"PARTITION BY {table.partition_kind}({cols})\n(" + ",\n".join(defs) + ")\n"
     d = table.distribution
@@ -96,6 +119,22 @@ def show_create_table(ctx: Context, session: SessionState, s: st.ShowCreateTable
     return Rows(["Table", "Create Table"], [(table.name, create_table_text(table))])
 
 
+def _key_range(table: TableState, bound: PartitionBound) -> str:
+    """SHOW PARTITIONS' `Range` in Doris' form: `[types: [INT]; keys: [10]; ..types: [INT]; keys: [20]; )`."""
+    if table.partition_kind == "UNPARTITIONED":
+        return ""
+    types = ", ".join(_DORIS_V2.get(t, t) for t in (_base_type(table, c) for c in table.partition_columns))
+
+    def key(values: tuple[str, ...]) -> str:
+        return f"types: [{types}]; keys: [{', '.join(values)}]; "
+
+    if table.partition_kind == "LIST":
+        return "[" + ", ".join(key(v) for v in bound.values) + "]"
+    lower = bound.lower if bound.lower is not None else _lowest(table)
+    upper = bound.upper if bound.upper is not None else ("MAXVALUE",) * len(table.partition_columns)
+    return f"[{key(lower)}..{key(upper)})"
+
+
 def show_partitions(ctx: Context, session: SessionState, s: st.ShowPartitions) -> Rows:
     table = ctx.table(session, s.table)
     rows = []
@@ -104,13 +143,12 @@ def show_partitions(ctx: Context, session: SessionState, s: st.ShowPartitions) -
         mine = [r for r in records if r.rowset.partition_id == p.partition_id and r.stale_ts_ms is None]
         size = sum(r.rowset.size_bytes for r in mine)
         tiers = ",".join(sorted({r.rowset.tier for r in mine})) or p.partition.properties.get("storage_medium", "ssd")
-        b = p.partition.bound
-        key_range = (str(b.values) if b.values else f"[{b.lower}, {b.upper})") if table.partition_kind != \
-            "UNPARTITIONED" else ""
-        changed = datetime.fromtimestamp(table.last_commit_ts_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        key_range = _key_range(table, p.partition.bound)
+        changed = datetime.fromtimestamp(table.last_commit_ts_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
         rows.append((p.partition_id, p.name, p.version, changed, "NORMAL", ", ".join(table.partition_columns),
                      key_range, ", ".join(table.distribution.columns), p.partition.buckets, 1,
-                     p.partition.properties.get("storage_medium", table.properties.get("storage_medium", "SSD")).upper(),
+                     p.partition.properties.get("storage_medium",
+                                                table.properties.get("storage_medium", "SSD")).upper(),
                      p.partition.properties.get("storage_policy", table.properties.get("storage_policy", "")),
                      f"{size} B", tiers, sum(r.rowset.num_rows for r in mine)))
     return Rows(["PartitionId", "PartitionName", "VisibleVersion", "VisibleVersionTime", "State", "PartitionKey",

@@ -101,15 +101,20 @@ def build_partitions(spec: st.PartitionSpec | None, table_name: str, buckets: in
     for p in spec.partitions:
         partitions.append(partition_from_def(p, buckets, previous_upper))
         if p.kind == "LESS_THAN":
-            previous_upper = p.values[0] if p.values else None
+            previous_upper = _upper(p.values[0] if p.values else None)
     return spec.kind, tuple(c.lower() for c in spec.columns), tuple(partitions)
+
+
+def _upper(values: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """An upper bound of only MAXVALUE (`LESS THAN (MAXVALUE)`, `[(…), (MAXVALUE))`) is no bound."""
+    return None if values is None or all(v == "MAXVALUE" for v in values) else values
 
 
 def partition_from_def(p: st.PartitionDef, buckets: int, lower: tuple[str, ...] | None) -> NewPartition:
     if p.kind == "LESS_THAN":
-        bound = PartitionBound(lower=lower, upper=p.values[0] if p.values else None)
+        bound = PartitionBound(lower=lower, upper=_upper(p.values[0] if p.values else None))
     elif p.kind == "FIXED_RANGE":
-        bound = PartitionBound(lower=p.values[0], upper=p.values[1])
+        bound = PartitionBound(lower=p.values[0], upper=_upper(p.values[1]))
     else:
         bound = PartitionBound(values=p.values)
     props = {k: v for k, v in p.properties.items()}

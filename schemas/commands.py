@@ -140,6 +140,14 @@ class CommitDelete(Command):
 
 
 @register
+class RestoreTable(Command):
+    TYPE: ClassVar[str] = "RestoreTable"
+    table_id: int
+    target_ts_ms: int
+    description: str = ""
+
+
+@register
 class CommitCompaction(Command):
     TYPE: ClassVar[str] = "CommitCompaction"
     table_id: int
@@ -150,6 +158,8 @@ class CommitCompaction(Command):
     output: NewRowset
     start_version: int
     end_version: int
+    # Columns the merged file holds (every column any input held, dropped ones included).
+    column_ids: tuple[int, ...] | None = None
 
 
 @register

@@ -77,6 +77,17 @@ class Settings(BaseSettings):
     # How long a statement waits for its command's outcome on strata.events before it fails.
     command_timeout_s: float = Field(default=30.0, gt=0)
 
+    # Background agents of the worker.
+    compaction_interval_s: float = Field(default=2.0, gt=0)
+    recycle_interval_s: float = Field(default=5.0, gt=0)
+    # A stale rowset outlives its last possible reader by this long before its file is deleted;
+    # also how old an unreferenced file must be before it counts as an orphan (it must exceed
+    # command_timeout_s, the longest a written file can wait for its commit).
+    recycle_grace_s: float = Field(default=120.0, ge=0)
+    # Seconds in one day of `time_travel_retention_days`. Only tests shorten it, to watch
+    # retention pass.
+    time_travel_day_s: float = Field(default=86400.0, gt=0)
+
     @field_validator("kafka_port", "kafka_controller_port", "minio_port", "minio_console_port",
                      "sql_port", "http_port", "worker_port")
     @classmethod

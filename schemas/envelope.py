@@ -22,7 +22,7 @@ from schemas import commands as _commands  # noqa: F401
 from schemas import events as _events  # noqa: F401
 from schemas.commands import Command
 from schemas.events import Event
-from schemas.registry import Payload, kinds
+from schemas.registry import Payload, lookup
 
 
 class DecodeError(ValueError):
@@ -97,7 +97,7 @@ def _decode(raw: bytes | str | None, family: str) -> tuple[dict[str, Any], Paylo
     if not isinstance(body, dict):
         raise DecodeError("record is not a JSON object")
     type_name = body.get("type")
-    cls = kinds(family).get(type_name) if isinstance(type_name, str) else None
+    cls = lookup(family, type_name) if isinstance(type_name, str) else None
     if cls is None:
         raise UnknownType(f"unknown {family} type {type_name!r}")
     version = body.get("schema_version")

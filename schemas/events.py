@@ -142,6 +142,23 @@ class DeleteCommitted(Event):
 
 
 @register
+class TableRestored(Event):
+    """RESTORE TABLE … TO TIME AS OF: a new commit whose content is the table's content at an
+    earlier instant, made without copying a file. For each partition, versions in
+    (restored_versions[p], partition_versions[p]] are masked from every later read."""
+
+    TYPE: ClassVar[str] = "TableRestored"
+    table_id: int
+    commit_number: int
+    target_ts_ms: int
+    restored_versions: dict[int, int]
+    partition_versions: dict[int, int]
+    # The schema in force at the target instant, when it differs from today's.
+    table_schema: TableSchema | None = None
+    description: str = ""
+
+
+@register
 class CompactionCommitted(Event):
     TYPE: ClassVar[str] = "CompactionCommitted"
     table_id: int

@@ -95,3 +95,7 @@ class Rowset(NewRowset):
     end_version: int
     # Commit time at which the rowset became visible.
     visible_ts_ms: int
+    # Unique ids of the columns the file holds, when that is not simply its schema version's
+    # columns: a compacted file keeps every column any input had, so a read at an instant
+    # before a DROP COLUMN still finds the dropped column's values.
+    column_ids: tuple[int, ...] | None = None

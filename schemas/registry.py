@@ -34,3 +34,8 @@ def register(cls: type[Payload]) -> type[Payload]:
 
 def kinds(family: str) -> dict[str, type[Payload]]:
     return dict(_registries.get(family, {}))
+
+
+def lookup(family: str, type_name: str) -> type[Payload] | None:
+    """The class registered for `type_name` (no copy: this is on every decode's path)."""
+    return _registries.get(family, {}).get(type_name)

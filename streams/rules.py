@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from projections.projection import Projection
+from projections.snapshot import cover_tablet
 from projections.state import TableState
 from schemas import commands as cmd
 from schemas import events as ev
@@ -72,6 +73,9 @@ class Rules:
             cmd.ModifyPartitions: self.modify_partitions,
             cmd.CommitRowsets: self.commit_rowsets,
             cmd.CommitDelete: self.commit_delete,
+            cmd.CommitCompaction: self.commit_compaction,
+            cmd.RecycleRowsets: self.recycle_rowsets,
+            cmd.RestoreTable: self.restore_table,
             cmd.CreateResource: self.create_resource,
             cmd.AlterResource: self.alter_resource,
             cmd.DropResource: self.drop_resource,
@@ -221,6 +225,59 @@ class Rules:
                                    partition_versions=versions, predicate=c.predicate, kind=c.kind,
                                    description=c.description)
         return Decision(event, c.table_id)
+
+    def commit_compaction(self, c: cmd.CommitCompaction, ts: int) -> Decision:
+        table = _live_table(self.state, c.table_id)
+        partition = table.partitions.get(c.partition_id)
+        if partition is None or partition.dropped_ts_ms is not None:
+            raise Rejected(ErrorCode.UNKNOWN_PARTITION, f"partition id {c.partition_id} was dropped")
+        live = cover_tablet(self.state, c.table_id, partition, c.bucket, partition.version)
+        ids = [r.rowset_id for r in live]
+        if not c.input_rowset_ids or c.input_rowset_ids[0] not in ids:
+            raise Rejected(ErrorCode.CONFLICT, "compaction inputs are no longer the tablet's live rowsets")
+        first = ids.index(c.input_rowset_ids[0])
+        run = live[first:first + len(c.input_rowset_ids)]
+        if [r.rowset_id for r in run] != list(c.input_rowset_ids):
+            raise Rejected(ErrorCode.CONFLICT, "compaction inputs are not a contiguous run of the tablet's live "
+                                               "rowsets (a concurrent compaction or restore?)")
+        if (run[0].start_version, run[-1].end_version) != (c.start_version, c.end_version):
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, "compaction version range does not match its inputs")
+        output = Rowset(**c.output.model_dump(), start_version=c.start_version, end_version=c.end_version,
+                        visible_ts_ms=ts, column_ids=c.column_ids)
+        return Decision(ev.CompactionCommitted(table_id=c.table_id, partition_id=c.partition_id, bucket=c.bucket,
+                                               kind=c.kind, input_rowset_ids=c.input_rowset_ids, output=output),
+                        c.table_id)
+
+    def recycle_rowsets(self, c: cmd.RecycleRowsets, ts: int) -> Decision:
+        if c.table_id not in self.state.tables:
+            raise Rejected(ErrorCode.NO_SUCH_TABLE, f"table id {c.table_id} does not exist")
+        for rowset_id in c.rowset_ids:
+            record = self.state.rowset_record(rowset_id)
+            if record is None:
+                raise Rejected(ErrorCode.CONFLICT, f"rowset {rowset_id} is already recycled")
+            if record.stale_ts_ms is None:
+                raise Rejected(ErrorCode.CONFLICT, f"rowset {rowset_id} is live (restored?); it cannot be recycled")
+        return Decision(ev.RowsetsRecycled(table_id=c.table_id, rowset_ids=c.rowset_ids,
+                                           horizon_ts_ms=c.horizon_ts_ms), c.table_id)
+
+    def restore_table(self, c: cmd.RestoreTable, ts: int) -> Decision:
+        table = _live_table(self.state, c.table_id)
+        if table.time_travel_since_ts_ms is None or c.target_ts_ms < table.time_travel_since_ts_ms:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"no history of '{table.name}' is kept at that instant")
+        restored, versions = {}, {}
+        for partition in table.live_partitions():
+            created_before = partition.created_ts_ms <= c.target_ts_ms
+            restored[partition.partition_id] = (
+                self.state.version_at(c.table_id, partition.partition_id, c.target_ts_ms) if created_before else 0)
+            versions[partition.partition_id] = partition.version + 1
+        schema_then = table.schema_at(c.target_ts_ms)
+        schema = None
+        if schema_then is not None and schema_then.columns != table.schema_now.columns:
+            schema = TableSchema(schema_version=table.schema_now.schema_version + 1, columns=schema_then.columns)
+        return Decision(ev.TableRestored(table_id=c.table_id, commit_number=table.commit_number + 1,
+                                         target_ts_ms=c.target_ts_ms, restored_versions=restored,
+                                         partition_versions=versions, table_schema=schema,
+                                         description=c.description), c.table_id)
 
     # -- resources and policies ------------------------------------------------------------------------
     def _named_absent(self, kind: str, name: str, label: str) -> None:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+import time
 from typing import Any
 
 import faust
 from prometheus_client import CONTENT_TYPE_LATEST, Gauge, generate_latest
 
 from schemas.config import settings
+from streams.agents import Agents
 from streams.sequencer import Sequencer
 
 log = logging.getLogger("strata.worker")
@@ -37,12 +39,16 @@ app = faust.App(
 )
 
 sequencer = Sequencer(config, config.state_dir / "sequencer")
+agents = Agents(config)
 _sequencer_thread: threading.Thread | None = None
 
 SEQUENCER_UP = Gauge("strata_sequencer_up", "1 when the sequencer is running")
 COMMANDS_APPLIED = Gauge("strata_sequencer_commands_applied", "commands turned into events")
 COMMANDS_REJECTED = Gauge("strata_sequencer_commands_rejected", "commands answered with CommandRejected")
 BAD_COMMANDS = Gauge("strata_sequencer_bad_commands", "undecodable command records skipped")
+COMPACTIONS = Gauge("strata_compactions", "compactions committed by the compaction agent")
+RECYCLED = Gauge("strata_recycled_rowsets", "stale rowsets recycled")
+ORPHANS = Gauge("strata_orphan_files_removed", "unreferenced rowset files removed")
 
 
 def _start_sequencer() -> None:
@@ -54,10 +60,24 @@ def _start_sequencer() -> None:
     atexit.register(sequencer.stop)
 
 
+def _start_agents() -> None:
+    """The agents need the sequencer's answers, so they start once it is up, in a thread of their own."""
+
+    def run() -> None:
+        while not sequencer.healthy:
+            time.sleep(0.1)
+        agents.start()
+        atexit.register(agents.stop)
+
+    threading.Thread(target=run, name="agents-start", daemon=True).start()
+
+
 @app.page("/health")
 async def health(web: Any, request: Any) -> Any:
-    up = sequencer.healthy and _sequencer_thread is not None and _sequencer_thread.is_alive()
-    return web.json({"status": "ok" if up else "starting", "sequencer": up}, status=200 if up else 503)
+    seq_up = sequencer.healthy and _sequencer_thread is not None and _sequencer_thread.is_alive()
+    up = seq_up and agents.healthy()
+    return web.json({"status": "ok" if up else "starting", "sequencer": seq_up, "agents": agents.healthy()},
+                    status=200 if up else 503)
 
 
 @app.page("/metrics")
@@ -66,6 +86,10 @@ async def metrics(web: Any, request: Any) -> Any:
     COMMANDS_APPLIED.set(sequencer.commands_applied)
     COMMANDS_REJECTED.set(sequencer.commands_rejected)
     BAD_COMMANDS.set(sequencer.bad_commands)
+    if agents.started:
+        COMPACTIONS.set(agents.compaction.compactions)
+        RECYCLED.set(agents.recycler.recycled_rowsets)
+        ORPHANS.set(agents.recycler.removed_orphans)
     return web.bytes(generate_latest(), content_type=CONTENT_TYPE_LATEST.split(";")[0])
 
 
@@ -73,6 +97,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config.state_dir.mkdir(parents=True, exist_ok=True)
     _start_sequencer()
+    _start_agents()
     app.main()
 
 

@@ -78,10 +78,30 @@ def test_a_refold_gives_the_same_bytes_and_survives_reopening(tmp_path: Path) ->
     assert reopened.tables[1].commit_number == 5
 
 
-def test_pending_writes_are_invisible_to_scans_until_flushed(tmp_path: Path) -> None:
-    projection = _fold(tmp_path / "p", _events()[:2])
-    extra = _events()[2]
-    projection.apply(extra, TOPIC, 0, 2)
-    assert list(projection.rowset_records(1)) == []
-    projection.flush()
+def test_a_fold_reads_its_own_pending_writes_and_only_flush_persists_them(tmp_path: Path) -> None:
+    projection = _fold(tmp_path / "p", _events()[:3])
+    projection.apply(_events()[3], TOPIC, 0, 3)
+    assert [r.rowset.rowset_id for r in projection.rowset_records(1)] == ["r1", "r2"]
+    assert projection.version_at(1, 1, 10**12) == 2
+    projection.store.discard()
     assert [r.rowset.rowset_id for r in projection.rowset_records(1)] == ["r1"]
+    assert projection.version_at(1, 1, 10**12) == 1
+
+
+def test_overlay_merges_puts_and_deletes_in_key_order(tmp_path: Path) -> None:
+    from projections.store import ProjectionStore
+
+    store = ProjectionStore(tmp_path / "s")
+    for key in (b"a/1", b"a/3", b"a/5"):
+        store.put(key, key)
+    store.commit({})
+    store.put(b"a/2", b"new")
+    store.delete(b"a/3")
+    store.put(b"a/5", b"changed")
+    store.put(b"a/9", b"last")
+    assert list(store.scan(b"a/")) == [(b"a/1", b"a/1"), (b"a/2", b"new"), (b"a/5", b"changed"), (b"a/9", b"last")]
+    assert store.seek_for_prev(b"a/4", b"a/") == (b"a/2", b"new")
+    assert store.seek_for_prev(b"a/3", b"a/") == (b"a/2", b"new")
+    store.delete(b"a/2")
+    assert store.seek_for_prev(b"a/4", b"a/") == (b"a/1", b"a/1")
+    assert store.seek_for_prev(b"a/0", b"a/") is None

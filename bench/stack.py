@@ -1,0 +1,198 @@
+"""The benchmarks' own throw-away stack: STRATA_HOME=var/bench, every port shifted by +30000.
+
+Never the dev stack (9xxx), the test stack (`infra/test`, 19xxx) nor anyone else's (29xxx).
+
+    with bench_stack(args) as s:      # starts the stack unless it already runs; stops it after
+        conn = sql_connect(s)         # (unless --keep-stack, or it was already running)
+        ...
+    emit({...})                       # the one JSON object on stdout
+
+Progress goes to stderr (`log`), so stdout carries only the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from schemas.config import REPO_ROOT, Settings, load_settings
+
+PORT_SHIFT = 30000
+BENCH_HOME = REPO_ROOT / "var" / "bench"
+_PORTS = {
+    "STRATA_KAFKA_PORT": 9092, "STRATA_KAFKA_CONTROLLER_PORT": 9093, "STRATA_MINIO_PORT": 9000,
+    "STRATA_MINIO_CONSOLE_PORT": 9001, "STRATA_SQL_PORT": 9030, "STRATA_HTTP_PORT": 8030,
+    "STRATA_WORKER_PORT": 6066,
+}
+BENCH_ENV: dict[str, str] = {"STRATA_HOME": str(BENCH_HOME),
+                             **{k: str(v + PORT_SHIFT) for k, v in _PORTS.items()}}
+COMPONENTS = ("kafka", "minio", "worker", "sql")
+
+
+def log(*parts: object) -> None:
+    print(*parts, file=sys.stderr, flush=True)
+
+
+def apply_env() -> Settings:
+    """Points this process (and `schemas.config.settings()`) at the bench stack."""
+    os.environ.update(BENCH_ENV)
+    os.environ.pop("STRATA_CONFIG", None)
+    from schemas.config import settings
+
+    settings.cache_clear()
+    s = load_settings()
+    assert s.sql_port == 39030 and s.home == BENCH_HOME, "bench env not applied"
+    return s
+
+
+def add_stack_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--keep-stack", action="store_true",
+                        help="leave the bench stack running afterwards (next runs start faster)")
+
+
+def _seed_opt(s: Settings) -> None:
+    """Hard-links the dev stack's installed Kafka jars / MinIO binary into var/bench/opt when the
+    bench home lacks them, so a first run does not rebuild MinIO with `go install`."""
+    from infra.layout import Layout
+
+    src = Layout(Settings(home=REPO_ROOT / "var")).opt_dir
+    dst = Layout(s).opt_dir
+    for name in (f"kafka-{s.kafka_version}", f"minio-{s.minio_version}"):
+        if (src / name).is_dir() and not (dst / name).exists():
+            dst.mkdir(parents=True, exist_ok=True)
+            try:
+                shutil.copytree(src / name, dst / name, copy_function=os.link)
+            except OSError:
+                shutil.rmtree(dst / name, ignore_errors=True)
+                shutil.copytree(src / name, dst / name)
+            log(f"bench: seeded {dst / name} from {src / name}")
+
+
+def _unhealthy(s: Settings) -> list[str]:
+    from infra.health import probe
+
+    return [f"{n}: {r}" for n in COMPONENTS if (r := probe(n, s))]
+
+
+def _infra(cmd: str, *args: str) -> None:
+    env = dict(os.environ, **BENCH_ENV)
+    proc = subprocess.run([str(REPO_ROOT / "infra" / cmd), *args], cwd=REPO_ROOT, env=env,
+                          stdout=sys.stderr, stderr=sys.stderr)
+    if proc.returncode != 0:
+        raise SystemExit(f"bench: infra/{cmd} {' '.join(args)} failed ({proc.returncode})")
+
+
+@contextlib.contextmanager
+def bench_stack(keep: bool = False) -> Iterator[Settings]:
+    """The bench stack's settings, the stack healthy; stopped at exit if this call started it."""
+    s = apply_env()
+    started = False
+    if _unhealthy(s):
+        _seed_opt(s)
+        log(f"bench: starting the bench stack (STRATA_HOME={s.home}, SQL {s.sql_port}) …")
+        t0 = time.monotonic()
+        _infra("up", "--detach")
+        started = True
+        log(f"bench: stack up in {time.monotonic() - t0:.1f} s")
+        problems = _unhealthy(s)
+        if problems:
+            raise SystemExit("bench: stack not healthy after infra/up: " + "; ".join(problems))
+    else:
+        log("bench: bench stack already running; leaving it up afterwards")
+    try:
+        yield s
+    finally:
+        if started and not keep:
+            log("bench: stopping the bench stack (pass --keep-stack to keep it)")
+            _infra("down")
+
+
+# ------------------------------------------------------------------ SQL helpers
+
+
+def sql_connect(s: Settings, db: str | None = None, *, autocommit: bool = True) -> Any:
+    import pymysql
+
+    conn = pymysql.connect(host=s.sql_host, port=s.sql_port, user="root", password="",
+                           autocommit=autocommit, read_timeout=3600, write_timeout=3600)
+    if db:
+        # Not `connect(database=db)`: the server ignores the handshake's database (mysql-mimic sets
+        # its own Session.database; StrataSession keeps SessionState.database) → "No database selected".
+        with conn.cursor() as cur:
+            cur.execute(f"USE {db}")
+    return conn
+
+
+def fresh_database(s: Settings, prefix: str) -> str:
+    """A new, uniquely named database (benchmarks never share tables across runs)."""
+    name = f"{prefix}_{time.strftime('%H%M%S')}_{uuid.uuid4().hex[:6]}"
+    conn = sql_connect(s)
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE {name}")
+    conn.close()
+    return name
+
+
+def create_table_sql(name: str, model: str, buckets: int = 1) -> str:
+    """`(k BIGINT, v BIGINT)` in the given keys model ('DUPLICATE', 'UNIQUE', 'AGGREGATE')."""
+    value = "v BIGINT SUM" if model == "AGGREGATE" else "v BIGINT"
+    return (f"CREATE TABLE {name} (k BIGINT, {value}) ENGINE=OLAP {model} KEY(k) "
+            f"DISTRIBUTED BY HASH(k) BUCKETS {buckets} PROPERTIES (\"replication_num\" = \"1\")")
+
+
+# ------------------------------------------------------------------ results
+
+
+def machine() -> dict[str, Any]:
+    return {"nproc": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+            "note": "shared machine: another engineer's infra/test stack may run concurrently"}
+
+
+def percentiles_ms(samples_s: Sequence[float]) -> dict[str, float]:
+    ms = sorted(x * 1000 for x in samples_s)
+
+    def pct(p: float) -> float:
+        idx = min(len(ms) - 1, max(0, round(p / 100 * (len(ms) - 1))))
+        return round(ms[idx], 3)
+
+    return {"p50_ms": pct(50), "p99_ms": pct(99), "mean_ms": round(statistics.fmean(ms), 3),
+            "min_ms": round(ms[0], 3), "max_ms": round(ms[-1], 3), "n": len(ms)}
+
+
+def emit(result: dict[str, Any]) -> None:
+    print(json.dumps(result, default=str), flush=True)
+
+
+def sql_projection_path(s: Settings) -> Path:
+    """The SQL server's projection replica (RocksDB; a read-only open works while it runs)."""
+    return s.state_dir / f"sql-{s.sql_port}"
+
+
+def table_rowset_files(s: Settings, db: str, table: str) -> list[str]:
+    """Absolute paths of a table's live rowset files, read from the SQL server's projection."""
+    from projections.projection import Projection
+    from storage.tiers import LocalTiers
+
+    tiers = LocalTiers({"ssd": s.ssd_dir, "hdd": s.hdd_dir})
+    projection = Projection(sql_projection_path(s), read_only=True)
+    try:
+        database = projection.database_by_name(db)
+        assert database is not None, f"no database {db} in the projection"
+        found = projection.table_by_name(database.db_id, table)
+        assert found is not None, f"no table {db}.{table} in the projection"
+        return [str(tiers.locate(r.rowset.tier, r.rowset.path))
+                for r in projection.rowset_records(found.table_id) if r.stale_ts_ms is None]
+    finally:
+        projection.close()

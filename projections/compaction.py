@@ -1,0 +1,125 @@
+"""Compaction of one tablet: choose the run of live rowsets, merge them (storage), propose the commit.
+
+Shared by the automatic compaction agent (streams) and `ADMIN COMPACT TABLE` (query); it sits
+here because it needs both the projection (what is live) and storage (merging files), the two
+layers both callers may import.
+
+Cumulative compaction merges every live rowset above the base rowset; base compaction merges
+the whole cover of the tablet into one rowset starting at version 1. With time travel on, the
+inputs become stale (kept for reads at earlier instants) rather than deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import duckdb
+
+from projections.projection import Projection
+from projections.proposer import CommandFailed, Proposer
+from projections.snapshot import cover_tablet, visible_deletes
+from projections.state import PartitionState, TableState
+from schemas import commands as cmd
+from schemas.events import CompactionCommitted
+from schemas.model import Column, NewRowset, Rowset
+from storage.compaction import compact_files
+from storage.rowset_sql import DeleteRule, MergeSpec, RowsetFile
+from storage.tiers import LocalTiers
+
+Kind = Literal["cumulative", "base"]
+# A tablet whose cover has this many rowsets or more is due for an automatic cumulative compaction.
+CUMULATIVE_TRIGGER = 5
+# … and for a base compaction once this many rowsets sit above its base.
+BASE_TRIGGER = 20
+
+
+def column_ids_of(table: TableState, rowset: Rowset) -> frozenset[int]:
+    if rowset.column_ids is not None:
+        return frozenset(rowset.column_ids)
+    for entry in table.schemas:
+        if entry.table_schema.schema_version == rowset.schema_version:
+            return frozenset(c.unique_id for c in entry.table_schema.columns)
+    return frozenset(c.unique_id for c in table.schema_now.columns)
+
+
+def column_definitions(table: TableState) -> dict[int, Column]:
+    """Every column the table ever had, by unique id, as last defined."""
+    defined: dict[int, Column] = {}
+    for entry in table.schemas:
+        defined.update({c.unique_id: c for c in entry.table_schema.columns})
+    return defined
+
+
+def rowset_file(table: TableState, rowset: Rowset, locate: Callable[[Rowset], str]) -> RowsetFile:
+    return RowsetFile(location=locate(rowset), partition_id=rowset.partition_id, start_version=rowset.start_version,
+                      end_version=rowset.end_version, column_ids=column_ids_of(table, rowset))
+
+
+def delete_rules(partition: PartitionState, projection: Projection, table: TableState) -> list[DeleteRule]:
+    return [DeleteRule(d.partition_id, d.version, d.predicate)
+            for d in visible_deletes(projection, table.table_id, partition, partition.version)]
+
+
+def plan(projection: Projection, table: TableState, partition: PartitionState, bucket: int,
+         kind: Kind) -> list[Rowset]:
+    """The live rowsets a compaction of `kind` would merge (empty: nothing worth doing)."""
+    live = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
+    run = live if kind == "base" else live[1:] if live and live[0].start_version == 1 else live
+    return run if len(run) >= 2 else []
+
+
+def due(projection: Projection, table: TableState, partition: PartitionState, bucket: int) -> Kind | None:
+    """Which automatic compaction the tablet needs now, scored by its number of live rowsets."""
+    live = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
+    if len(live) > BASE_TRIGGER:
+        return "base"
+    return "cumulative" if len(live) >= CUMULATIVE_TRIGGER else None
+
+
+@dataclass
+class Compactor:
+    projection: Projection
+    proposer: Proposer
+    tiers: LocalTiers
+
+    def locate(self, rowset: Rowset) -> str:
+        return str(self.tiers.locate(rowset.tier, rowset.path))
+
+    def compact(self, cursor: duckdb.DuckDBPyConnection, table: TableState, partition: PartitionState,
+                bucket: int, kind: Kind) -> CompactionCommitted | None:
+        """Merges the planned run and proposes it; None when there was nothing to merge.
+
+        Raises `CommandFailed` when the sequencer finds the inputs changed meanwhile."""
+        with self.projection.lock:
+            inputs = plan(self.projection, table, partition, bucket, kind)
+            deletes = delete_rules(partition, self.projection, table)
+        if not inputs:
+            return None
+        files = [rowset_file(table, r, self.locate) for r in inputs]
+        defined = column_definitions(table)
+        wanted = set().union(*(f.column_ids for f in files))
+        current = [c for c in table.schema_now.columns if c.unique_id in wanted]
+        dropped = [defined[i] for i in sorted(wanted - {c.unique_id for c in current}) if i in defined]
+        spec = MergeSpec(keys_model=table.keys_model, columns=(*current, *dropped),
+                         delete_sign=table.keys_model == "UNIQUE")
+        tier = inputs[0].tier
+        merged = compact_files(cursor, self.tiers.root(tier), table.table_id, partition.partition_id, bucket, spec,
+                               files, deletes, base=kind == "base" and inputs[0].start_version == 1)
+        output = NewRowset(rowset_id=merged.written.rowset_id, partition_id=partition.partition_id, bucket=bucket,
+                           num_rows=merged.written.num_rows, size_bytes=merged.written.size_bytes,
+                           path=merged.written.path, tier=tier, schema_version=table.schema_now.schema_version,
+                           checksum=merged.written.checksum)
+        try:
+            event = self.proposer.propose(cmd.CommitCompaction(
+                table_id=table.table_id, partition_id=partition.partition_id, bucket=bucket, kind=kind,
+                input_rowset_ids=tuple(r.rowset_id for r in inputs), output=output,
+                start_version=merged.start_version, end_version=merged.end_version,
+                column_ids=merged.column_ids), table_id=table.table_id).payload
+        except CommandFailed:
+            # Refused (the inputs changed meanwhile): the file was never named by the log.
+            self.tiers.locate(tier, output.path).unlink(missing_ok=True)
+            raise
+        assert isinstance(event, CompactionCommitted)
+        return event

@@ -1,0 +1,40 @@
+"""Merging a run of a tablet's rowsets into one file (the data half of a compaction).
+
+Which rowsets to merge, and committing the result, belong to the callers (the compaction agent
+and ADMIN COMPACT); this writes the merged file durably and says what it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from storage.rowset_sql import DeleteRule, MergeSpec, RowsetFile, compacted_rows_sql
+from storage.rowset_writer import WrittenFile, write_rowset
+
+
+@dataclass(frozen=True)
+class CompactedFile:
+    written: WrittenFile
+    column_ids: tuple[int, ...]
+    start_version: int
+    end_version: int
+
+
+def compact_files(cursor: duckdb.DuckDBPyConnection, root: Path, table_id: int, partition_id: int, bucket: int,
+                  spec: MergeSpec, inputs: Sequence[RowsetFile], deletes: Sequence[DeleteRule], *,
+                  base: bool) -> CompactedFile:
+    """Writes the merge of `inputs` (a contiguous run, oldest first) under `root`.
+
+    `spec.columns` should be every column any input holds — today's and dropped ones alike — so
+    that a read at an instant before a DROP COLUMN still finds the values."""
+    ordered = sorted(inputs, key=lambda f: f.start_version)
+    relevant = [d for d in deletes
+                if ordered[0].start_version < d.version <= ordered[-1].end_version and d.partition_id == partition_id]
+    data = cursor.execute(compacted_rows_sql(spec, ordered, relevant, base=base)).to_arrow_table()
+    written = write_rowset(root, table_id, partition_id, bucket, data)
+    return CompactedFile(written=written, column_ids=tuple(c.unique_id for c in spec.columns),
+                         start_version=ordered[0].start_version, end_version=ordered[-1].end_version)

@@ -1,0 +1,191 @@
+"""Rowset files as DuckDB SQL: read, project onto a schema, drop deleted rows, merge by keys model.
+
+One builder serves both readers (a snapshot's visible rows, named as the user sees them) and
+compaction (merged rows of a run of rowsets, keeping the hidden columns so the output can be merged
+again later). Stages, each a subquery:
+
+1. raw — the Parquet files with `__version` (a constant for single-version rowsets; compacted files
+   carry their own), `__seq`, `__delete_sign`, `__partition` and `__cs` (which column set the
+   file holds);
+2. logical — each wanted column by unique id (`c<id>`): its value, or its DEFAULT for rows whose
+   file predates the column, cast to the wanted type;
+3. visible — delete predicates: a row written below a delete's version that matches it is gone;
+4. merged — Duplicate: all rows; Unique: newest (`__version`, `__seq`) per key unless a delete
+   sign; Aggregate: each value folded by its function in version order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from schemas.model import Column
+
+_DUCK_TYPES = {
+    "BOOLEAN": "BOOLEAN", "TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INT": "INTEGER",
+    "BIGINT": "BIGINT", "LARGEINT": "HUGEINT", "FLOAT": "FLOAT", "DOUBLE": "DOUBLE", "DATE": "DATE",
+    "DATETIME": "TIMESTAMP", "CHAR": "VARCHAR", "VARCHAR": "VARCHAR", "STRING": "VARCHAR", "JSON": "VARCHAR",
+    "TEXT": "VARCHAR", "DECIMALV3": "DECIMAL",
+}
+# Weight of __version against __seq when ordering rows of one key: versions < 1e9, seq < 1e9.
+ORDER = "(CAST(__version AS BIGINT) * 1000000000 + __seq)"
+
+
+def duck_type(doris_type: str) -> str:
+    """DuckDB's type for a canonical Doris type string (`DECIMAL(10,2)`, `VARCHAR(20)`, `INT`)."""
+    base, _, params = doris_type.partition("(")
+    base = base.upper()
+    if base in ("DECIMAL", "DECIMALV3"):
+        precision, _, scale = params.rstrip(")").partition(",")
+        return f"DECIMAL({min(int(precision or 9), 38)},{int(scale or 0)})"
+    try:
+        return _DUCK_TYPES[base]
+    except KeyError:
+        raise ValueError(f"type {doris_type} is not supported") from None
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def default_sql(column: Column, *, now: str | None = None) -> str:
+    """The column's DEFAULT as DuckDB SQL. `now` is the load's instant for DEFAULT CURRENT_TIMESTAMP;
+    readers pass none, since rows written before such a column existed have no instant of their own."""
+    if column.default is None or column.default.upper() == "NULL":
+        return f"CAST(NULL AS {duck_type(column.type)})"
+    if column.default.upper() == "CURRENT_TIMESTAMP":
+        return f"CAST({quote_literal(now) if now else 'NULL'} AS {duck_type(column.type)})"
+    return f"CAST({quote_literal(column.default)} AS {duck_type(column.type)})"
+
+
+@dataclass(frozen=True)
+class RowsetFile:
+    """What reading a rowset needs: where it is, which rows it holds, which columns its file has."""
+
+    location: str
+    partition_id: int
+    start_version: int
+    end_version: int
+    column_ids: frozenset[int]
+
+    @property
+    def compacted(self) -> bool:
+        return self.start_version != self.end_version
+
+
+@dataclass(frozen=True)
+class DeleteRule:
+    """Rows of `partition_id` written below `version` matching `predicate` (over `c<id>`; None: all)."""
+
+    partition_id: int
+    version: int
+    predicate: str | None
+
+
+@dataclass(frozen=True)
+class MergeSpec:
+    keys_model: str
+    columns: tuple[Column, ...]          # the wanted columns, in output order
+    extra_columns: tuple[Column, ...] = ()  # needed only by delete predicates (dropped since)
+    delete_sign: bool = False            # files carry __delete_sign (Unique Key tables)
+
+
+def _raw(files: Sequence[RowsetFile], column_sets: list[frozenset[int]], delete_sign: bool) -> str:
+    groups = []
+    for compacted in (False, True):
+        group = [f for f in files if f.compacted == compacted]
+        if not group:
+            continue
+        paths = ", ".join(quote_literal(f.location) for f in group)
+        mapping = ", ".join(f"({quote_literal(f.location)}, {f.end_version}, {f.partition_id}, "
+                            f"{column_sets.index(f.column_ids)})" for f in group)
+        version = "r.__version" if compacted else "m.v"
+        sign = "r.__delete_sign" if delete_sign else "false"
+        # Only columns some file of this group holds: UNION ALL BY NAME fills the others with NULL.
+        cols = "".join(f"r.c{i}, " for i in sorted(set().union(*(f.column_ids for f in group))))
+        groups.append(f"SELECT {cols}{version} AS __version, r.__seq AS __seq, {sign} AS __delete_sign, "
+                      f"m.p AS __partition, m.cs AS __cs "
+                      f"FROM read_parquet([{paths}], filename = true, union_by_name = true) AS r "
+                      f"JOIN (VALUES {mapping}) AS m(f, v, p, cs) ON r.filename = m.f")
+    return " UNION ALL BY NAME ".join(f"({g})" for g in groups)
+
+
+def _logical(column: Column, column_sets: list[frozenset[int]], present: set[int]) -> str:
+    if column.unique_id not in present:
+        return f"{default_sql(column)} AS {column.file_column}"
+    lacking = [i for i, ids in enumerate(column_sets) if column.unique_id not in ids]
+    value = f"CAST({column.file_column} AS {duck_type(column.type)})"
+    if lacking:
+        value = f"CASE WHEN __cs IN ({', '.join(map(str, lacking))}) THEN {default_sql(column)} ELSE {value} END"
+    return f"{value} AS {column.file_column}"
+
+
+def visible_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule]) -> str | None:
+    """Stages 1–3: every row not deleted, columns `c<id>` plus the hidden ones. None if no files."""
+    if not files:
+        return None
+    column_sets = sorted({f.column_ids for f in files}, key=sorted)
+    present = {i for f in files for i in f.column_ids}
+    raw = _raw(files, column_sets, spec.delete_sign)
+    wanted = (*spec.columns, *(c for c in spec.extra_columns if c not in spec.columns))
+    logical = (f"SELECT {', '.join(_logical(c, column_sets, present) for c in wanted)}, "
+               f"__version, __seq, __delete_sign, __partition FROM ({raw})")
+    conditions = [f"(__partition = {d.partition_id} AND __version < {d.version} "
+                  f"AND coalesce(({d.predicate or 'true'}), false))" for d in deletes]
+    return f"SELECT * FROM ({logical})" + (f" WHERE NOT ({' OR '.join(conditions)})" if conditions else "")
+
+
+def _fold(column: Column) -> str:
+    name = column.file_column
+    if column.aggregation in ("SUM", "MIN", "MAX"):
+        return f"{column.aggregation.lower()}({name})"
+    if column.aggregation == "REPLACE_IF_NOT_NULL":
+        return f"arg_max({name}, {ORDER}) FILTER (WHERE {name} IS NOT NULL)"
+    return f"arg_max_null({name}, {ORDER})"  # REPLACE: the newest value, even a NULL
+
+
+def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule]) -> str:
+    """The visible rows of a table, merged, with the user's column names."""
+    named = [f"{c.file_column} AS {quote_ident(c.name)}" for c in spec.columns]
+    visible = visible_rows_sql(spec, files, deletes)
+    if visible is None:
+        return "SELECT " + ", ".join(f"{default_sql(c)} AS {quote_ident(c.name)}" for c in spec.columns) + \
+            " WHERE false"
+    keys = ", ".join(c.file_column for c in spec.columns if c.is_key)
+    if spec.keys_model == "DUPLICATE":
+        return f"SELECT {', '.join(named)} FROM ({visible})"
+    if spec.keys_model == "UNIQUE":
+        return (f"SELECT {', '.join(named)} FROM (SELECT *, row_number() OVER (PARTITION BY {keys} "
+                f"ORDER BY __version DESC, __seq DESC) AS __rn FROM ({visible})) "
+                f"WHERE __rn = 1 AND NOT __delete_sign")
+    folded = [f"{c.file_column} AS {quote_ident(c.name)}" if c.is_key else f"{_fold(c)} AS {quote_ident(c.name)}"
+              for c in spec.columns]
+    return f"SELECT {', '.join(folded)} FROM ({visible}) GROUP BY {keys}"
+
+
+def compacted_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule], *,
+                       base: bool) -> str:
+    """Merged rows of a run of rowsets, keeping `c<id>`, `__version`, `__seq` (and `__delete_sign`),
+    so that merging the output again with newer rowsets gives what merging the inputs would.
+
+    Delete signs are kept by a cumulative compaction — older rows they hide may live in rowsets
+    below it — and dropped by a base compaction, which starts at version 1."""
+    visible = visible_rows_sql(spec, files, deletes)
+    assert visible is not None, "a compaction needs inputs"
+    cols = [c.file_column for c in spec.columns]
+    hidden = ["__version", "__seq"] + (["__delete_sign"] if spec.delete_sign else [])
+    keys = ", ".join(c.file_column for c in spec.columns if c.is_key)
+    if spec.keys_model == "DUPLICATE":
+        return f"SELECT {', '.join(cols + hidden)} FROM ({visible})"
+    if spec.keys_model == "UNIQUE":
+        keep = " AND NOT __delete_sign" if base else ""
+        return (f"SELECT {', '.join(cols + hidden)} FROM (SELECT *, row_number() OVER (PARTITION BY {keys} "
+                f"ORDER BY __version DESC, __seq DESC) AS __rn FROM ({visible})) WHERE __rn = 1{keep}")
+    folded = [c.file_column if c.is_key else f"{_fold(c)} AS {c.file_column}" for c in spec.columns]
+    # The merged row stands where its newest input row stood, so later REPLACEs still order after it.
+    return (f"SELECT {', '.join(folded)}, max(__version) AS __version, arg_max(__seq, {ORDER}) AS __seq "
+            f"FROM ({visible}) GROUP BY {keys}")

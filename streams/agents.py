@@ -1,0 +1,65 @@
+"""The worker's background agents and the projection replica they share.
+
+Each agent is a periodic sweep over the replica (fed from `strata.events` by its follower);
+every change an agent makes goes through `strata.commands`, like any other writer's.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from projections.compaction import Compactor
+from projections.follower import EventFollower
+from projections.projection import Projection
+from projections.proposer import Proposer
+from schemas.config import Settings
+from storage.tiers import LocalTiers
+from streams.compaction_agent import CompactionAgent
+from streams.recycler import Recycler
+
+log = logging.getLogger(__name__)
+
+
+class Agents:
+    def __init__(self, config: Settings) -> None:
+        self.config = config
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.started = False
+
+    def start(self) -> None:
+        config = self.config
+        self.projection = Projection(config.state_dir / "worker-agents")
+        self.proposer = Proposer(config, origin="worker-agents")
+        self.follower = EventFollower(self.projection, config, name="worker-agents", listener=self.proposer.on_event)
+        self.follower.catch_up(timeout=600)
+        self.follower.start()
+        tiers = LocalTiers({"ssd": config.ssd_dir, "hdd": config.hdd_dir})
+        self.compaction = CompactionAgent(Compactor(self.projection, self.proposer, tiers))
+        self.recycler = Recycler(self.projection, self.proposer, tiers, grace_s=config.recycle_grace_s,
+                                 day_s=config.time_travel_day_s)
+        self._every(config.compaction_interval_s, "compaction", self.compaction.sweep)
+        self._every(config.recycle_interval_s, "recycler", self.recycler.sweep)
+        self.started = True
+
+    def _every(self, interval: float, name: str, sweep: Callable[[], int]) -> None:
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    sweep()
+                except Exception:  # noqa: BLE001 - an agent's bad pass must not end the agent
+                    log.exception("%s sweep failed; next pass in %.1fs", name, interval)
+
+        thread = threading.Thread(target=loop, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def healthy(self) -> bool:
+        return self.started and all(t.is_alive() for t in self._threads)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.started:
+            self.follower.stop()

@@ -1,0 +1,72 @@
+"""Smoke test: every benchmark runs end to end at a tiny size and prints one JSON object.
+
+They run on the bench stack (var/bench, ports +30000), never the test stack that `infra/test`
+starts, so they only run when that stack is already up or STRATA_BENCH_SMOKE=1 is set (then it is
+started for the module and stopped after):
+
+    STRATA_BENCH_SMOKE=1 .venv/bin/python -m pytest tests/bench -q
+
+Each benchmark is a subprocess (`python -m bench.<name>`): the benchmarks point os.environ at
+the bench stack, which must not leak into other tests of the session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from bench.stack import BENCH_ENV, COMPONENTS
+from schemas.config import REPO_ROOT, load_settings
+
+pytestmark = pytest.mark.integration
+
+CASES = [
+    ("insert_latency", ["--rows", "5", "--warmup", "1"]),
+    ("bulk_insert", ["--rows", "10000"]),
+    ("scan", ["--rows", "10000", "--rowsets", "2", "--keys", "5000", "--runs", "2",
+              "--models", "DUPLICATE,UNIQUE"]),
+    ("replay", ["--commands", "300"]),
+]
+ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("STRATA_")}, **BENCH_ENV}
+
+
+def _bench_stack_up() -> bool:
+    from infra.health import probe
+
+    s = load_settings(**{k.removeprefix("STRATA_").lower(): v for k, v in BENCH_ENV.items()})
+    return all(probe(n, s) is None for n in COMPONENTS)
+
+
+@pytest.fixture(scope="module")
+def bench_stack_running() -> Iterator[None]:
+    if _bench_stack_up():
+        yield  # someone runs it: use it, leave it
+        return
+    if os.environ.get("STRATA_BENCH_SMOKE") != "1":
+        pytest.skip("the bench stack (var/bench, SQL 39030) is down; set STRATA_BENCH_SMOKE=1 to start it")
+    subprocess.run([str(REPO_ROOT / "infra" / "up"), "--detach"], cwd=REPO_ROOT, env=ENV, check=True,
+                   capture_output=True)
+    try:
+        yield
+    finally:
+        subprocess.run([str(REPO_ROOT / "infra" / "down")], cwd=REPO_ROOT, env=ENV, capture_output=True)
+
+
+@pytest.mark.parametrize(("name", "flags"), CASES, ids=[c[0] for c in CASES])
+def test_benchmark_prints_one_json_object(name: str, flags: list[str], bench_stack_running: None) -> None:
+    proc = subprocess.run([sys.executable, "-m", f"bench.{name}", *flags, "--keep-stack"], cwd=REPO_ROOT,
+                          env=ENV, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    assert len(lines) == 1, proc.stdout
+    out = json.loads(lines[0])
+    assert out["bench"] == name
+    assert {"goal", "goal_met", "sizes"} <= out.keys()
+    assert out["machine"]["nproc"] >= 1
+    if name == "replay":
+        assert out["checksum_equal"], out

@@ -1,0 +1,53 @@
+"""Fixtures for the SQL integration tests: a pymysql connection to the stack's SQL server
+(STRATA_SQL_PORT, exported by `infra/test`) and a fresh database per test, so tests are
+independent. The parser tests in this folder use none of them and need no stack."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pymysql
+import pytest
+
+from tests.query.sqlkit import connect, run
+
+
+@pytest.fixture(scope="session")
+def server() -> None:
+    """Fails (not skips) when the SQL server is down, so a run without the stack cannot go green."""
+    if "STRATA_SQL_PORT" not in os.environ:
+        pytest.fail("STRATA_SQL_PORT is not set; run the tests through infra/test")
+    try:
+        connect().close()
+    except pymysql.MySQLError as exc:
+        pytest.fail(f"the SQL server is not reachable (run the tests through infra/test): {exc}")
+
+
+@pytest.fixture
+def conn(server: None) -> Iterator[pymysql.connections.Connection]:
+    connection = connect()
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def db(conn: pymysql.connections.Connection) -> Iterator[str]:
+    """A new database, selected on `conn`; dropped (FORCE) afterwards."""
+    name = f"t_{uuid.uuid4().hex[:10]}"
+    run(conn, f"CREATE DATABASE {name}")
+    run(conn, f"USE {name}")
+    yield name
+    try:
+        run(conn, f"DROP DATABASE IF EXISTS {name} FORCE")
+    except pymysql.MySQLError:
+        pass  # the test broke the connection; the throw-away stack is removed anyway
+
+
+@pytest.fixture
+def other(db: str) -> Iterator[pymysql.connections.Connection]:
+    """A second connection on the same database, to check another client sees each effect."""
+    connection = connect(db)
+    yield connection
+    connection.close()
