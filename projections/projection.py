@@ -202,12 +202,12 @@ class Projection:
         return self.tables[table_id]
 
     def _record_commit(self, table: TableState, ts: int, kind: str, *, partition_versions: dict[int, int]
-                       | None = None, rows_added: int = 0, description: str = "") -> int:
+                       | None = None, rows_added: int = 0, rows_removed: int = 0, description: str = "") -> int:
         table.commit_number += 1
         table.last_commit_ts_ms = ts
         record = CommitRecord(commit_number=table.commit_number, ts_ms=ts, kind=kind,
                               partition_versions=partition_versions or {}, rows_added=rows_added,
-                              description=description)
+                              rows_removed=rows_removed, description=description)
         self.store.put(keys.commit_key(table.table_id, table.commit_number), _dump(record))
         return table.commit_number
 
@@ -315,8 +315,12 @@ class Projection:
         self._bump_versions(table, e.partition_versions, ts)
         for rowset in e.rowsets:
             self._put_rowset(e.table_id, RowsetRecord(rowset=rowset))
-        number = self._record_commit(table, ts, "load", partition_versions=e.partition_versions,
-                                     rows_added=e.num_rows, description=e.source)
+        # Unique Key DELETE/UPDATE are loads of delete-sign / new-value rows (merge-on-write).
+        removed = e.num_rows if e.source in ("delete", "update") else 0
+        added = 0 if e.source == "delete" else e.num_rows
+        kind = e.source if e.source in ("delete", "update") else "load"
+        number = self._record_commit(table, ts, kind, partition_versions=e.partition_versions,
+                                     rows_added=added, rows_removed=removed, description=e.source)
         label = LabelRecord(label=e.label, command_id=None, commit_number=number, ts_ms=ts, num_rows=e.num_rows)
         self.store.put(keys.label_key(e.table_id, e.label), _dump(label))
 
@@ -327,7 +331,7 @@ class Projection:
             record = DeleteRecord(partition_id=pid, version=version, predicate=e.predicate, ts_ms=ts)
             self.store.put(keys.delete_key(e.table_id, pid, version), _dump(record))
         self._record_commit(table, ts, e.kind, partition_versions=e.partition_versions,
-                            description=e.description)
+                            rows_removed=e.num_rows, description=e.description)
 
     def _compaction_committed(self, e: ev.CompactionCommitted, ts: int) -> None:
         for rowset_id in e.input_rowset_ids:
@@ -366,12 +370,27 @@ class Projection:
             self._put_rowset(e.table_id, record.model_copy(update={"rowset": moved}))
 
     def _rowsets_recycled(self, e: ev.RowsetsRecycled, ts: int) -> None:
+        table = self.tables.get(e.table_id)
+        if e.horizon_ts_ms is not None and table is not None:
+            self._trim_history(self._table(e.table_id), e.horizon_ts_ms)
         for rowset_id in e.rowset_ids:
             locator = keys.rowset_locator_key(rowset_id)
             key = self.store.get(locator)
             if key:
                 self.store.delete(key)
                 self.store.delete(locator)
+
+    def _trim_history(self, table: TableState, horizon: int) -> None:
+        """Drops version-index entries before the horizon but the last one at or before it, which
+        still answers every instant from the horizon on."""
+        if table.history_horizon_ts_ms is not None and table.history_horizon_ts_ms >= horizon:
+            return
+        table.history_horizon_ts_ms = horizon
+        for pid in table.partitions:
+            prefix = keys.version_prefix(table.table_id, pid)
+            old = [key for key, _ in self.store.scan(prefix) if int(key[len(prefix):]) <= horizon]
+            for key in old[:-1]:
+                self.store.delete(key)
 
     def _named_put(self, kind: str) -> Callable[[Any, int], None]:
         def handle(e: Any, ts: int) -> None:

@@ -69,6 +69,8 @@ class TableState(BaseModel):
     first_data_commit_ts_ms: int | None = None
     # Since when history is kept (time travel enabled at creation or by ALTER); None: not kept.
     time_travel_since_ts_ms: int | None = None
+    # Instants before this were trimmed from the version index by the recycler.
+    history_horizon_ts_ms: int | None = None
     dropped_ts_ms: int | None = None
 
     @property
@@ -115,6 +117,7 @@ class CommitRecord(BaseModel):
     kind: str
     partition_versions: dict[int, int] = Field(default_factory=dict)
     rows_added: int = 0
+    rows_removed: int = 0
     description: str = ""
 
 

@@ -229,7 +229,7 @@ def delete(ctx: Context, session: SessionState, s: st.Delete) -> Done:
     count = _count(ctx, table, s.where, partitions)
     ctx.propose(cmd.CommitDelete(table_id=table.table_id,
                                  partition_ids=partitions or tuple(p.partition_id for p in table.live_partitions()),
-                                 predicate=predicate, description=f"DELETE WHERE {s.where.sql()}"),
+                                 predicate=predicate, description=f"DELETE WHERE {s.where.sql()}", num_rows=count),
                 table_id=table.table_id)
     return Done(count)
 

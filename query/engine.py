@@ -15,7 +15,7 @@ import duckdb
 from projections.follower import EventFollower
 from projections.projection import Projection
 from projections.proposer import Proposer
-from query import ddl, dml, show
+from query import ddl, dml, show, time_travel
 from query.context import Context, Done, Result, Rows, SessionState, SqlFailure
 from query.create_as import create_table_as
 from query.parser import statements as st
@@ -57,6 +57,9 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.ShowCreateTable: show.show_create_table,
     st.ShowPartitions: show.show_partitions,
     st.Describe: show.describe,
+    st.ShowTimeTravel: time_travel.show_time_travel,
+    st.RestoreTable: time_travel.restore_table,
+    st.AdminCompact: time_travel.admin_compact,
 }
 
 

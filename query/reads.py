@@ -11,6 +11,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from projections.retention import earliest_instant_ms
 from projections.snapshot import Snapshot, resolve
 from projections.state import TableState
 from query import information_schema
@@ -52,6 +53,10 @@ def format_instant(ts_ms: int, session: SessionState) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
+def now_ms() -> int:
+    return int(datetime.now(tz=UTC).timestamp() * 1000)
+
+
 def as_of_ms(ctx: Context, session: SessionState, table: TableState, as_of: AsOf) -> int:
     """The instant a time-travel clause names, checked against what the table can serve."""
     if not table.time_travel:
@@ -62,17 +67,30 @@ def as_of_ms(ctx: Context, session: SessionState, table: TableState, as_of: AsOf
         commit = ctx.projection.commit(table.table_id, as_of.n)
         if commit is None:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
-                             f"table '{table.name}' has no commit {as_of.n} (latest is {table.commit_number})")
-        return commit.ts_ms
-    assert isinstance(as_of, AsOfTime)
-    ts = parse_instant(as_of.ts, session)
-    now_ms = int(datetime.now(tz=UTC).timestamp() * 1000)
-    if ts > now_ms:
-        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"'{as_of.ts}' is in the future")
+                             f"table '{table.name}' has no commit {as_of.n} (commits are 1 to {table.commit_number})")
+        ts, named = commit.ts_ms, f"commit {as_of.n}"
+    else:
+        assert isinstance(as_of, AsOfTime)
+        ts, named = parse_instant(as_of.ts, session), f"'{as_of.ts}'"
+    now = now_ms()
+    if ts > now:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{named} is in the future (now is {format_instant(now, session)})")
     if ts < table.created_ts_ms:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
-                         f"'{as_of.ts}' is before table '{table.name}' existed (created "
+                         f"{named} is before table '{table.name}' existed (created "
                          f"{format_instant(table.created_ts_ms, session)})")
+    earliest = earliest_instant_ms(table, now, ctx.config.time_travel_day_s)
+    if earliest is not None and ts < earliest:
+        days = table.properties.get("time_travel_retention_days", "7")
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                         f"{named} is beyond the time-travel window of '{table.name}' (retention {days} days, "
+                         f"history kept since {format_instant(table.time_travel_since_ts_ms or 0, session)}); "
+                         f"the earliest instant that works is {format_instant(earliest, session)}")
+    if table.first_data_commit_ts_ms is None or ts < table.first_data_commit_ts_ms:
+        first = table.first_data_commit_ts_ms
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                         f"{named} is before the first commit of '{table.name}'"
+                         + (f" (at {format_instant(first, session)})" if first is not None else " (none yet)"))
     return ts
 
 

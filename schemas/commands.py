@@ -137,6 +137,7 @@ class CommitDelete(Command):
     predicate: str | None
     kind: Literal["delete", "truncate"] = "delete"
     description: str = ""
+    num_rows: int = 0
 
 
 @register

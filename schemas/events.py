@@ -139,6 +139,8 @@ class DeleteCommitted(Event):
     predicate: str | None
     kind: Literal["delete", "truncate"] = "delete"
     description: str = ""
+    # Rows the delete removed from the latest state (for history; reads apply the predicate).
+    num_rows: int = 0
 
 
 @register

@@ -22,18 +22,12 @@ from dataclasses import dataclass, field
 
 from projections.projection import Projection
 from projections.proposer import CommandFailed, Proposer
+from projections.retention import retention_ms
 from projections.state import TableState
 from schemas import commands as cmd
 from storage.tiers import LocalTiers
 
 log = logging.getLogger(__name__)
-
-
-def retention_s(table: TableState, day_s: float) -> float:
-    """How far back reads of `table` may go; 0 for tables without time travel."""
-    if not table.time_travel:
-        return 0.0
-    return int(table.properties.get("time_travel_retention_days", "7")) * day_s
 
 
 @dataclass
@@ -50,7 +44,7 @@ class Recycler:
     _pending_files: list[str] = field(default_factory=list)
 
     def horizon_ms(self, table: TableState) -> int:
-        return int((self.clock() - retention_s(table, self.day_s) - self.grace_s) * 1000)
+        return int((self.clock() - self.grace_s) * 1000) - retention_ms(table, self.day_s)
 
     def sweep(self) -> int:
         """One pass over every table; returns how many rowsets were recycled."""

@@ -223,7 +223,7 @@ class Rules:
         versions = self._next_versions(table, set(c.partition_ids))
         event = ev.DeleteCommitted(table_id=c.table_id, commit_number=table.commit_number + 1,
                                    partition_versions=versions, predicate=c.predicate, kind=c.kind,
-                                   description=c.description)
+                                   description=c.description, num_rows=c.num_rows)
         return Decision(event, c.table_id)
 
     def commit_compaction(self, c: cmd.CommitCompaction, ts: int) -> Decision:
