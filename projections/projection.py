@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 NAMED_KINDS = ("resource", "storage_policy", "routine_load")
 # Bump when the key layout or a stored value's shape changes: a projection written in another
 # format is rebuilt from the log (the truth) instead of being misread.
-FORMAT_VERSION = b"2"
+FORMAT_VERSION = b"3"
 FORMAT_KEY = b"m/format"
 
 
@@ -205,6 +205,8 @@ class Projection:
                        | None = None, rows_added: int = 0, rows_removed: int = 0, description: str = "") -> int:
         table.commit_number += 1
         table.last_commit_ts_ms = ts
+        if table.first_commit_ts_ms is None:
+            table.first_commit_ts_ms = ts
         record = CommitRecord(commit_number=table.commit_number, ts_ms=ts, kind=kind,
                               partition_versions=partition_versions or {}, rows_added=rows_added,
                               rows_removed=rows_removed, description=description)
@@ -215,8 +217,6 @@ class Projection:
         for pid, version in partition_versions.items():
             table.partitions[pid].version = version
             self.store.put(keys.version_key(table.table_id, pid, ts), str(version).encode())
-        if table.first_data_commit_ts_ms is None:
-            table.first_data_commit_ts_ms = ts
 
     def _put_rowset(self, table_id: int, record: RowsetRecord) -> None:
         rs = record.rowset

@@ -65,8 +65,8 @@ class TableState(BaseModel):
     commit_number: int = 0
     created_ts_ms: int
     last_commit_ts_ms: int
-    # Commit time of the first data commit (load/delete), for time-travel errors.
-    first_data_commit_ts_ms: int | None = None
+    # Commit time of the table's first commit (of any kind), for time-travel errors.
+    first_commit_ts_ms: int | None = None
     # Since when history is kept (time travel enabled at creation or by ALTER); None: not kept.
     time_travel_since_ts_ms: int | None = None
     # Instants before this were trimmed from the version index by the recycler.

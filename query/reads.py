@@ -86,8 +86,8 @@ def as_of_ms(ctx: Context, session: SessionState, table: TableState, as_of: AsOf
                          f"{named} is beyond the time-travel window of '{table.name}' (retention {days} days, "
                          f"history kept since {format_instant(table.time_travel_since_ts_ms or 0, session)}); "
                          f"the earliest instant that works is {format_instant(earliest, session)}")
-    if table.first_data_commit_ts_ms is None or ts < table.first_data_commit_ts_ms:
-        first = table.first_data_commit_ts_ms
+    if table.first_commit_ts_ms is None or ts < table.first_commit_ts_ms:
+        first = table.first_commit_ts_ms
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
                          f"{named} is before the first commit of '{table.name}'"
                          + (f" (at {format_instant(first, session)})" if first is not None else " (none yet)"))

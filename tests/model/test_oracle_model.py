@@ -34,6 +34,7 @@ def _literal(value: Any) -> str:
 class TableMachine(RuleBasedStateMachine):
     keys_model = "DUPLICATE"
     value_aggregation: str | None = None
+    properties = ""
 
     def __init__(self) -> None:
         super().__init__()
@@ -54,7 +55,7 @@ class TableMachine(RuleBasedStateMachine):
         self.sql("CREATE DATABASE IF NOT EXISTS model_test")
         self.sql("USE model_test")
         self.sql(f"CREATE TABLE {self.name} (k INT, v1 INT{self._agg()}) {self.keys_model} KEY(k) "
-                 f"DISTRIBUTED BY HASH(k) BUCKETS 3")
+                 f"DISTRIBUTED BY HASH(k) BUCKETS 3 {self.properties}")
         self.oracle = OracleTable(self.keys_model, [OracleColumn("k"), OracleColumn("v1", self.value_aggregation)])
 
     @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), min_size=1, max_size=6))
