@@ -17,7 +17,7 @@ sequencer's commands/s while the log is filled.
 Goal: replay ≥ 20,000 events/s on a log of ≥ 100,000 events, checksums equal. Prints one JSON object.
 
 `pad` is never SELECTed afterwards: its rowsets all name the same file, so a scan would read it
-once per rowset.
+once per rowset. For the same reason it is created with "disable_auto_compaction" = "true".
 """
 
 from __future__ import annotations
@@ -214,7 +214,10 @@ def main(argv: list[str] | None = None) -> int:
         db = fresh_database(s, "bench_replay")
         conn = sql_connect(s, db)
         with conn.cursor() as cur:
-            cur.execute(create_table_sql("pad", "DUPLICATE"))
+            # No automatic compaction of `pad`: its --commands rowsets would be merged in one DuckDB
+            # query by the worker's agent (100k inputs → tens of GB, the worker's event loop blocked),
+            # on this run and on every later start of the bench stack.
+            cur.execute(create_table_sql("pad", "DUPLICATE", properties={"disable_auto_compaction": "true"}))
             cur.execute(create_table_sql("probe", "DUPLICATE"))
             cur.execute("INSERT INTO pad VALUES (1, 1)")
             cur.execute("INSERT INTO probe VALUES (1, 1)")

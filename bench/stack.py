@@ -145,11 +145,13 @@ def fresh_database(s: Settings, prefix: str) -> str:
     return name
 
 
-def create_table_sql(name: str, model: str, buckets: int = 1) -> str:
-    """`(k BIGINT, v BIGINT)` in the given keys model ('DUPLICATE', 'UNIQUE', 'AGGREGATE')."""
+def create_table_sql(name: str, model: str, buckets: int = 1, properties: dict[str, str] | None = None) -> str:
+    """`(k BIGINT, v BIGINT)` in the given keys model ('DUPLICATE', 'UNIQUE', 'AGGREGATE'), with
+    `properties` added to `"replication_num" = "1"`."""
     value = "v BIGINT SUM" if model == "AGGREGATE" else "v BIGINT"
+    props = ", ".join(f'"{k}" = "{v}"' for k, v in {"replication_num": "1", **(properties or {})}.items())
     return (f"CREATE TABLE {name} (k BIGINT, {value}) ENGINE=OLAP {model} KEY(k) "
-            f"DISTRIBUTED BY HASH(k) BUCKETS {buckets} PROPERTIES (\"replication_num\" = \"1\")")
+            f"DISTRIBUTED BY HASH(k) BUCKETS {buckets} PROPERTIES ({props})")
 
 
 # ------------------------------------------------------------------ results

@@ -29,10 +29,16 @@ from storage.rowset_sql import DeleteRule, MergeSpec, RowsetFile
 from storage.tiers import LocalTiers
 
 Kind = Literal["cumulative", "base"]
-# A tablet whose cover has this many rowsets or more is due for an automatic cumulative compaction.
+# A tablet with this many small rowsets at its top is due for an automatic cumulative compaction.
 CUMULATIVE_TRIGGER = 5
-# … and for a base compaction once this many rowsets sit above its base.
+# … and for a base compaction once its cover holds more than this many rowsets.
 BASE_TRIGGER = 20
+# A rowset spanning this many versions is promoted: cumulative compactions leave it to the next
+# base compaction, so rows are not rewritten again and again as the top of the tablet grows.
+PROMOTE_SPAN = 64
+# No compaction merges more rowsets than this at once; a long pile is worked down over passes
+# (one merge of 100k rowsets once took 22 GB).
+MAX_INPUTS = 100
 
 
 def column_ids_of(table: TableState, rowset: Rowset) -> frozenset[int]:
@@ -66,8 +72,18 @@ def plan(projection: Projection, table: TableState, partition: PartitionState, b
          kind: Kind) -> list[Rowset]:
     """The live rowsets a compaction of `kind` would merge (empty: nothing worth doing)."""
     live = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
-    run = live if kind == "base" else live[1:] if live and live[0].start_version == 1 else live
+    run = live[:MAX_INPUTS] if kind == "base" else _small_top(live)[:MAX_INPUTS]
     return run if len(run) >= 2 else []
+
+
+def _small_top(live: list[Rowset]) -> list[Rowset]:
+    """The run of unpromoted rowsets at the top of a cover (above the base and every promoted one)."""
+    start = len(live)
+    while start > 0 and live[start - 1].end_version - live[start - 1].start_version + 1 < PROMOTE_SPAN:
+        start -= 1
+    if start == 0 and live and live[0].start_version == 1:
+        start = 1  # the base itself is left to base compaction
+    return live[start:]
 
 
 def due(projection: Projection, table: TableState, partition: PartitionState, bucket: int) -> Kind | None:
@@ -75,7 +91,7 @@ def due(projection: Projection, table: TableState, partition: PartitionState, bu
     live = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
     if len(live) > BASE_TRIGGER:
         return "base"
-    return "cumulative" if len(live) >= CUMULATIVE_TRIGGER else None
+    return "cumulative" if len(_small_top(live)) >= CUMULATIVE_TRIGGER else None
 
 
 @dataclass

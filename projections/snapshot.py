@@ -65,15 +65,19 @@ def cover_tablet(projection: Projection, table_id: int, partition: PartitionStat
     how many commits or stale rowsets the tablet has."""
     chosen: list[Rowset] = []
     prefix = keys.tablet_prefix(table_id, partition.partition_id, bucket)
-    current = unmask(version, partition.masks, version)
+    current, limit, floor = unmask(version, partition.masks, version)
     while current >= 1:
         found = projection.store.seek_for_prev(
             keys.cover_seek_key(table_id, partition.partition_id, bucket, current), prefix)
-        if found is None:
-            break
-        rowset = RowsetRecord.model_validate_json(found[1]).rowset
+        rowset = RowsetRecord.model_validate_json(found[1]).rowset if found else None
+        if rowset is None or rowset.end_version <= floor:
+            if floor == 0:
+                break
+            # Nothing more in this visible segment: continue below the restore that opened it.
+            current, limit, floor = unmask(floor, partition.masks, limit)
+            continue
         chosen.append(rowset)
-        current = unmask(rowset.start_version - 1, partition.masks, version)
+        current, limit, floor = unmask(rowset.start_version - 1, partition.masks, limit)
     chosen.reverse()
     return chosen
 
@@ -81,7 +85,7 @@ def cover_tablet(projection: Projection, table_id: int, partition: PartitionStat
 def visible_deletes(projection: Projection, table_id: int, partition: PartitionState,
                     version: int) -> tuple[DeleteRecord, ...]:
     return tuple(d for d in projection.deletes(table_id, partition.partition_id)
-                 if d.version <= version and unmask(d.version, partition.masks, version) == d.version)
+                 if d.version <= version and unmask(d.version, partition.masks, version)[0] == d.version)
 
 
 def resolve(projection: Projection, table: TableState, ts_ms: int | None = None) -> Snapshot:

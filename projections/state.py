@@ -14,15 +14,21 @@ class DatabaseState(BaseModel):
     dropped_ts_ms: int | None = None
 
 
-def unmask(version: int, masks: list[tuple[int, int]], limit: int) -> int:
-    """The highest version ≤ `version` that no mask in force at `limit` hides."""
-    moved = True
-    while moved:
-        moved = False
-        for low, high in masks:
-            if high <= limit and low < version <= high:
-                version, moved = low, True
-    return version
+def unmask(version: int, masks: list[tuple[int, int]], limit: int) -> tuple[int, int, int]:
+    """Where a read at `limit` continues from `version` downwards: (version, limit, floor).
+
+    A RESTORE committed at version `high` made the state at `low` current again: a read at a
+    version ≥ high sees (high, limit], then everything the state at `low` saw — judged with only
+    the masks in force at `low` itself, since later restores did not exist then. The returned
+    version lies in the visible segment (floor, limit]."""
+    while True:
+        in_force = [m for m in masks if m[1] <= limit]
+        if not in_force:
+            return version, limit, 0
+        low, high = max(in_force, key=lambda m: m[1])
+        if version > high:
+            return version, limit, high
+        version, limit = min(version, low), low
 
 
 class PartitionState(BaseModel):

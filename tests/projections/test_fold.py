@@ -105,3 +105,14 @@ def test_overlay_merges_puts_and_deletes_in_key_order(tmp_path: Path) -> None:
     store.delete(b"a/2")
     assert store.seek_for_prev(b"a/4", b"a/") == (b"a/1", b"a/1")
     assert store.seek_for_prev(b"a/0", b"a/") is None
+
+
+def test_unmask_follows_restores_of_restored_states() -> None:
+    from projections.state import unmask
+
+    # v1 load, v2 truncate, v3 truncate, v4 RESTORE to v1, v5 RESTORE to v2 (as seen before v4).
+    masks = [(1, 4), (2, 5)]
+    assert unmask(6, masks, 6) == (6, 6, 5)
+    assert unmask(5, masks, 5) == (2, 2, 0)       # back to v2 as it was: v2's truncate is visible
+    assert unmask(4, masks, 4) == (1, 1, 0)       # the state of restore v4 is v1
+    assert unmask(3, masks, 3) == (3, 3, 0)       # before any restore nothing is hidden

@@ -1,0 +1,295 @@
+"""Time travel to the middle of a 2,000-commit history, after compaction: Strata over the SQL port
+vs delta-rs on local disk, same rows, same commits, same run.
+
+    .venv/bin/python -m bench.tt_vs_delta [--commits 2000] [--runs 20] [--loader-threads 4]
+                                          [--skip-delta] [--keep-stack]
+
+Strata: a Duplicate Key table with time travel, `--commits` single-row `INSERT INTO t VALUES (i, 7i)`
+(keys 0 … commits−1) by `--loader-threads` connections in two phases: the first half, then — once
+every INSERT of it has returned (each returns after its commit is on the replica) and 5 ms more —
+the client's UTC now with microseconds is the instant T, 5 ms later the second half. Then
+`ADMIN COMPACT TABLE t WHERE TYPE = 'BASE'` (the worker also compacts on its own while loading),
+and a wait until information_schema.rowsets shows at most `--max-live` visible rowsets. Timed
+(p50 of --runs, after one warm-up): `SELECT * FROM t FOR TIME AS OF 'T'` fetched to the client
+(must be exactly commits/2 rows: keys 0 … commits/2−1) and
+`SELECT count(*) FROM t FOR TIME AS OF 'T' WHERE v % 2 = 0`.
+
+delta-rs: `--commits` one-row `write_deltalake(path, …, mode="append")` under var/bench/delta/, then
+`DeltaTable(path).optimize.compact()`. Timed: `DeltaTable(path, version=commits/2 − 1)
+.to_pyarrow_table()` (delta versions start at 0, the first append being version 0, so version
+999 is the state after the 1000th append — the same 1000 rows as Strata's T), and the same plus a
+pyarrow filter/count of `v % 2 == 0`. The two sides' timed queries alternate run by run, so both
+see the same background load on a shared machine.
+Goal: Strata p50 (SELECT *) at least 5× faster than delta-rs p50 (open + to_pyarrow_table).
+Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+
+from bench.stack import (
+    BENCH_HOME,
+    add_stack_args,
+    bench_stack,
+    emit,
+    fresh_database,
+    log,
+    machine,
+    percentiles_ms,
+    sql_connect,
+    sql_projection_path,
+)
+
+GOAL_FACTOR = 5.0
+TABLE_SQL = ("CREATE TABLE t (k BIGINT, v BIGINT) ENGINE=OLAP DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+             "PROPERTIES (\"replication_num\" = \"1\", \"enable_time_travel\" = \"true\")")
+
+
+# ------------------------------------------------------------------ Strata
+
+
+def parallel_inserts(s, db: str, keys: range, threads: int) -> float:
+    """INSERTs of `keys`, one row each, over `threads` connections; returns the wall time."""
+    errors: list[BaseException] = []
+    conns = [sql_connect(s, db) for _ in range(threads)]
+
+    def run(t: int) -> None:
+        try:
+            with conns[t].cursor() as cur:
+                for k in keys[t::threads]:
+                    cur.execute(f"INSERT INTO t VALUES ({k}, {k * 7})")
+        except BaseException as exc:  # noqa: BLE001 — re-raised in the caller
+            errors.append(exc)
+
+    t0 = time.perf_counter()
+    workers = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    wall = time.perf_counter() - t0
+    for c in conns:
+        c.close()
+    if errors:
+        raise SystemExit(f"bench/tt_vs_delta: an INSERT failed: {errors[0]!r}")
+    return wall
+
+
+def rowset_states(cur, db: str) -> dict[str, int]:
+    cur.execute("SELECT STATE, count(*) FROM information_schema.rowsets "
+                f"WHERE TABLE_SCHEMA = '{db}' AND TABLE_NAME = 't' GROUP BY STATE")
+    return {state: int(n) for state, n in cur.fetchall()}
+
+
+def compact(cur, db: str, max_live: int, timeout: float, bench: str = "tt_vs_delta") -> dict:
+    before = rowset_states(cur, db)
+    log(f"{bench}: rowsets after the load: {before}")
+    t0 = time.perf_counter()
+    admin: dict = {}
+    try:
+        cur.execute("ADMIN COMPACT TABLE t WHERE TYPE = 'BASE'")
+        admin = {"ok": True, "affected": cur.rowcount, "s": round(time.perf_counter() - t0, 2)}
+    except Exception as exc:  # noqa: BLE001 — fall back to waiting for the worker
+        admin = {"ok": False, "error": str(exc)}
+        log(f"{bench}: ADMIN COMPACT failed ({exc}); waiting for the worker's compaction")
+    while True:
+        states = rowset_states(cur, db)
+        if states.get("visible", 0) <= max_live:
+            break
+        if time.perf_counter() - t0 > timeout:
+            raise SystemExit(f"bench/{bench}: still {states} rowsets after {timeout:.0f} s")
+        time.sleep(0.5)
+    return {"rowsets_before": before, "rowsets_after": states, "admin_compact": admin,
+            "wait_s": round(time.perf_counter() - t0, 2)}
+
+
+def tt_cover(s, db: str, ts_ms: int) -> dict:
+    """The snapshot the server resolves at T, recomputed on a read-only open of its projection."""
+    from projections.projection import Projection
+    from projections.snapshot import resolve
+
+    projection = Projection(sql_projection_path(s), read_only=True)
+    try:
+        database = projection.database_by_name(db)
+        table = projection.table_by_name(database.db_id, "t")
+        snap = resolve(projection, table, ts_ms)
+        return {"versions": [p.version for p in snap.partitions], "cover_rowsets": len(snap.rowsets),
+                "cover": [f"[{r.start_version}-{r.end_version}]" for r in snap.rowsets]}
+    finally:
+        projection.close()
+
+
+# ------------------------------------------------------------------ delta-rs
+
+
+class DeltaSide:
+    def __init__(self) -> None:
+        import pyarrow as pa
+
+        self.pa = pa
+        self.path = BENCH_HOME / "delta" / f"tt_vs_delta_{uuid.uuid4().hex[:8]}"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.schema = pa.schema([("k", pa.int64()), ("v", pa.int64())])
+
+    def load(self, commits: int) -> float:
+        from deltalake import write_deltalake
+
+        t0 = time.perf_counter()
+        for k in range(commits):
+            write_deltalake(str(self.path), self.pa.table({"k": [k], "v": [k * 7]}, schema=self.schema),
+                            mode="append")
+            if k % 500 == 499:
+                log(f"tt_vs_delta: delta-rs: {k + 1} appends ({time.perf_counter() - t0:.1f} s)")
+        return time.perf_counter() - t0
+
+    def compact(self) -> dict:
+        from deltalake import DeltaTable
+
+        t0 = time.perf_counter()
+        metrics = DeltaTable(str(self.path)).optimize.compact()
+        return {"s": round(time.perf_counter() - t0, 2), "version_after": DeltaTable(str(self.path)).version(),
+                "metrics": {k: metrics.get(k) for k in ("numFilesAdded", "numFilesRemoved")}}
+
+    def read(self, version: int) -> tuple[float, int]:
+        from deltalake import DeltaTable
+
+        t0 = time.perf_counter()
+        table = DeltaTable(str(self.path), version=version).to_pyarrow_table()
+        return time.perf_counter() - t0, table.num_rows
+
+    def filter_count(self, version: int) -> tuple[float, int]:
+        import pyarrow.compute as pc
+        from deltalake import DeltaTable
+
+        t0 = time.perf_counter()
+        table = DeltaTable(str(self.path), version=version).to_pyarrow_table()
+        n = pc.sum(pc.equal(pc.bit_wise_and(table["v"], 1), 0)).as_py()
+        return time.perf_counter() - t0, n
+
+    def close(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ main
+
+
+def timed(cur, sql: str) -> tuple[float, list]:
+    t0 = time.perf_counter()
+    cur.execute(sql)
+    rows = cur.fetchall()
+    return time.perf_counter() - t0, rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--commits", type=int, default=2000)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--loader-threads", type=int, default=4)
+    ap.add_argument("--max-live", type=int, default=5, help="wait until at most this many visible rowsets")
+    ap.add_argument("--compaction-timeout", type=float, default=300)
+    ap.add_argument("--skip-delta", action="store_true")
+    add_stack_args(ap)
+    args = ap.parse_args(argv)
+    half = args.commits // 2
+    if half < 1:
+        raise SystemExit("bench/tt_vs_delta: --commits must be >= 2")
+
+    with bench_stack(args.keep_stack) as s:
+        db = fresh_database(s, "bench_ttdelta")
+        conn = sql_connect(s, db)
+        cur = conn.cursor()
+        cur.execute(TABLE_SQL)
+        log(f"tt_vs_delta: Strata: {args.commits} single-row INSERTs over {args.loader_threads} connections …")
+        load1 = parallel_inserts(s, db, range(half), args.loader_threads)
+        time.sleep(0.005)
+        instant = datetime.now(tz=UTC)
+        time.sleep(0.005)
+        load2 = parallel_inserts(s, db, range(half, args.commits), args.loader_threads)
+        t_text = instant.strftime("%Y-%m-%d %H:%M:%S.%f")
+        t_ms = int(instant.timestamp() * 1000)
+        log(f"tt_vs_delta: Strata loaded in {load1 + load2:.1f} s; T = '{t_text}' (UTC)")
+        compaction = compact(cur, db, args.max_live, args.compaction_timeout)
+        log(f"tt_vs_delta: compacted: {compaction['rowsets_after']} (waited {compaction['wait_s']} s)")
+        cover = tt_cover(s, db, t_ms)
+
+        delta = None if args.skip_delta else DeltaSide()
+        delta_info: dict = {}
+        try:
+            if delta is not None:
+                log(f"tt_vs_delta: delta-rs: {args.commits} one-row appends …")
+                delta_info["load_s"] = round(delta.load(args.commits), 2)
+                delta_info["compact"] = delta.compact()
+                log(f"tt_vs_delta: delta-rs compacted: {delta_info['compact']}")
+
+            select_all = f"SELECT * FROM t FOR TIME AS OF '{t_text}'"
+            count_sql = f"SELECT count(*) FROM t FOR TIME AS OF '{t_text}' WHERE v % 2 = 0"
+            _, rows = timed(cur, select_all)  # warm-up, and the correctness check
+            keys = sorted(r[0] for r in rows)
+            correct = keys == list(range(half)) and all(v == k * 7 for k, v in rows)
+            _, (count_row,) = timed(cur, count_sql)
+            want_even = sum(1 for k in range(half) if (k * 7) % 2 == 0)
+            if delta is not None:
+                _, delta_rows = delta.read(half - 1)
+                _, delta_even = delta.filter_count(half - 1)
+            samples: dict[str, list[float]] = {"strata_select_all": [], "strata_filter_count": [],
+                                               "delta_read": [], "delta_filter_count": []}
+            log(f"tt_vs_delta: timing {args.runs} runs of each query, alternating …")
+            for _ in range(args.runs):
+                samples["strata_select_all"].append(timed(cur, select_all)[0])
+                if delta is not None:
+                    samples["delta_read"].append(delta.read(half - 1)[0])
+                samples["strata_filter_count"].append(timed(cur, count_sql)[0])
+                if delta is not None:
+                    samples["delta_filter_count"].append(delta.filter_count(half - 1)[0])
+            # Latest state, for scale.
+            latest_samples = [timed(cur, "SELECT * FROM t")[0] for _ in range(5)]
+        finally:
+            conn.close()
+            if delta is not None:
+                delta.close()
+
+    strata = {"select_all": {**percentiles_ms(samples["strata_select_all"]), "rows": len(rows),
+                             "exactly_the_first_half": correct},
+              "filter_count": {**percentiles_ms(samples["strata_filter_count"]), "result": count_row[0],
+                               "expected": want_even},
+              "latest_select_all": percentiles_ms(latest_samples),
+              "load": {"phase1_s": round(load1, 2), "phase2_s": round(load2, 2),
+                       "ms_per_insert": round((load1 + load2) * 1000 / args.commits, 2),
+                       "threads": args.loader_threads},
+              "instant": t_text, "compaction": compaction, "snapshot_at_instant": cover, "database": db}
+    ratio = ratio_count = None
+    if delta is not None:
+        delta_info["read"] = {**percentiles_ms(samples["delta_read"]), "rows": delta_rows,
+                              "version": half - 1}
+        delta_info["filter_count"] = {**percentiles_ms(samples["delta_filter_count"]), "result": delta_even}
+        ratio = round(delta_info["read"]["p50_ms"] / strata["select_all"]["p50_ms"], 2)
+        ratio_count = round(delta_info["filter_count"]["p50_ms"] / strata["filter_count"]["p50_ms"], 2)
+    ok = correct and count_row[0] == want_even
+    emit({
+        "bench": "tt_vs_delta",
+        "goal": f"Strata `SELECT * … FOR TIME AS OF` mid-history (after compaction) p50 at least {GOAL_FACTOR}x "
+                "faster than delta-rs DeltaTable(path, version=mid).to_pyarrow_table() p50, exactly the "
+                "mid-history rows",
+        "goal_met": None if ratio is None else bool(ok and ratio >= GOAL_FACTOR),
+        "speedup_delta_over_strata_p50": ratio,
+        "speedup_filter_count_p50": ratio_count,
+        "correct": ok,
+        "strata": strata,
+        "delta_rs": delta_info or None,
+        "sizes": {"commits": args.commits, "rows_at_instant": half, "runs": args.runs,
+                  "table": "DUPLICATE KEY(k) (k BIGINT, v BIGINT), 1 bucket, enable_time_travel",
+                  "delta_version_read": half - 1, "delta_path": "var/bench/delta/<random> (removed after)"},
+        "machine": machine(),
+    })
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
