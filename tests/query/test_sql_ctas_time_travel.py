@@ -68,9 +68,13 @@ def test_time_travel_refused_without_the_property(conn: pymysql.connections.Conn
     run(conn, "CREATE TABLE plain (k INT) DISTRIBUTED BY HASH(k) BUCKETS 1")
     run(conn, "INSERT INTO plain VALUES (1)")
     fails(conn, "SELECT * FROM plain FOR TIME AS OF '2024-01-01 00:00:00'", 1235, "plain", "enable_time_travel")
-    run(conn, 'ALTER TABLE plain SET ("enable_time_travel" = "true")')
     (ts,) = _commit_times(conn, db, "plain")
-    assert rows(conn, f"SELECT * FROM plain FOR TIME AS OF '{ts}'") == [(1,)]
+    run(conn, 'ALTER TABLE plain SET ("enable_time_travel" = "true")')
+    # Enabling later makes history available from that moment on, not before it.
+    fails(conn, f"SELECT * FROM plain FOR TIME AS OF '{ts}'", 1210, "beyond the time-travel window", "earliest")
+    run(conn, "INSERT INTO plain VALUES (2)")
+    (_, second) = _commit_times(conn, db, "plain")
+    assert rows(conn, f"SELECT * FROM plain FOR TIME AS OF '{second}' ORDER BY k") == [(1,), (2,)]
 
 
 def test_time_travel_sees_the_schema_and_partitions_of_then(conn: pymysql.connections.Connection, db: str) -> None:
