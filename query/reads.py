@@ -4,7 +4,8 @@ DuckDB runs the rewritten query."""
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime, timezone
+import re
+from datetime import UTC, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import duckdb
@@ -25,9 +26,16 @@ _view_ids = itertools.count(1)
 
 
 def session_zone(session: SessionState) -> ZoneInfo | timezone:
-    name = session.variables.get("time_zone", "UTC")
+    """The session `time_zone`: a name ('Asia/Shanghai'), an offset ('+08:00') or UTC/SYSTEM."""
+    name = session.variables.get("time_zone", "UTC").strip()
     if name.upper() in ("UTC", "SYSTEM", "+00:00"):
         return UTC
+    offset = re.fullmatch(r"([+-])(\d{1,2}):(\d{2})", name)
+    if offset:
+        sign, hours, minutes = offset.groups()
+        delta = timedelta(hours=int(hours), minutes=int(minutes))
+        if delta <= timedelta(hours=14):
+            return timezone(-delta if sign == "-" else delta)
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):

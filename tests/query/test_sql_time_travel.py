@@ -5,7 +5,7 @@ the schema in force at T, and every error with its code and a message that helps
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pymysql
 
@@ -126,3 +126,15 @@ def test_errors_name_the_problem(conn: pymysql.connections.Connection, db: str) 
     fails(conn, "SELECT * FROM plain FOR VERSION AS OF 1", 1210, "beyond the time-travel window", "earliest")
     assert rows(conn, f"SELECT * FROM plain FOR TIME AS OF '{instant()}'") == [(1,)]
     fails(conn, "ALTER TABLE e SET (\"time_travel_retention_days\" = \"91\")", 1210, "1 to 90")
+
+
+def test_instants_are_read_in_the_session_time_zone(conn: pymysql.connections.Connection, db: str) -> None:
+    run(conn, f"CREATE TABLE z (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 {TT}")
+    run(conn, "INSERT INTO z VALUES (1)")
+    utc = instant()
+    run(conn, "INSERT INTO z VALUES (2)")
+    shifted = (datetime.strptime(utc, "%Y-%m-%d %H:%M:%S.%f") + timedelta(hours=8)).strftime("%Y-%m-%d %H:%M:%S.%f")
+    run(conn, "SET time_zone = '+08:00'")
+    assert rows(conn, f"SELECT * FROM z FOR TIME AS OF '{shifted}'") == [(1,)]
+    run(conn, "SET time_zone = 'UTC'")
+    assert rows(conn, f"SELECT * FROM z FOR TIME AS OF '{utc}'") == [(1,)]
