@@ -72,3 +72,9 @@ def label_key(table_id: int, label: str) -> bytes:
 def rowset_locator_key(rowset_id: str) -> bytes:
     """rowset id → its rowset key, so compaction and moves find a rowset by id alone."""
     return b"i/" + rowset_id.encode()
+
+
+def table_prefixes(table_id: int) -> tuple[bytes, ...]:
+    """Every per-commit key range of one table (rowsets, versions, deletes, history, labels)."""
+    t = f"{table_id:010d}/".encode()
+    return (b"r/" + t, b"v/" + t, b"x/" + t, b"c/" + t, b"l/" + t)

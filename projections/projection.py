@@ -254,10 +254,19 @@ class Projection:
 
     def _table_dropped(self, e: ev.TableDropped, ts: int) -> None:
         if e.force:
-            del self.tables[e.table_id]
-            self._dirty_tables.add(e.table_id)
+            self._purge(e.table_id)
         else:
             self._table(e.table_id).dropped_ts_ms = ts
+
+    def _purge(self, table_id: int) -> None:
+        """Forgets a table and its whole history; its files, no longer named, go to the orphan sweep."""
+        self.tables.pop(table_id, None)
+        self._dirty_tables.add(table_id)
+        for _, raw in list(self.store.scan(keys.rowset_prefix(table_id))):
+            self.store.delete(keys.rowset_locator_key(RowsetRecord.model_validate_json(raw).rowset.rowset_id))
+        for prefix in keys.table_prefixes(table_id):
+            for key, _ in list(self.store.scan(prefix)):
+                self.store.delete(key)
 
     def _table_recovered(self, e: ev.TableRecovered, ts: int) -> None:
         self._table(e.table_id).dropped_ts_ms = None

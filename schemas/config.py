@@ -84,6 +84,9 @@ class Settings(BaseSettings):
     # also how old an unreferenced file must be before it counts as an orphan (it must exceed
     # command_timeout_s, the longest a written file can wait for its commit).
     recycle_grace_s: float = Field(default=120.0, ge=0)
+    # How long a dropped table without time travel can be brought back by RECOVER TABLE (Doris'
+    # catalog_trash_expire_second); a time-travel table stays recoverable for its retention.
+    recovery_window_s: float = Field(default=86400.0, ge=0)
     # Seconds in one day of `time_travel_retention_days`. Only tests shorten it, to watch
     # retention pass.
     time_travel_day_s: float = Field(default=86400.0, gt=0)

@@ -39,7 +39,7 @@ class Agents:
         tiers = LocalTiers({"ssd": config.ssd_dir, "hdd": config.hdd_dir})
         self.compaction = CompactionAgent(Compactor(self.projection, self.proposer, tiers))
         self.recycler = Recycler(self.projection, self.proposer, tiers, grace_s=config.recycle_grace_s,
-                                 day_s=config.time_travel_day_s)
+                                 day_s=config.time_travel_day_s, recovery_window_s=config.recovery_window_s)
         self._every(config.compaction_interval_s, "compaction", self.compaction.sweep)
         self._every(config.recycle_interval_s, "recycler", self.recycler.sweep)
         self.started = True

@@ -37,6 +37,7 @@ class Recycler:
     tiers: LocalTiers
     grace_s: float
     day_s: float
+    recovery_window_s: float = 86400.0
     clock: Callable[[], float] = time.time
     recycled_rowsets: int = 0
     removed_files: int = 0
@@ -50,9 +51,24 @@ class Recycler:
         """One pass over every table; returns how many rowsets were recycled."""
         count = 0
         for table in list(self.projection.tables.values()):
-            count += self.recycle_table(table)
+            if table.dropped_ts_ms is not None:
+                self.purge_if_expired(table)
+            else:
+                count += self.recycle_table(table)
         self.remove_orphans()
         return count
+
+    def purge_if_expired(self, table: TableState) -> None:
+        """A dropped table whose recovery window (its retention, with time travel) has passed is
+        purged; its files then go with the orphan sweep."""
+        assert table.dropped_ts_ms is not None
+        window_ms = retention_ms(table, self.day_s) if table.time_travel else int(self.recovery_window_s * 1000)
+        if table.dropped_ts_ms + window_ms + int(self.grace_s * 1000) > self.clock() * 1000:
+            return
+        try:
+            self.proposer.propose(cmd.DropTable(table_id=table.table_id, force=True), table_id=table.table_id)
+        except CommandFailed as failed:
+            log.info("recycler: purge of %s skipped: %s", table.name, failed.reason)
 
     def recycle_table(self, table: TableState) -> int:
         horizon = self.horizon_ms(table)

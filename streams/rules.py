@@ -127,7 +127,10 @@ class Rules:
         return Decision(event, table_id)
 
     def drop_table(self, c: cmd.DropTable, ts: int) -> Decision:
-        _live_table(self.state, c.table_id)
+        table = self.state.tables.get(c.table_id)
+        # FORCE also purges a table already dropped (the recycler, once its recovery window passed).
+        if table is None or (table.dropped_ts_ms is not None and not c.force):
+            raise Rejected(ErrorCode.NO_SUCH_TABLE, f"table id {c.table_id} does not exist (dropped meanwhile?)")
         return Decision(ev.TableDropped(table_id=c.table_id, force=c.force), c.table_id)
 
     def recover_table(self, c: cmd.RecoverTable, ts: int) -> Decision:

@@ -110,3 +110,46 @@ def test_a_recycler_killed_between_event_and_deletion_leaves_nothing_dangling() 
     assert sweeper.removed_orphans >= 6
     cur.execute("SELECT count(*) FROM recycled")
     assert cur.fetchone() == (6,)
+
+
+def test_a_dropped_table_is_recoverable_within_its_window_then_purged() -> None:
+    config = load_settings()
+    conn = pymysql.connect(host="127.0.0.1", port=int(os.environ["STRATA_SQL_PORT"]), user="root", autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE DATABASE IF NOT EXISTS crash_test")
+    cur.execute("USE crash_test")
+    cur.execute("DROP TABLE IF EXISTS dropped FORCE")
+    cur.execute('CREATE TABLE dropped (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('
+                '"enable_time_travel" = "true", "time_travel_retention_days" = "1")')
+    cur.execute("INSERT INTO dropped VALUES (1), (2)")
+    cur.execute("SELECT ROWSET_ID FROM information_schema.rowsets WHERE TABLE_SCHEMA = 'crash_test' "
+                "AND TABLE_NAME = 'dropped'")
+    files = [p for (rowset_id,) in cur.fetchall() for p in config.ssd_dir.rglob(f"{rowset_id}.parquet")]
+    assert files
+    cur.execute("DROP TABLE dropped")
+    cur.execute("RECOVER TABLE dropped")
+    cur.execute("SELECT count(*) FROM dropped")
+    assert cur.fetchone() == (2,)
+    cur.execute("DROP TABLE dropped")
+    time.sleep(1.2)  # past the one-day retention of the test recycler's one-second days
+
+    projection = Projection(Path(tempfile.mkdtemp()))
+    proposer = Proposer(config, origin="purging-recycler")
+    follower = EventFollower(projection, config, name="purging-recycler", listener=proposer.on_event)
+    follower.catch_up()
+    follower.start()
+    try:
+        recycler = Recycler(projection, proposer, LocalTiers({"ssd": config.ssd_dir, "hdd": config.hdd_dir}),
+                            grace_s=0.0, day_s=1.0)
+        db = projection.database_by_name("crash_test")
+        assert db is not None
+        table = projection.table_by_name(db.db_id, "dropped", dropped=True)
+        assert table is not None
+        recycler.purge_if_expired(table)
+        recycler.remove_orphans()
+    finally:
+        follower.stop()
+    with pytest.raises(pymysql.MySQLError) as refused:
+        cur.execute("RECOVER TABLE dropped")
+    assert refused.value.args[0] == 1146
+    assert not any(p.exists() for p in files)
