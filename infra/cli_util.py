@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from infra.toolchain import StrataError
 from schemas.config import ConfigError
@@ -19,3 +19,18 @@ def guarded(fn: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print("strata: interrupted", file=sys.stderr)
         return 130
+
+
+def run_action(argv: list[str] | None, actions: Mapping[str, Callable[[], object]], default: str = "run") -> int:
+    """`python -m infra.<node> <action>`: runs the named action (guarded), default `run`."""
+    args = sys.argv[1:] if argv is None else argv
+    action = args[0] if args else default
+
+    def go() -> int:
+        chosen = actions.get(action)
+        if chosen is None:
+            raise StrataError(f"unknown action {action!r} ({'|'.join(actions)})")
+        chosen()
+        return 0
+
+    return guarded(go)

@@ -152,25 +152,13 @@ def run(s: Settings, lay: Layout) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from infra.cli_util import guarded
+    from infra.cli_util import run_action
 
-    args = sys.argv[1:] if argv is None else argv
-    action = args[0] if args else "run"
+    def lay() -> Layout:
+        return Layout(settings())
 
-    def go() -> int:
-        s = settings()
-        lay = Layout(s)
-        if action == "install":
-            install(lay)
-        elif action == "prepare":
-            prepare(s, lay)
-        elif action == "run":
-            run(s, lay)
-        else:
-            raise StrataError(f"unknown action {action!r} (install|prepare|run)")
-        return 0
-
-    return guarded(go)
+    return run_action(argv, {"install": lambda: install(lay()), "prepare": lambda: prepare(settings(), lay()),
+                             "run": lambda: run(settings(), lay())})
 
 
 if __name__ == "__main__":

@@ -77,23 +77,10 @@ def run(s: Settings, lay: Layout) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from infra.cli_util import guarded
+    from infra.cli_util import run_action
 
-    args = sys.argv[1:] if argv is None else argv
-    action = args[0] if args else "run"
-
-    def go() -> int:
-        s = settings()
-        lay = Layout(s)
-        if action == "install":
-            install(lay)
-        elif action == "run":
-            run(s, lay)
-        else:
-            raise StrataError(f"unknown action {action!r} (install|run)")
-        return 0
-
-    return guarded(go)
+    return run_action(argv, {"install": lambda: install(Layout(settings())),
+                             "run": lambda: run(settings(), Layout(settings()))})
 
 
 if __name__ == "__main__":
