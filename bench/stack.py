@@ -187,7 +187,7 @@ def table_rowset_files(s: Settings, db: str, table: str) -> list[str]:
     from projections.projection import Projection
     from storage.tiers import LocalTiers
 
-    tiers = LocalTiers({"ssd": s.ssd_dir, "hdd": s.hdd_dir})
+    tiers = LocalTiers.from_config(s)
     projection = Projection(sql_projection_path(s), read_only=True)
     try:
         database = projection.database_by_name(db)

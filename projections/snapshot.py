@@ -38,23 +38,6 @@ class Snapshot:
         return [r for p in self.partitions for r in p.rowsets]
 
 
-def cover(rowsets: list[Rowset], version: int) -> list[Rowset]:
-    """The fewest rowsets that hold versions [1, version] of one tablet.
-
-    Compaction ranges are laminar (an output spans exactly its inputs), so walking up from the
-    lowest version and always taking the widest rowset that starts next and ends at or before
-    `version` is optimal. Versions without a rowset in this tablet are simply skipped."""
-    candidates = sorted((r for r in rowsets if r.end_version <= version),
-                        key=lambda r: (r.start_version, -r.end_version))
-    chosen: list[Rowset] = []
-    next_version = 1
-    for rowset in candidates:
-        if rowset.start_version >= next_version:
-            chosen.append(rowset)
-            next_version = rowset.end_version + 1
-    return chosen
-
-
 def cover_tablet(projection: Projection, table_id: int, partition: PartitionState, bucket: int,
                  version: int) -> list[Rowset]:
     """The cover of one tablet at `version`, walked top-down with one seek per rowset it uses.

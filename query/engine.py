@@ -12,9 +12,7 @@ from typing import Any
 
 import duckdb
 
-from projections.follower import EventFollower
-from projections.projection import Projection
-from projections.proposer import Proposer
+from projections.replica import Replica
 from query import ddl, dml, show, time_travel
 from query.context import Context, Done, Result, Rows, SessionState, SqlFailure
 from query.create_as import create_table_as
@@ -66,15 +64,12 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
 class Engine:
     def __init__(self, config: Settings, name: str) -> None:
         self.name = name
-        projection = Projection(config.state_dir / name)
-        proposer = Proposer(config, origin=name)
-        follower = EventFollower(projection, config, name=name, listener=proposer.on_event)
-        follower.catch_up(timeout=300)
-        follower.start()
-        tiers = LocalTiers({"ssd": config.ssd_dir, "hdd": config.hdd_dir})
+        replica = Replica.open(config, config.state_dir / name, name)
+        tiers = LocalTiers.from_config(config)
         for tier in tiers.names():
             tiers.root(tier).mkdir(parents=True, exist_ok=True)
-        self.ctx = Context(config=config, projection=projection, follower=follower, proposer=proposer,
+        self.ctx = Context(config=config, projection=replica.projection, follower=replica.follower,
+                           proposer=replica.proposer,
                            tiers=tiers, duck=duckdb.connect(), name=name)
 
     def execute(self, session: SessionState, statement: st.Statement) -> Result:

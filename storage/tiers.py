@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from schemas.config import Settings
+
 
 class LocalTiers:
     def __init__(self, roots: dict[str, Path]) -> None:
         self._roots = {name: Path(root) for name, root in roots.items()}
+
+    @classmethod
+    def from_config(cls, config: Settings) -> LocalTiers:
+        return cls({"ssd": config.ssd_dir, "hdd": config.hdd_dir})
 
     def root(self, tier: str) -> Path:
         try:

@@ -11,9 +11,7 @@ import threading
 from collections.abc import Callable
 
 from projections.compaction import Compactor
-from projections.follower import EventFollower
-from projections.projection import Projection
-from projections.proposer import Proposer
+from projections.replica import Replica
 from schemas.config import Settings
 from storage.tiers import LocalTiers
 from streams.compaction_agent import CompactionAgent
@@ -31,12 +29,10 @@ class Agents:
 
     def start(self) -> None:
         config = self.config
-        self.projection = Projection(config.state_dir / "worker-agents")
-        self.proposer = Proposer(config, origin="worker-agents")
-        self.follower = EventFollower(self.projection, config, name="worker-agents", listener=self.proposer.on_event)
-        self.follower.catch_up(timeout=600)
-        self.follower.start()
-        tiers = LocalTiers({"ssd": config.ssd_dir, "hdd": config.hdd_dir})
+        self.replica = Replica.open(config, config.state_dir / "worker-agents", "worker-agents",
+                                    catch_up_timeout=600)
+        self.projection, self.proposer = self.replica.projection, self.replica.proposer
+        tiers = LocalTiers.from_config(config)
         self.compaction = CompactionAgent(Compactor(self.projection, self.proposer, tiers))
         self.recycler = Recycler(self.projection, self.proposer, tiers, grace_s=config.recycle_grace_s,
                                  day_s=config.time_travel_day_s, recovery_window_s=config.recovery_window_s)
@@ -62,4 +58,4 @@ class Agents:
     def stop(self) -> None:
         self._stop.set()
         if self.started:
-            self.follower.stop()
+            self.replica.close()

@@ -18,7 +18,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from projections.projection import Projection
 from projections.proposer import CommandFailed, Proposer
@@ -42,7 +42,6 @@ class Recycler:
     recycled_rowsets: int = 0
     removed_files: int = 0
     removed_orphans: int = 0
-    _pending_files: list[str] = field(default_factory=list)
 
     def horizon_ms(self, table: TableState) -> int:
         return int((self.clock() - self.grace_s) * 1000) - retention_ms(table, self.day_s)

@@ -18,9 +18,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as s
 from hypothesis.stateful import invariant, precondition, rule
 
-from projections.follower import EventFollower
-from projections.projection import Projection
-from projections.proposer import Proposer
+from projections.replica import Replica
 from schemas.config import load_settings
 from storage.tiers import LocalTiers
 from streams.recycler import Recycler
@@ -38,14 +36,10 @@ def recycler() -> Recycler:
     global _recycler
     if _recycler is None:
         config = load_settings()
-        projection = Projection(Path(tempfile.mkdtemp(prefix="tt-model-recycler-")))
-        proposer = Proposer(config, origin="tt-model-recycler")
-        follower = EventFollower(projection, config, name="tt-model-recycler", listener=proposer.on_event)
-        follower.catch_up()
-        follower.start()
-        atexit.register(follower.stop)
-        _recycler = Recycler(projection, proposer, LocalTiers({"ssd": config.ssd_dir, "hdd": config.hdd_dir}),
-                             grace_s=0.0, day_s=DAY_S)
+        replica = Replica.open(config, Path(tempfile.mkdtemp(prefix="tt-model-recycler-")), "tt-model-recycler")
+        atexit.register(replica.close)
+        _recycler = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config), grace_s=0.0,
+                             day_s=DAY_S)
     return _recycler
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from projections.projection import Projection
-from projections.snapshot import cover, resolve
+from projections.snapshot import cover_tablet, resolve
+from projections.state import PartitionState, RowsetRecord
 from schemas import events as ev
 from schemas.envelope import EventEnvelope, wrap_event
 from schemas.model import Column, Distribution, Partition, Rowset, TableSchema
@@ -18,9 +19,27 @@ def _rowset(rowset_id: str, start: int, end: int, bucket: int = 0) -> Rowset:
                   schema_version=1, checksum="x", start_version=start, end_version=end, visible_ts_ms=0)
 
 
-def test_cover_takes_the_widest_rowsets_that_end_by_the_version() -> None:
+def _cover_of(tmp_path: Path, rowsets: list[Rowset], version: int) -> list[Rowset]:
+    """The cover walk over a tablet holding exactly `rowsets` (stale or not: the walk ignores it)."""
+    projection = Projection(tmp_path / f"cover-{len(list(tmp_path.iterdir()))}")
+    for rowset in rowsets:
+        projection._put_rowset(1, RowsetRecord(rowset=rowset))
+    projection.flush()
+    partition = PartitionState(partition=Partition(partition_id=1, name="t", buckets=1), version=version,
+                               created_ts_ms=0)
+    try:
+        return cover_tablet(projection, 1, partition, 0, version)
+    finally:
+        projection.close()
+
+
+def test_cover_takes_the_widest_rowsets_that_end_by_the_version(tmp_path: Path) -> None:
     a, b, c, d = _rowset("a", 1, 1), _rowset("b", 2, 2), _rowset("c", 3, 3), _rowset("ab", 1, 2)
     abc = _rowset("abc", 1, 3)
+
+    def cover(rowsets: list[Rowset], version: int) -> list[Rowset]:
+        return _cover_of(tmp_path, rowsets, version)
+
     assert cover([a, b, c], 3) == [a, b, c]
     assert cover([a, b, c, d], 3) == [d, c]
     assert cover([a, b, c, d, abc], 3) == [abc]

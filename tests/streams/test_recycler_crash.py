@@ -16,9 +16,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from projections.follower import EventFollower
-from projections.projection import Projection
-from projections.proposer import Proposer
+from projections.replica import Replica
 from schemas.config import REPO_ROOT, load_settings
 from storage.tiers import LocalTiers
 from streams.recycler import Recycler
@@ -28,23 +26,17 @@ pytestmark = pytest.mark.integration
 # Runs one sweep with a one-second retention day; the first file deletion kills the process.
 _DYING_RECYCLER = textwrap.dedent("""
     import os, pathlib, tempfile
-    from projections.follower import EventFollower
-    from projections.projection import Projection
-    from projections.proposer import Proposer
+    from projections.replica import Replica
     from schemas.config import load_settings
     from storage.tiers import LocalTiers
     from streams.recycler import Recycler
 
     config = load_settings()
-    projection = Projection(pathlib.Path(tempfile.mkdtemp()))
-    proposer = Proposer(config, origin="dying-recycler")
-    follower = EventFollower(projection, config, name="dying-recycler", listener=proposer.on_event)
-    follower.catch_up()
-    follower.start()
-    db = projection.database_by_name("crash_test")
-    table = projection.table_by_name(db.db_id, "recycled")
+    replica = Replica.open(config, pathlib.Path(tempfile.mkdtemp()), "dying-recycler")
+    db = replica.projection.database_by_name("crash_test")
+    table = replica.projection.table_by_name(db.db_id, "recycled")
     pathlib.Path.unlink = lambda self, missing_ok=False: os._exit(137)
-    Recycler(projection, proposer, LocalTiers({"ssd": config.ssd_dir, "hdd": config.hdd_dir}),
+    Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
              grace_s=0.0, day_s=1.0).recycle_table(table)
     os._exit(0)
 """)
@@ -96,16 +88,13 @@ def test_a_recycler_killed_between_event_and_deletion_leaves_nothing_dangling() 
         cur.execute(f"SELECT count(*), sum(k) FROM recycled FOR TIME AS OF '{moment}'")
         assert cur.fetchone() == (n, n * (n + 1) // 2)
 
-    projection = Projection(Path(tempfile.mkdtemp()))
-    proposer = Proposer(config, origin="recycler-after-crash")
-    follower = EventFollower(projection, config, name="recycler-after-crash", listener=proposer.on_event)
-    follower.catch_up()
+    replica = Replica.open(config, Path(tempfile.mkdtemp()), "recycler-after-crash")
     try:
-        sweeper = Recycler(projection, proposer, LocalTiers({"ssd": config.ssd_dir, "hdd": config.hdd_dir}),
-                           grace_s=0.0, day_s=1.0)
+        sweeper = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config), grace_s=0.0,
+                           day_s=1.0)
         sweeper.remove_orphans()
     finally:
-        follower.stop()
+        replica.close()
     assert not any(p.exists() for p in dangling)
     assert sweeper.removed_orphans >= 6
     cur.execute("SELECT count(*) FROM recycled")
@@ -133,22 +122,18 @@ def test_a_dropped_table_is_recoverable_within_its_window_then_purged() -> None:
     cur.execute("DROP TABLE dropped")
     time.sleep(1.2)  # past the one-day retention of the test recycler's one-second days
 
-    projection = Projection(Path(tempfile.mkdtemp()))
-    proposer = Proposer(config, origin="purging-recycler")
-    follower = EventFollower(projection, config, name="purging-recycler", listener=proposer.on_event)
-    follower.catch_up()
-    follower.start()
+    replica = Replica.open(config, Path(tempfile.mkdtemp()), "purging-recycler")
     try:
-        recycler = Recycler(projection, proposer, LocalTiers({"ssd": config.ssd_dir, "hdd": config.hdd_dir}),
-                            grace_s=0.0, day_s=1.0)
-        db = projection.database_by_name("crash_test")
+        recycler = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config), grace_s=0.0,
+                            day_s=1.0)
+        db = replica.projection.database_by_name("crash_test")
         assert db is not None
-        table = projection.table_by_name(db.db_id, "dropped", dropped=True)
+        table = replica.projection.table_by_name(db.db_id, "dropped", dropped=True)
         assert table is not None
         recycler.purge_if_expired(table)
         recycler.remove_orphans()
     finally:
-        follower.stop()
+        replica.close()
     with pytest.raises(pymysql.MySQLError) as refused:
         cur.execute("RECOVER TABLE dropped")
     assert refused.value.args[0] == 1146
