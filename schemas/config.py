@@ -72,7 +72,15 @@ class Settings(BaseSettings):
 
     ssd_root: Path | None = None
     hdd_root: Path | None = None
+    # Size cap of each process's local cache of remote (cooled) rowset files.
     file_cache_bytes: int = Field(default=1 << 30, ge=0)
+
+    # The tiering agent: how often it looks for due rowsets, how long a moved rowset's local copy
+    # stays for queries that resolved their snapshot before the move, and the S3 client's timeouts.
+    tiering_interval_s: float = Field(default=1.0, gt=0)
+    cooldown_local_grace_s: float = Field(default=10.0, ge=0)
+    s3_connect_timeout_s: float = Field(default=3.0, gt=0)
+    s3_read_timeout_s: float = Field(default=20.0, gt=0)
 
     # How long a statement waits for its command's outcome on strata.events before it fails.
     command_timeout_s: float = Field(default=30.0, gt=0)
@@ -131,6 +139,16 @@ class Settings(BaseSettings):
     def state_dir(self) -> Path:
         """Where each process keeps its RocksDB projections."""
         return self.home / "state"
+
+    @property
+    def cache_dir(self) -> Path:
+        """Each process's file cache of remote rowsets (a subfolder per process)."""
+        return self.home / "cache"
+
+    @property
+    def secret_key_file(self) -> Path:
+        """The machine-local key that seals secrets before they go on the log."""
+        return self.home / "secrets" / "strata.key"
 
     @property
     def run_dir(self) -> Path:

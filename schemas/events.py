@@ -195,7 +195,8 @@ class ResourceCreated(Event):
     TYPE: ClassVar[str] = "ResourceCreated"
     name: str
     resource_type: str
-    # Secrets are stored encrypted-at-rest by the store's own means; never echoed by SHOW.
+    # Secret values (s3.secret_key) are sealed with the machine-local key (storage.secrets): the
+    # log, read by outside consumers, never holds them in clear.
     properties: dict[str, str]
 
 

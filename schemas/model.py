@@ -99,3 +99,10 @@ class Rowset(NewRowset):
     # columns: a compacted file keeps every column any input had, so a read at an instant
     # before a DROP COLUMN still finds the dropped column's values.
     column_ids: tuple[int, ...] | None = None
+    # When the newest row the rowset holds was written (a compaction's output keeps its inputs'
+    # newest): `cooldown_ttl` counts from here, as Doris' newest_write_timestamp does.
+    newest_write_ts_ms: int | None = None
+
+    @property
+    def written_ts_ms(self) -> int:
+        return self.newest_write_ts_ms if self.newest_write_ts_ms is not None else self.visible_ts_ms

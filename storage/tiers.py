@@ -13,7 +13,7 @@ class LocalTiers:
 
     @classmethod
     def from_config(cls, config: Settings) -> LocalTiers:
-        return cls({"ssd": config.ssd_dir, "hdd": config.hdd_dir})
+        return cls(dict(zip(LOCAL_MEDIA, (config.ssd_dir, config.hdd_dir), strict=True)))
 
     def root(self, tier: str) -> Path:
         try:
@@ -26,3 +26,17 @@ class LocalTiers:
 
     def names(self) -> list[str]:
         return sorted(self._roots)
+
+
+REMOTE_PREFIX = "remote:"
+LOCAL_MEDIA = ("ssd", "hdd")
+
+
+def remote_tier(resource: str) -> str:
+    """The tier name of rowsets stored on a remote resource."""
+    return REMOTE_PREFIX + resource
+
+
+def resource_of(tier: str) -> str | None:
+    """The resource a remote tier names, or None for a local medium."""
+    return tier[len(REMOTE_PREFIX):] if tier.startswith(REMOTE_PREFIX) else None

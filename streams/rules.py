@@ -17,6 +17,7 @@ from schemas import commands as cmd
 from schemas import events as ev
 from schemas.errors import ErrorCode
 from schemas.model import Partition, Rowset, TableSchema
+from storage.tiers import LOCAL_MEDIA, resource_of
 
 
 class Rejected(Exception):
@@ -75,6 +76,7 @@ class Rules:
             cmd.CommitDelete: self.commit_delete,
             cmd.CommitCompaction: self.commit_compaction,
             cmd.RecycleRowsets: self.recycle_rowsets,
+            cmd.MoveRowset: self.move_rowset,
             cmd.RestoreTable: self.restore_table,
             cmd.CreateResource: self.create_resource,
             cmd.AlterResource: self.alter_resource,
@@ -246,7 +248,8 @@ class Rules:
         if (run[0].start_version, run[-1].end_version) != (c.start_version, c.end_version):
             raise Rejected(ErrorCode.WRONG_ARGUMENTS, "compaction version range does not match its inputs")
         output = Rowset(**c.output.model_dump(), start_version=c.start_version, end_version=c.end_version,
-                        visible_ts_ms=ts, column_ids=c.column_ids)
+                        visible_ts_ms=ts, column_ids=c.column_ids,
+                        newest_write_ts_ms=max(r.written_ts_ms for r in run))
         return Decision(ev.CompactionCommitted(table_id=c.table_id, partition_id=c.partition_id, bucket=c.bucket,
                                                kind=c.kind, input_rowset_ids=c.input_rowset_ids, output=output),
                         c.table_id)
@@ -262,6 +265,22 @@ class Rules:
                 raise Rejected(ErrorCode.CONFLICT, f"rowset {rowset_id} is live (restored?); it cannot be recycled")
         return Decision(ev.RowsetsRecycled(table_id=c.table_id, rowset_ids=c.rowset_ids,
                                            horizon_ts_ms=c.horizon_ts_ms), c.table_id)
+
+    def move_rowset(self, c: cmd.MoveRowset, ts: int) -> Decision:
+        _live_table(self.state, c.table_id)
+        record = self.state.rowset_record(c.rowset_id)
+        if record is None:
+            raise Rejected(ErrorCode.CONFLICT, f"rowset {c.rowset_id} no longer exists (recycled?)")
+        if record.rowset.tier != c.from_tier:
+            raise Rejected(ErrorCode.CONFLICT, f"rowset {c.rowset_id} is on {record.rowset.tier} now, "
+                                               f"not {c.from_tier} (moved meanwhile?)")
+        resource = resource_of(c.to_tier)
+        if resource is None and c.to_tier not in LOCAL_MEDIA:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"unknown tier '{c.to_tier}'")
+        if resource is not None and resource not in self.state.named["resource"]:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"Resource '{resource}' does not exist")
+        return Decision(ev.RowsetMoved(table_id=c.table_id, rowset_id=c.rowset_id, from_tier=c.from_tier,
+                                       to_tier=c.to_tier, path=c.path), c.table_id)
 
     def restore_table(self, c: cmd.RestoreTable, ts: int) -> Decision:
         table = _live_table(self.state, c.table_id)

@@ -1,0 +1,171 @@
+"""Cooldown: which rowsets of a tablet are due to move, and moving one (DESIGN §10).
+
+Two kinds of move, both decided from the replica and a clock:
+- to a remote resource, by the partition's storage policy: a rowset is due at its newest write
+  + `cooldown_ttl`, or at `cooldown_datetime`. A tablet cools gap-free from its lowest version —
+  the first live rowset not yet due stops the walk — and stale rowsets kept for time travel go
+  at once (only reads of the past need them).
+- between local media, by `storage_medium` / `storage_cooldown_time`: SSD data moves to HDD once
+  the cooldown time has passed (or when the medium is set to HDD).
+
+A move writes the destination copy, verifies it, and only then proposes `MoveRowset`; the source
+copy is removed by the caller later, once no query can still be reading it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from projections.projection import Projection
+from projections.proposer import CommandFailed, Proposer
+from projections.remote import RemoteStores
+from projections.snapshot import cover_tablet
+from projections.state import PartitionState, TableState
+from schemas import commands as cmd
+from schemas.model import Rowset
+from storage.rowset_writer import file_sha256
+from storage.tiers import LocalTiers, remote_tier, resource_of
+
+log = logging.getLogger(__name__)
+DATETIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+class CorruptRowset(Exception):
+    """A rowset's local file does not match its checksum; it is not moved anywhere."""
+
+
+def utc_ms(text: str) -> int:
+    """Milliseconds of a normalized UTC datetime property ('YYYY-MM-DD HH:MM:SS')."""
+    return int(datetime.strptime(text, DATETIME_FORMAT).replace(tzinfo=UTC).timestamp() * 1000)
+
+
+def effective(table: TableState, partition: PartitionState, key: str) -> str | None:
+    """A partition's own property, else its table's."""
+    return partition.partition.properties.get(key) or table.properties.get(key) or None
+
+
+def policy_of(projection: Projection, table: TableState, partition: PartitionState) -> dict[str, Any] | None:
+    name = effective(table, partition, "storage_policy")
+    return projection.named["storage_policy"].get(name) if name else None
+
+
+def due_ms(policy: dict[str, Any], rowset: Rowset) -> int:
+    props = policy["properties"]
+    candidates = []
+    if props.get("cooldown_ttl") is not None:
+        candidates.append(rowset.written_ts_ms + int(props["cooldown_ttl"]) * 1000)
+    if props.get("cooldown_datetime"):
+        candidates.append(utc_ms(props["cooldown_datetime"]))
+    return min(candidates) if candidates else 2**62
+
+
+def local_target(table: TableState, partition: PartitionState, now_ms: int) -> str:
+    """The local medium a partition's data belongs on now."""
+    medium = (effective(table, partition, "storage_medium") or "ssd").lower()
+    cooldown = effective(table, partition, "storage_cooldown_time")
+    if medium == "hdd" or (cooldown and utc_ms(cooldown) <= now_ms):
+        return "hdd"
+    return "ssd"
+
+
+@dataclass(frozen=True)
+class Move:
+    rowset: Rowset
+    to_tier: str
+
+
+@dataclass(frozen=True)
+class TabletPlan:
+    moves: list[Move]
+    # When this tablet next has something due (None: nothing will be, until the log changes).
+    next_due_ms: int | None
+
+
+def plan_tablet(projection: Projection, table: TableState, partition: PartitionState, bucket: int,
+                now_ms: int) -> TabletPlan:
+    live = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
+    stale = [r.rowset for r in projection.rowset_records(table.table_id, partition.partition_id)
+             if r.stale_ts_ms is not None and r.rowset.bucket == bucket]
+    moves: list[Move] = []
+    next_due: list[int] = []
+    policy = policy_of(projection, table, partition)
+    resource = policy["properties"].get("storage_resource") if policy else None
+    if resource and resource in projection.named["resource"]:
+        target = remote_tier(resource)
+        for rowset in live:
+            if resource_of(rowset.tier) is not None:
+                continue
+            due = due_ms(policy, rowset)  # type: ignore[arg-type]
+            if due > now_ms:
+                next_due.append(due)
+                break  # gap-free: nothing above a rowset that is not due yet
+            moves.append(Move(rowset, target))
+        moves.extend(Move(r, target) for r in stale if resource_of(r.tier) is None)
+    moving = {m.rowset.rowset_id for m in moves}
+    medium = local_target(table, partition, now_ms)
+    for rowset in (*live, *stale):
+        if rowset.rowset_id not in moving and resource_of(rowset.tier) is None and rowset.tier != medium:
+            moves.append(Move(rowset, medium))
+    cooldown = effective(table, partition, "storage_cooldown_time")
+    if medium == "ssd" and cooldown:
+        next_due.append(utc_ms(cooldown))
+    return TabletPlan(moves, min(next_due) if next_due else None)
+
+
+def _copy_durably(source: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.tmp")
+    shutil.copyfile(source, tmp)
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, dest)
+
+
+@dataclass
+class Cooler:
+    projection: Projection
+    proposer: Proposer
+    tiers: LocalTiers
+    stores: RemoteStores
+    moved_rowsets: int = 0
+    moved_bytes: int = 0
+
+    def move(self, table: TableState, move: Move) -> Path:
+        """Copies, verifies, and commits one move; returns the source file to remove later.
+
+        Raises `ResourceError` (store down or refusing), `CorruptRowset`, or `CommandFailed` (the
+        rowset changed meanwhile — the copy is then removed again)."""
+        rowset = move.rowset
+        source = self.tiers.locate(rowset.tier, rowset.path)
+        if file_sha256(source) != rowset.checksum:
+            raise CorruptRowset(f"{source} does not match its checksum; left where it is")
+        resource = resource_of(move.to_tier)
+        if resource is not None:
+            store = self.stores(resource)
+            store.upload(source, rowset.path, rowset.checksum)
+            undo = lambda: store.remove(rowset.path)  # noqa: E731
+        else:
+            dest = self.tiers.locate(move.to_tier, rowset.path)
+            _copy_durably(source, dest)
+            if file_sha256(dest) != rowset.checksum:
+                dest.unlink(missing_ok=True)
+                raise CorruptRowset(f"the copy of {rowset.rowset_id} on {move.to_tier} does not match its checksum")
+            undo = lambda: dest.unlink(missing_ok=True)  # noqa: E731
+        try:
+            self.proposer.propose(cmd.MoveRowset(table_id=table.table_id, rowset_id=rowset.rowset_id,
+                                                 from_tier=rowset.tier, to_tier=move.to_tier, path=rowset.path),
+                                  table_id=table.table_id)
+        except CommandFailed:
+            current = self.projection.rowset_record(rowset.rowset_id)
+            if current is None or current.rowset.tier != move.to_tier:  # not this copy the log names
+                undo()
+            raise
+        self.moved_rowsets += 1
+        self.moved_bytes += rowset.size_bytes
+        return source
