@@ -7,26 +7,32 @@ layers both callers may import.
 Cumulative compaction merges every live rowset above the base rowset; base compaction merges
 the whole cover of the tablet into one rowset starting at version 1. With time travel on, the
 inputs become stale (kept for reads at earlier instants) rather than deleted.
+
+A run never mixes tiers: the output goes where its inputs are, so compacting cooled rowsets reads
+them through the file cache and uploads the merged file to their resource before committing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import duckdb
 
 from projections.projection import Projection
 from projections.proposer import CommandFailed, Proposer
+from projections.remote import RemoteStores
 from projections.snapshot import cover_tablet, visible_deletes
 from projections.state import PartitionState, TableState
+from projections.tablet_locks import TabletLocks
 from schemas import commands as cmd
 from schemas.events import CompactionCommitted
 from schemas.model import Column, NewRowset, Rowset
 from storage.compaction import compact_files
+from storage.locator import RowsetLocator
 from storage.rowset_sql import DeleteRule, MergeSpec, RowsetFile
-from storage.tiers import LocalTiers
+from storage.tiers import resource_of
 
 Kind = Literal["cumulative", "base"]
 # A tablet with this many small rowsets at its top is due for an automatic cumulative compaction.
@@ -72,8 +78,20 @@ def plan(projection: Projection, table: TableState, partition: PartitionState, b
          kind: Kind) -> list[Rowset]:
     """The live rowsets a compaction of `kind` would merge (empty: nothing worth doing)."""
     live = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
-    run = live[:MAX_INPUTS] if kind == "base" else _small_top(live)[:MAX_INPUTS]
+    run = _one_tier(live if kind == "base" else _small_top(live))[:MAX_INPUTS]
     return run if len(run) >= 2 else []
+
+
+def _one_tier(run: list[Rowset]) -> list[Rowset]:
+    """The longest stretch of the run on a single tier (cooled rowsets are its lower part)."""
+    best: list[Rowset] = []
+    start = 0
+    for i in range(1, len(run) + 1):
+        if i == len(run) or run[i].tier != run[start].tier:
+            if i - start > len(best):
+                best = run[start:i]
+            start = i
+    return best
 
 
 def _small_top(live: list[Rowset]) -> list[Rowset]:
@@ -89,31 +107,37 @@ def _small_top(live: list[Rowset]) -> list[Rowset]:
 def due(projection: Projection, table: TableState, partition: PartitionState, bucket: int) -> Kind | None:
     """Which automatic compaction the tablet needs now, scored by its number of live rowsets."""
     live = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
-    if len(live) > BASE_TRIGGER:
+    if len(_one_tier(live)) > BASE_TRIGGER:
         return "base"
-    return "cumulative" if len(_small_top(live)) >= CUMULATIVE_TRIGGER else None
+    return "cumulative" if len(_one_tier(_small_top(live))) >= CUMULATIVE_TRIGGER else None
 
 
 @dataclass
 class Compactor:
     projection: Projection
     proposer: Proposer
-    tiers: LocalTiers
-
-    def locate(self, rowset: Rowset) -> str:
-        return str(self.tiers.locate(rowset.tier, rowset.path))
+    locator: RowsetLocator
+    stores: RemoteStores
+    locks: TabletLocks = field(default_factory=TabletLocks)
 
     def compact(self, cursor: duckdb.DuckDBPyConnection, table: TableState, partition: PartitionState,
                 bucket: int, kind: Kind) -> CompactionCommitted | None:
         """Merges the planned run and proposes it; None when there was nothing to merge.
 
-        Raises `CommandFailed` when the sequencer finds the inputs changed meanwhile."""
+        Raises `CommandFailed` when the sequencer finds the inputs changed meanwhile, `ResourceError`
+        when cooled inputs cannot be read or the output cannot be uploaded."""
+        with self.locks(table.table_id, partition.partition_id, bucket), self.locator.statement():
+            return self._compact(cursor, table, partition, bucket, kind)
+
+    def _compact(self, cursor: duckdb.DuckDBPyConnection, table: TableState, partition: PartitionState,
+                 bucket: int, kind: Kind) -> CompactionCommitted | None:
         with self.projection.lock:
             inputs = plan(self.projection, table, partition, bucket, kind)
             deletes = delete_rules(partition, self.projection, table)
         if not inputs:
             return None
-        files = [rowset_file(table, r, self.locate) for r in inputs]
+        paths = self.locator.locate_many(inputs)
+        files = [rowset_file(table, r, lambda r: paths[r.rowset_id]) for r in inputs]
         defined = column_definitions(table)
         wanted = set().union(*(f.column_ids for f in files))
         current = [c for c in table.schema_now.columns if c.unique_id in wanted]
@@ -121,8 +145,18 @@ class Compactor:
         spec = MergeSpec(keys_model=table.keys_model, columns=(*current, *dropped),
                          delete_sign=table.keys_model == "UNIQUE")
         tier = inputs[0].tier
-        merged = compact_files(cursor, self.tiers.root(tier), table.table_id, partition.partition_id, bucket, spec,
+        resource = resource_of(tier)
+        # Cooled inputs: the merged file is written hot, uploaded, and committed as remote.
+        write_tier = "ssd" if resource is not None else tier
+        tiers = self.locator.tiers
+        merged = compact_files(cursor, tiers.root(write_tier), table.table_id, partition.partition_id, bucket, spec,
                                files, deletes, base=kind == "base" and inputs[0].start_version == 1)
+        local = tiers.locate(write_tier, merged.written.path)
+        if resource is not None:
+            try:
+                self.stores(resource).upload(local, merged.written.path, merged.written.checksum)
+            finally:
+                local.unlink(missing_ok=True)
         output = NewRowset(rowset_id=merged.written.rowset_id, partition_id=partition.partition_id, bucket=bucket,
                            num_rows=merged.written.num_rows, size_bytes=merged.written.size_bytes,
                            path=merged.written.path, tier=tier, schema_version=table.schema_now.schema_version,
@@ -135,7 +169,10 @@ class Compactor:
                 column_ids=merged.column_ids), table_id=table.table_id).payload
         except CommandFailed:
             # Refused (the inputs changed meanwhile): the file was never named by the log.
-            self.tiers.locate(tier, output.path).unlink(missing_ok=True)
+            if resource is not None:
+                self.stores(resource).remove(output.path)
+            else:
+                local.unlink(missing_ok=True)
             raise
         assert isinstance(event, CompactionCommitted)
         return event

@@ -33,7 +33,7 @@ class EventFollower:
         self.projection = projection
         self.topic = topic
         self.name = name
-        self._listener = listener
+        self._listeners: list[Listener] = [listener] if listener is not None else []
         self._consumer = Consumer({
             "bootstrap.servers": config.kafka_bootstrap,
             "group.id": f"strata-follower-{name}",
@@ -55,6 +55,10 @@ class EventFollower:
         self.decode_errors = 0
         self.applied_events = 0
         self._assign()
+
+    def add_listener(self, listener: Listener) -> None:
+        """Also calls `listener` with every event folded from now on (after it is flushed)."""
+        self._listeners.append(listener)
 
     def _assign(self) -> None:
         metadata = self._consumer.list_topics(self.topic, timeout=10)
@@ -107,9 +111,9 @@ class EventFollower:
             self._fold(messages, applied)
         self._note_position()
         self.applied_events += len(applied)
-        if self._listener is not None:
+        for listener in self._listeners:
             for envelope in applied:
-                self._listener(envelope)
+                listener(envelope)
         return len(messages)
 
     def _fold(self, messages: list, applied: list[EventEnvelope]) -> None:

@@ -1,4 +1,4 @@
-"""What every statement handler works with: the replica, the proposer, the tiers, DuckDB, the
+"""What every statement handler works with: the replica, the proposer, the rowset locator, DuckDB, the
 session, and the two shapes of answer (rows, or an OK with a count)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import duckdb
 from projections.follower import EventFollower
 from projections.projection import Projection
 from projections.proposer import CommandFailed, CommandTimeout, Proposer
+from projections.remote import RemoteStores
 from projections.state import TableState
 from query.parser.statements import QualifiedName
 from schemas.commands import Command
@@ -19,6 +20,7 @@ from schemas.config import Settings
 from schemas.envelope import EventEnvelope
 from schemas.errors import ErrorCode
 from schemas.model import Rowset
+from storage.locator import RowsetLocator
 from storage.tiers import LocalTiers
 
 
@@ -58,7 +60,8 @@ class Context:
     projection: Projection
     follower: EventFollower
     proposer: Proposer
-    tiers: LocalTiers
+    locator: RowsetLocator
+    stores: RemoteStores
     duck: duckdb.DuckDBPyConnection
     name: str
     _duck_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -68,8 +71,12 @@ class Context:
         with self._duck_lock:
             return self.duck.cursor()
 
+    @property
+    def tiers(self) -> LocalTiers:
+        return self.locator.tiers
+
     def locate(self, rowset: Rowset) -> str:
-        return str(self.tiers.locate(rowset.tier, rowset.path))
+        return self.locator.locate(rowset)
 
     def propose(self, command: Command, *, table_id: int | None = None) -> EventEnvelope:
         try:

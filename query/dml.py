@@ -3,6 +3,7 @@ buckets, written as durable rowset files, and only then proposed as one commit."
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -12,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from projections.cooldown import local_target
 from projections.snapshot import resolve
 from projections.state import TableState
 from query.context import Context, Done, SessionState, SqlFailure
@@ -124,15 +126,18 @@ def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, 
         data = data.append_column(HIDDEN_DELETE_SIGN, pa.array([delete_sign] * data.num_rows, pa.bool_()))
         keep.append(HIDDEN_DELETE_SIGN)
     rowsets = []
+    now_ms = int(time.time() * 1000)
     groups = data.group_by(["__partition", "__bucket"]).aggregate([]).to_pylist()
     for group in groups:
         mask = pc.and_(pc.equal(data["__partition"], group["__partition"]),
                        pc.equal(data["__bucket"], group["__bucket"]))
         part = data.filter(mask).select(keep)
-        written = write_rowset(ctx.tiers.root("ssd"), table.table_id, group["__partition"], group["__bucket"], part)
+        # New rows land hot, on the partition's local medium; cooldown moves them later.
+        tier = local_target(table, table.partitions[group["__partition"]], now_ms)
+        written = write_rowset(ctx.tiers.root(tier), table.table_id, group["__partition"], group["__bucket"], part)
         rowsets.append(NewRowset(rowset_id=written.rowset_id, partition_id=group["__partition"],
                                  bucket=group["__bucket"], num_rows=written.num_rows, size_bytes=written.size_bytes,
-                                 path=written.path, tier="ssd", schema_version=schema.schema_version,
+                                 path=written.path, tier=tier, schema_version=schema.schema_version,
                                  checksum=written.checksum))
     ctx.propose(cmd.CommitRowsets(table_id=table.table_id, label=label or f"insert_{uuid.uuid4().hex}",
                                   rowsets=tuple(rowsets), num_rows=data.num_rows, source=source),
@@ -239,7 +244,7 @@ def _current_sql(ctx: Context, table: TableState, partitions: tuple[int, ...]) -
     snapshot = resolve(ctx.projection, table)
     if partitions:
         snapshot = replace(snapshot, partitions=tuple(p for p in snapshot.partitions if p.partition_id in partitions))
-    return snapshot_sql(snapshot, ctx.locate)
+    return snapshot_sql(snapshot, ctx.locator)
 
 
 def _named_partition(table: TableState, name: str) -> int:

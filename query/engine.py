@@ -12,6 +12,7 @@ from typing import Any
 
 import duckdb
 
+from projections.remote import open_locator
 from projections.replica import Replica
 from query import ddl, dml, show, time_travel
 from query.context import Context, Done, Result, Rows, SessionState, SqlFailure
@@ -20,7 +21,7 @@ from query.parser import statements as st
 from query.reads import run_query
 from schemas.config import Settings
 from schemas.errors import ErrorCode
-from storage.tiers import LocalTiers
+from storage.object_store import RemoteUnavailable, ResourceError
 
 log = logging.getLogger(__name__)
 
@@ -65,18 +66,25 @@ class Engine:
     def __init__(self, config: Settings, name: str) -> None:
         self.name = name
         replica = Replica.open(config, config.state_dir / name, name)
-        tiers = LocalTiers.from_config(config)
-        for tier in tiers.names():
-            tiers.root(tier).mkdir(parents=True, exist_ok=True)
+        locator, stores = open_locator(config, replica.projection, name)
+        for tier in locator.tiers.names():
+            locator.tiers.root(tier).mkdir(parents=True, exist_ok=True)
         self.ctx = Context(config=config, projection=replica.projection, follower=replica.follower,
-                           proposer=replica.proposer,
-                           tiers=tiers, duck=duckdb.connect(), name=name)
+                           proposer=replica.proposer, locator=locator, stores=stores, duck=duckdb.connect(),
+                           name=name)
 
     def execute(self, session: SessionState, statement: st.Statement) -> Result:
         handler = _HANDLERS.get(type(statement))
         if handler is None:
             raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"{type(statement).__name__} is not supported yet")
-        return handler(self.ctx, session, statement)
+        try:
+            with self.ctx.locator.statement():
+                return handler(self.ctx, session, statement)
+        except RemoteUnavailable as exc:
+            raise SqlFailure(ErrorCode.UNKNOWN_ERROR, f"{exc}; the data is cooled to resource '{exc.resource}' "
+                                                      "and not in this server's file cache") from None
+        except ResourceError as exc:
+            raise SqlFailure(ErrorCode.UNKNOWN_ERROR, str(exc)) from None
 
     def healthy(self) -> bool:
         thread = self.ctx.follower._thread

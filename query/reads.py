@@ -119,7 +119,7 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
             cur.register(view, data)
         else:
             snapshot = snapshot_for(ctx, session, QualifiedName(ref.name, ref.db), ref.as_of)
-            cur.execute(f"CREATE TEMP VIEW {view} AS {snapshot_sql(snapshot, ctx.locate)}")
+            cur.execute(f"CREATE TEMP VIEW {view} AS {snapshot_sql(snapshot, ctx.locator)}")
         ref.node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(
             this=exp.to_identifier(alias))))
     return expr.sql(dialect="duckdb")
@@ -127,16 +127,24 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
 
 def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
     ctx.catch_up()
-    cur = ctx.cursor()
-    try:
-        sql = bind_tables(ctx, session, expr, cur)
-        result = cur.execute(sql)
-        columns = [d[0] for d in result.description or []]
-        return Rows(columns, result.fetchall())
-    except duckdb.Error as exc:
-        raise SqlFailure(*duck_error(exc)) from None
-    finally:
-        cur.close()
+    for attempt in (1, 2):
+        cur = ctx.cursor()
+        try:
+            sql = bind_tables(ctx, session, expr, cur)
+            result = cur.execute(sql)
+            columns = [d[0] for d in result.description or []]
+            return Rows(columns, result.fetchall())
+        except duckdb.IOException as exc:
+            # A local copy removed under a long query (its rowset cooled meanwhile): the snapshot,
+            # resolved again, names where the rowset is now.
+            if attempt == 2:
+                raise SqlFailure(*duck_error(exc)) from None
+            ctx.catch_up()
+        except duckdb.Error as exc:
+            raise SqlFailure(*duck_error(exc)) from None
+        finally:
+            cur.close()
+    raise AssertionError("unreachable")
 
 
 def duck_error(exc: duckdb.Error) -> tuple[int, str]:

@@ -3,14 +3,13 @@ shared builder in `storage.rowset_sql`, which reads, projects, filters and merge
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import sqlglot
 from sqlglot import exp
 
 from projections.compaction import column_definitions, rowset_file
 from projections.snapshot import Snapshot
-from schemas.model import Column, Rowset, TableSchema
+from schemas.model import Column, TableSchema
+from storage.locator import RowsetLocator
 from storage.rowset_sql import (
     DeleteRule,
     MergeSpec,
@@ -34,10 +33,13 @@ def _dropped_since(schema: TableSchema, defined: dict[int, Column], deletes: lis
     return [defined[i] for i in sorted(named) if i in defined]
 
 
-def snapshot_sql(snapshot: Snapshot, locate: Callable[[Rowset], str]) -> str:
-    """SELECT returning the table's visible rows at the snapshot, columns named as the user sees them."""
+def snapshot_sql(snapshot: Snapshot, locator: RowsetLocator) -> str:
+    """SELECT returning the table's visible rows at the snapshot, columns named as the user sees them.
+
+    Cold rowsets are fetched into the file cache first (in parallel), so the SQL names local files."""
     table = snapshot.table
-    files = [rowset_file(table, r, locate) for r in snapshot.rowsets]
+    paths = locator.locate_many(snapshot.rowsets)
+    files = [rowset_file(table, r, lambda r: paths[r.rowset_id]) for r in snapshot.rowsets]
     deletes = [DeleteRule(p.partition_id, d.version, d.predicate) for p in snapshot.partitions for d in p.deletes]
     spec = MergeSpec(keys_model=table.keys_model, columns=snapshot.schema.columns,
                      extra_columns=tuple(_dropped_since(snapshot.schema, column_definitions(table), deletes)),

@@ -29,6 +29,7 @@ from query.parser import SqlError, SqlSyntaxError, parse_script, table_refs
 from query.parser import statements as st
 from schemas.config import ConfigError, settings
 from schemas.errors import ErrorCode
+from storage import cache_metrics
 
 log = logging.getLogger("strata.sql")
 
@@ -153,6 +154,7 @@ def _http_app(engine: Engine) -> web.Application:
     async def metrics(request: web.Request) -> web.Response:
         APPLIED.set(engine.ctx.follower.applied_events)
         DECODE_ERRORS.set(engine.ctx.follower.decode_errors)
+        cache_metrics.publish(engine.ctx.locator.cache)
         return web.Response(body=generate_latest(), content_type=CONTENT_TYPE_LATEST.split(";")[0])
 
     app = web.Application()

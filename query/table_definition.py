@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from query.context import SqlFailure
+from collections.abc import Collection
+from datetime import UTC, datetime
+
+from projections.cooldown import DATETIME_FORMAT
+from query.context import SessionState, SqlFailure
 from query.parser import statements as st
+from query.reads import session_zone
 from query.relation import duck_type
 from schemas.commands import NewPartition
 from schemas.errors import ErrorCode
@@ -13,7 +18,7 @@ _BOOL = ("true", "false")
 # Known table properties and a check of each value; anything else is refused, as Doris does.
 _PROPERTY_CHECKS: dict[str, tuple[str, ...] | str] = {
     "replication_num": "int", "replication_allocation": "any", "storage_medium": ("ssd", "hdd"),
-    "storage_cooldown_time": "any", "storage_policy": "any", "enable_time_travel": _BOOL,
+    "storage_cooldown_time": "future_datetime", "storage_policy": "policy", "enable_time_travel": _BOOL,
     "time_travel_retention_days": "retention", "group_commit_interval_ms": "int",
     "group_commit_data_bytes": "int", "disable_auto_compaction": _BOOL, "light_schema_change": _BOOL,
     "storage_format": "any", "compression": "any", "enable_unique_key_merge_on_write": _BOOL,
@@ -23,7 +28,23 @@ _PROPERTY_CHECKS: dict[str, tuple[str, ...] | str] = {
 }
 
 
-def check_properties(properties: dict[str, str]) -> dict[str, str]:
+def utc_datetime(text: str, session: SessionState, key: str) -> tuple[str, int]:
+    """A 'yyyy-MM-dd HH:mm:ss' property in the session time zone → ('YYYY-MM-DD HH:MM:SS' UTC, UTC ms).
+
+    Stored in UTC so the tiering agent, which has no session, reads one instant whatever zone set it."""
+    try:
+        moment = datetime.strptime(text.strip(), DATETIME_FORMAT)
+    except ValueError:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                         f"Invalid value '{text}' for '{key}': expected 'yyyy-MM-dd HH:mm:ss'") from None
+    aware = moment.replace(tzinfo=session_zone(session))
+    return aware.astimezone(UTC).strftime(DATETIME_FORMAT), int(aware.timestamp() * 1000)
+
+
+def check_properties(properties: dict[str, str], *, session: SessionState | None = None,
+                     policies: Collection[str] | None = None) -> dict[str, str]:
+    """Table or partition properties, checked and normalized. `session` gives the time zone of
+    datetimes (UTC without one); `policies`, when given, are the storage policies that exist."""
     checked = {}
     for key, value in properties.items():
         rule = _PROPERTY_CHECKS.get(key)
@@ -37,10 +58,27 @@ def check_properties(properties: dict[str, str]) -> dict[str, str]:
         if rule == "retention" and not (value.strip().isdigit() and 1 <= int(value) <= 90):
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Invalid value '{value}' for 'time_travel_retention_days': "
                                                         "expected an integer from 1 to 90")
+        if rule == "policy" and policies is not None and value not in policies:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Storage policy '{value}' does not exist")
+        if rule == "future_datetime":
+            value = _future_datetime(value, session or SessionState(), key)
         checked[key] = value.lower() if isinstance(rule, tuple) else value
+    if checked.get("storage_medium") == "hdd" and "storage_cooldown_time" in checked:
+        # Doris' rule: the cooldown time is when data leaves SSD for HDD; on HDD it means nothing.
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "Can not assign 'storage_cooldown_time' to the HDD storage "
+                                                    "medium; it is when data moves from SSD to HDD")
     if checked.get("enable_time_travel") == "true":
         checked.setdefault("time_travel_retention_days", "7")
     return checked
+
+
+def _future_datetime(text: str, session: SessionState, key: str) -> str:
+    normalized, ts_ms = utc_datetime(text, session, key)
+    now = datetime.now(tz=UTC)
+    if ts_ms <= int(now.timestamp() * 1000):
+        shown = now.astimezone(session_zone(session)).strftime(DATETIME_FORMAT)
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"'{key}' '{text}' must be later than now ({shown})")
+    return normalized
 
 
 def column_from_def(d: st.ColumnDef, unique_id: int) -> Column:

@@ -11,11 +11,14 @@ import threading
 from collections.abc import Callable
 
 from projections.compaction import Compactor
+from projections.cooldown import Cooler
+from projections.remote import open_locator
 from projections.replica import Replica
+from projections.tablet_locks import TabletLocks
 from schemas.config import Settings
-from storage.tiers import LocalTiers
 from streams.compaction_agent import CompactionAgent
 from streams.recycler import Recycler
+from streams.tiering_agent import TieringAgent
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +35,19 @@ class Agents:
         self.replica = Replica.open(config, config.state_dir / "worker-agents", "worker-agents",
                                     catch_up_timeout=600)
         self.projection, self.proposer = self.replica.projection, self.replica.proposer
-        tiers = LocalTiers.from_config(config)
-        self.compaction = CompactionAgent(Compactor(self.projection, self.proposer, tiers))
-        self.recycler = Recycler(self.projection, self.proposer, tiers, grace_s=config.recycle_grace_s,
+        self.locator, stores = open_locator(config, self.projection, "worker-agents")
+        tiers = self.locator.tiers
+        for tier in tiers.names():
+            tiers.root(tier).mkdir(parents=True, exist_ok=True)
+        locks = TabletLocks()  # compaction and cooldown never work on one tablet at once
+        self.compaction = CompactionAgent(Compactor(self.projection, self.proposer, self.locator, stores, locks))
+        self.tiering = TieringAgent(Cooler(self.projection, self.proposer, tiers, stores), locks,
+                                    local_grace_s=config.cooldown_local_grace_s)
+        self.replica.follower.add_listener(self.tiering.on_event)
+        self.recycler = Recycler(self.projection, self.proposer, tiers, stores, grace_s=config.recycle_grace_s,
                                  day_s=config.time_travel_day_s, recovery_window_s=config.recovery_window_s)
         self._every(config.compaction_interval_s, "compaction", self.compaction.sweep)
+        self._every(config.tiering_interval_s, "tiering", self.tiering.sweep)
         self._every(config.recycle_interval_s, "recycler", self.recycler.sweep)
         self.started = True
 

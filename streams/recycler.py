@@ -10,24 +10,36 @@ only for the grace.
 Every deletion is first an event (`RowsetsRecycled`, which also trims the version index to the
 horizon); files are removed only after the event is in the log. A crash between the two leaves
 files no rowset names; the orphan sweep removes those once they are older than the grace.
+
+The same holds on remote resources: a recycled cooled rowset's object is removed after its event,
+and objects no rowset names there — uploads a crash or a refused commit left, a dropped table's
+data once purged — are removed once older than the grace, each removal logged and counted.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from projections.projection import Projection
 from projections.proposer import CommandFailed, Proposer
+from projections.remote import RemoteStores
 from projections.retention import retention_ms
 from projections.state import TableState
 from schemas import commands as cmd
-from storage.tiers import LocalTiers
+from storage.object_store import ResourceError
+from storage.tiers import LocalTiers, remote_tier, resource_of
 
 log = logging.getLogger(__name__)
+# Object keys Strata writes under a resource's root path (anything else there is left alone).
+_ROWSET_OBJECT = re.compile(r"^t\d+/p\d+/b\d+/([0-9a-f]+)\.parquet$")
+_PROBE_OBJECT = re.compile(r"^_strata_probe/[0-9a-f]+$")
+# Listing a bucket is costlier than walking a folder: remote orphans are looked for less often.
+REMOTE_SWEEP_EVERY_S = 60.0
 
 
 @dataclass
@@ -35,6 +47,7 @@ class Recycler:
     projection: Projection
     proposer: Proposer
     tiers: LocalTiers
+    stores: RemoteStores
     grace_s: float
     day_s: float
     recovery_window_s: float = 86400.0
@@ -42,6 +55,8 @@ class Recycler:
     recycled_rowsets: int = 0
     removed_files: int = 0
     removed_orphans: int = 0
+    removed_remote_orphans: int = 0
+    _last_remote_sweep: float = float("-inf")
 
     def horizon_ms(self, table: TableState) -> int:
         return int((self.clock() - self.grace_s) * 1000) - retention_ms(table, self.day_s)
@@ -55,6 +70,8 @@ class Recycler:
             else:
                 count += self.recycle_table(table)
         self.remove_orphans()
+        if self.clock() - self._last_remote_sweep >= REMOTE_SWEEP_EVERY_S:
+            self.remove_remote_orphans()
         return count
 
     def purge_if_expired(self, table: TableState) -> None:
@@ -85,10 +102,49 @@ class Recycler:
             log.info("recycler: %s skipped this pass: %s", table.name, failed.reason)
             return 0
         for rowset in due:
-            self.tiers.locate(rowset.tier, rowset.path).unlink(missing_ok=True)
-            self.removed_files += 1
+            self._remove_file(rowset.tier, rowset.path)
         self.recycled_rowsets += len(due)
         return len(due)
+
+    def _remove_file(self, tier: str, path: str) -> None:
+        resource = resource_of(tier)
+        if resource is None:
+            self.tiers.locate(tier, path).unlink(missing_ok=True)
+        else:
+            try:
+                self.stores(resource).remove(path)
+            except ResourceError as exc:  # the remote orphan sweep takes it later
+                log.warning("recycler: %s", exc)
+                return
+        self.removed_files += 1
+
+    def _names(self, rowset_id: str, tier: str, path: str | None = None) -> bool:
+        """Whether the log names this copy: the rowset exists and lives on this tier (at this path)."""
+        with self.projection.lock:
+            record = self.projection.rowset_record(rowset_id)
+        return record is not None and record.rowset.tier == tier and (path is None or record.rowset.path == path)
+
+    def remove_remote_orphans(self) -> None:
+        """Objects under each resource's root that no rowset names there, older than the grace."""
+        self._last_remote_sweep = self.clock()
+        cutoff = self.clock() - self.grace_s
+        for resource in list(self.projection.named["resource"]):
+            try:
+                store = self.stores(resource)
+                for obj in store.objects():
+                    found = _ROWSET_OBJECT.match(obj.path)
+                    if (found is None and not _PROBE_OBJECT.match(obj.path)) or obj.last_modified is None:
+                        continue
+                    if obj.last_modified.timestamp() > cutoff:
+                        continue
+                    if found is not None and self._names(found.group(1), remote_tier(resource), obj.path):
+                        continue
+                    store.remove(obj.path)
+                    self.removed_remote_orphans += 1
+                    log.info("recycler: removed orphan object %s (%d bytes) from resource '%s'", obj.path,
+                             obj.size, resource)
+            except ResourceError as exc:
+                log.warning("recycler: remote orphan sweep of '%s' skipped: %s", resource, exc)
 
     def remove_orphans(self) -> None:
         """Files under the tiers that no rowset names, older than the grace: crashed writes,
@@ -105,9 +161,8 @@ class Recycler:
                         continue
                 except FileNotFoundError:
                     continue
-                with self.projection.lock:
-                    named = self.projection.rowset_record(rowset_id) is not None
-                if not named:
+                # A copy left on a tier its rowset moved away from is an orphan as well.
+                if not self._names(rowset_id, tier):
                     path.unlink(missing_ok=True)
                     self.removed_orphans += 1
                     log.info("recycler: removed orphan %s", os.path.relpath(path, root))

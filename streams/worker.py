@@ -2,7 +2,7 @@
 
 Today it runs the sequencer (on confluent-kafka transactions, in a thread of its own: faust's
 exactly-once is not trusted with the log, see NOTES.md) and serves `/health` and `/metrics`
-(Prometheus) on its web port. Later agents (compaction, tiering, recycler, routine load) join here.
+(Prometheus) on its web port. Its agents (compaction, tiering, recycler) run in threads of their own.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import faust
 from prometheus_client import CONTENT_TYPE_LATEST, Gauge, generate_latest
 
 from schemas.config import settings
+from storage import cache_metrics
 from streams.agents import Agents
 from streams.sequencer import Sequencer
 
@@ -49,6 +50,10 @@ BAD_COMMANDS = Gauge("strata_sequencer_bad_commands", "undecodable command recor
 COMPACTIONS = Gauge("strata_compactions", "compactions committed by the compaction agent")
 RECYCLED = Gauge("strata_recycled_rowsets", "stale rowsets recycled")
 ORPHANS = Gauge("strata_orphan_files_removed", "unreferenced rowset files removed")
+REMOTE_ORPHANS = Gauge("strata_remote_orphan_objects_removed", "unreferenced objects removed from resources")
+MOVED = Gauge("strata_tiering_moved_rowsets", "rowsets moved by the tiering agent (cooldown, SSD to HDD)")
+MOVED_BYTES = Gauge("strata_tiering_moved_bytes", "bytes moved by the tiering agent")
+TIERING_FAILURES = Gauge("strata_tiering_failures", "moves that failed and were put on backoff")
 
 
 def _start_sequencer() -> None:
@@ -90,6 +95,11 @@ async def metrics(web: Any, request: Any) -> Any:
         COMPACTIONS.set(agents.compaction.compactions)
         RECYCLED.set(agents.recycler.recycled_rowsets)
         ORPHANS.set(agents.recycler.removed_orphans)
+        REMOTE_ORPHANS.set(agents.recycler.removed_remote_orphans)
+        MOVED.set(agents.tiering.cooler.moved_rowsets)
+        MOVED_BYTES.set(agents.tiering.cooler.moved_bytes)
+        TIERING_FAILURES.set(agents.tiering.failures)
+        cache_metrics.publish(agents.locator.cache)
     return web.bytes(generate_latest(), content_type=CONTENT_TYPE_LATEST.split(";")[0])
 
 

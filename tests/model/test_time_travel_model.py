@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as s
 from hypothesis.stateful import invariant, precondition, rule
 
+from projections.remote import RemoteStores
 from projections.replica import Replica
 from schemas.config import load_settings
 from storage.tiers import LocalTiers
@@ -38,7 +39,8 @@ def recycler() -> Recycler:
         config = load_settings()
         replica = Replica.open(config, Path(tempfile.mkdtemp(prefix="tt-model-recycler-")), "tt-model-recycler")
         atexit.register(replica.close)
-        _recycler = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config), grace_s=0.0,
+        _recycler = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
+                             RemoteStores(replica.projection, config), grace_s=0.0,
                              day_s=DAY_S)
     return _recycler
 

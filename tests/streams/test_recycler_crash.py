@@ -16,6 +16,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
+from projections.remote import RemoteStores
 from projections.replica import Replica
 from schemas.config import REPO_ROOT, load_settings
 from storage.tiers import LocalTiers
@@ -37,6 +38,7 @@ _DYING_RECYCLER = textwrap.dedent("""
     table = replica.projection.table_by_name(db.db_id, "recycled")
     pathlib.Path.unlink = lambda self, missing_ok=False: os._exit(137)
     Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
+             RemoteStores(replica.projection, config),
              grace_s=0.0, day_s=1.0).recycle_table(table)
     os._exit(0)
 """)
@@ -90,7 +92,8 @@ def test_a_recycler_killed_between_event_and_deletion_leaves_nothing_dangling() 
 
     replica = Replica.open(config, Path(tempfile.mkdtemp()), "recycler-after-crash")
     try:
-        sweeper = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config), grace_s=0.0,
+        sweeper = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
+                           RemoteStores(replica.projection, config), grace_s=0.0,
                            day_s=1.0)
         sweeper.remove_orphans()
     finally:
@@ -124,7 +127,8 @@ def test_a_dropped_table_is_recoverable_within_its_window_then_purged() -> None:
 
     replica = Replica.open(config, Path(tempfile.mkdtemp()), "purging-recycler")
     try:
-        recycler = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config), grace_s=0.0,
+        recycler = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
+                            RemoteStores(replica.projection, config), grace_s=0.0,
                             day_s=1.0)
         db = replica.projection.database_by_name("crash_test")
         assert db is not None

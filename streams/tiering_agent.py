@@ -1,0 +1,145 @@
+"""The tiering agent: keeps a schedule of when each tablet next has a rowset due to move, and
+moves what is due (DESIGN §10; the decisions are `projections.cooldown`'s).
+
+The schedule reacts to the log: any event touching a table (a commit, a compaction, a property or
+partition change) makes that table's tablets be planned again, and a policy or resource event
+replans every table. Between events a tablet is only looked at when its due time comes.
+
+A failing store (down, slow, refusing) puts the tablet on a backoff of its own — 1 s doubling
+to a minute — and its data stays hot and readable meanwhile. The source copy of a moved rowset
+is removed `local_grace_s` after the move is in the log, so queries that resolved their snapshot
+before the move can still read it; a copy left by a crash is the recycler's orphan sweep's.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from projections.cooldown import Cooler, CorruptRowset, plan_tablet
+from projections.proposer import CommandFailed, CommandTimeout
+from projections.state import PartitionState, TableState
+from projections.tablet_locks import TabletKey, TabletLocks
+from schemas import events as ev
+from schemas.envelope import EventEnvelope
+from storage.object_store import ResourceError
+
+log = logging.getLogger(__name__)
+FIRST_BACKOFF_S = 1.0
+MAX_BACKOFF_S = 60.0
+_CATALOG_WIDE = (ev.ResourceCreated, ev.ResourceAltered, ev.ResourceDropped, ev.StoragePolicyCreated,
+                 ev.StoragePolicyAltered, ev.StoragePolicyDropped)
+
+
+@dataclass
+class _Backoff:
+    retry_at: float
+    delay: float
+
+
+@dataclass
+class TieringAgent:
+    cooler: Cooler
+    locks: TabletLocks
+    local_grace_s: float
+    clock: Callable[[], float] = time.time
+    failures: int = 0
+    _due: dict[TabletKey, float] = field(default_factory=dict)
+    _backoff: dict[TabletKey, _Backoff] = field(default_factory=dict)
+    _removals: list[tuple[float, Path]] = field(default_factory=list)
+    _dirty: set[int] | None = None  # None: every table
+    _guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def on_event(self, envelope: EventEnvelope) -> None:
+        """Follower listener: marks what the event may have made due (or no longer due)."""
+        payload = envelope.payload
+        with self._guard:
+            if isinstance(payload, _CATALOG_WIDE):
+                self._dirty = None
+            elif self._dirty is not None and isinstance(getattr(payload, "table_id", None), int):
+                self._dirty.add(payload.table_id)  # type: ignore[attr-defined]
+
+    def _take_dirty(self) -> set[int] | None:
+        with self._guard:
+            dirty, self._dirty = self._dirty, set()
+            return dirty
+
+    def sweep(self) -> int:
+        """Moves every due rowset it can; returns how many moved."""
+        now = self.clock()
+        self._remove_sources(now)
+        projection = self.cooler.projection
+        dirty = self._take_dirty()
+        with projection.lock:
+            tables = {t.table_id: t.model_copy(deep=True) for t in projection.tables.values()
+                      if t.dropped_ts_ms is None}
+        wanted: set[TabletKey] = {key for key, at in self._due.items() if at <= now * 1000}
+        for table_id in tables if dirty is None else dirty & tables.keys():
+            for partition in tables[table_id].live_partitions():
+                wanted.update((table_id, partition.partition_id, b) for b in range(partition.partition.buckets))
+        moved = 0
+        for key in sorted(wanted):
+            backoff = self._backoff.get(key)
+            if backoff is not None and backoff.retry_at > now:
+                self._due[key] = backoff.retry_at * 1000
+                continue
+            table = tables.get(key[0])
+            state = table.partitions.get(key[1]) if table is not None else None
+            if table is None or state is None or state.dropped_ts_ms is not None:
+                self._due.pop(key, None)
+                continue
+            moved += self._cool_tablet(table, state, key, now)
+        return moved
+
+    def _cool_tablet(self, table: TableState, partition: PartitionState, key: TabletKey, now: float) -> int:
+        projection = self.cooler.projection
+        moved = 0
+        with self.locks(*key):
+            with projection.lock:
+                plan = plan_tablet(projection, table, partition, key[2], int(now * 1000))
+            for move in plan.moves:
+                try:
+                    source = self.cooler.move(table, move)
+                except ResourceError as exc:
+                    self._back_off(key, now, str(exc))
+                    return moved
+                except CorruptRowset as exc:
+                    log.error("tiering: %s", exc)
+                    continue
+                except (CommandFailed, CommandTimeout) as exc:
+                    # The tablet changed under us (compaction, recycle, drop): plan it again next pass.
+                    log.info("tiering: move of %s deferred: %s", move.rowset.rowset_id, exc)
+                    with self._guard:
+                        if self._dirty is not None:
+                            self._dirty.add(table.table_id)
+                    return moved
+                self._removals.append((now + self.local_grace_s, source))
+                moved += 1
+        self._backoff.pop(key, None)
+        if plan.next_due_ms is None:
+            self._due.pop(key, None)
+        else:
+            self._due[key] = plan.next_due_ms
+        return moved
+
+    def _back_off(self, key: TabletKey, now: float, reason: str) -> None:
+        self.failures += 1
+        previous = self._backoff.get(key)
+        delay = FIRST_BACKOFF_S if previous is None else min(previous.delay * 2, MAX_BACKOFF_S)
+        self._backoff[key] = _Backoff(now + delay, delay)
+        self._due[key] = (now + delay) * 1000
+        log.warning("tiering: tablet %s stays hot, retry in %.0f s: %s", key, delay, reason)
+
+    def _remove_sources(self, now: float) -> None:
+        due = [path for at, path in self._removals if at <= now]
+        self._removals = [(at, path) for at, path in self._removals if at > now]
+        for path in due:
+            path.unlink(missing_ok=True)
+
+    @property
+    def pending_removals(self) -> int:
+        return len(self._removals)
