@@ -409,9 +409,15 @@ class Projection:
         return handle
 
     def _named_merge(self, kind: str) -> Callable[[Any, int], None]:
+        # A storage policy's ALTER carries its whole new property set (cooldown_ttl and
+        # cooldown_datetime exclude each other, so setting one removes the other); a resource's
+        # carries only what changed.
+        replaces = kind == "storage_policy"
+
         def handle(e: Any, ts: int) -> None:
             value = dict(self.named[kind][e.name])
-            value["properties"] = {**value["properties"], **e.properties}
+            value["properties"] = dict(e.properties) if replaces else {**value["properties"], **e.properties}
+            value["version"] = int(value.get("version", 0)) + 1
             self._named_write(kind, e.name, value)
         return handle
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from projections.state import PartitionState, TableState
 from query.context import Context, Done, SessionState, SqlFailure
 from query.parser import statements as st
 from query.table_definition import (
+    PropertyCheck,
     build_columns,
     build_partitions,
     check_properties,
@@ -45,7 +48,8 @@ def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done
             return Done()
         raise SqlFailure(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{s.table.name}' already exists")
     keys_model, columns = build_columns(s)
-    properties = check_properties(s.properties)
+    check = _property_check(ctx, session)
+    properties = check(s.properties)
     dist = s.distribution
     buckets = (dist.buckets if dist and dist.buckets else 1)
     hash_cols = tuple(c.lower() for c in dist.columns) if dist and dist.kind == "HASH" else ()
@@ -57,13 +61,18 @@ def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{keys_model} KEY tables must be distributed by HASH")
     if not hash_cols and (dist is None or dist.kind == "HASH"):
         hash_cols = tuple(c.name.lower() for c in columns if c.is_key)
-    kind, part_cols, partitions = build_partitions(s.partition, s.table.name, buckets, columns)
+    kind, part_cols, partitions = build_partitions(s.partition, s.table.name, buckets, columns, check)
     ctx.propose(cmd.CreateTable(
         db=db_name, name=s.table.name, keys_model=keys_model, columns=columns,  # type: ignore[arg-type]
         partition_kind=kind, partition_columns=part_cols, partitions=partitions,  # type: ignore[arg-type]
         distribution=Distribution(kind=dist.kind if dist else "HASH", columns=hash_cols, buckets=buckets),
         properties=properties, comment=s.comment or ""))
     return Done()
+
+
+def _property_check(ctx: Context, session: SessionState) -> PropertyCheck:
+    """Properties checked in the session's time zone, naming only storage policies that exist."""
+    return partial(check_properties, session=session, policies=ctx.projection.named["storage_policy"].keys())
 
 
 def drop_table(ctx: Context, session: SessionState, s: st.DropTable) -> Done:
@@ -113,12 +122,13 @@ def alter_table(ctx: Context, session: SessionState, s: st.AlterTable) -> Done:
         commands.append(cmd.ChangeSchema(table_id=table.table_id, base_schema_version=table.schema_now.schema_version,
                                          columns=tuple(columns), next_column_id=next_id,
                                          description="; ".join(_describe(a) for a in schema_actions)))
+    check = _property_check(ctx, session)
     for action in s.actions:
         if isinstance(action, st.SetTableProperties):
             commands.append(cmd.AlterTableProperties(table_id=table.table_id,
-                                                     changes=dict(check_properties(action.properties))))
+                                                     changes=dict(check(action.properties))))
         elif isinstance(action, st.AddPartition):
-            commands.extend(_add_partition(table, action))
+            commands.extend(_add_partition(table, action, check))
         elif isinstance(action, st.DropPartition):
             if table.partition_by_name(action.name) is None and action.if_exists:
                 continue
@@ -128,7 +138,7 @@ def alter_table(ctx: Context, session: SessionState, s: st.AlterTable) -> Done:
             ids = ([p.partition_id for p in table.live_partitions()] if action.all_partitions
                    else [_partition(table, n).partition_id for n in action.partitions])
             commands.append(cmd.ModifyPartitions(table_id=table.table_id, partition_ids=tuple(ids),
-                                                 changes=dict(check_properties(action.properties))))
+                                                 changes=dict(check(action.properties))))
         elif isinstance(action, st.RenameTable):
             commands.append(cmd.RenameTable(table_id=table.table_id, name=action.new_name))
     for command in commands:
@@ -136,7 +146,7 @@ def alter_table(ctx: Context, session: SessionState, s: st.AlterTable) -> Done:
     return Done()
 
 
-def _add_partition(table: TableState, action: st.AddPartition) -> list[cmd.Command]:
+def _add_partition(table: TableState, action: st.AddPartition, check: PropertyCheck) -> list[cmd.Command]:
     if table.partition_kind == "UNPARTITIONED":
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"table '{table.name}' is not partitioned")
     if table.partition_by_name(action.partition.name) is not None:
@@ -152,7 +162,7 @@ def _add_partition(table: TableState, action: st.AddPartition) -> list[cmd.Comma
         lower = max(uppers, key=_bound_order) if uppers else None
     buckets = (action.distribution.buckets if action.distribution and action.distribution.buckets
                else table.distribution.buckets)
-    partition = partition_from_def(action.partition, buckets, lower)
+    partition = partition_from_def(action.partition, buckets, lower, check)
     _check_disjoint(table, partition.name, partition.bound)
     return [cmd.AddPartition(table_id=table.table_id, partition=partition)]
 

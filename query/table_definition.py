@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 
 from projections.cooldown import DATETIME_FORMAT
@@ -26,6 +26,10 @@ _PROPERTY_CHECKS: dict[str, tuple[str, ...] | str] = {
     "enable_single_replica_compaction": _BOOL, "store_row_column": _BOOL, "file_cache_ttl_seconds": "int",
     "inverted_index_storage_format": "any", "compaction_policy": "any", "estimate_partition_size": "any",
 }
+
+
+# How a caller checks properties (check_properties with its session and catalog bound).
+PropertyCheck = Callable[[dict[str, str]], dict[str, str]]
 
 
 def utc_datetime(text: str, session: SessionState, key: str) -> tuple[str, int]:
@@ -126,8 +130,8 @@ def build_columns(stmt: st.CreateTable) -> tuple[str, tuple[Column, ...]]:
     return keys_model, tuple(columns)
 
 
-def build_partitions(spec: st.PartitionSpec | None, table_name: str, buckets: int,
-                     columns: tuple[Column, ...]) -> tuple[str, tuple[str, ...], tuple[NewPartition, ...]]:
+def build_partitions(spec: st.PartitionSpec | None, table_name: str, buckets: int, columns: tuple[Column, ...],
+                     check: PropertyCheck = check_properties) -> tuple[str, tuple[str, ...], tuple[NewPartition, ...]]:
     if spec is None:
         return "UNPARTITIONED", (), (NewPartition(name=table_name, buckets=buckets),)
     by_name = {c.name.lower(): c for c in columns}
@@ -137,7 +141,7 @@ def build_partitions(spec: st.PartitionSpec | None, table_name: str, buckets: in
     partitions = []
     previous_upper: tuple[str, ...] | None = None
     for p in spec.partitions:
-        partitions.append(partition_from_def(p, buckets, previous_upper))
+        partitions.append(partition_from_def(p, buckets, previous_upper, check))
         if p.kind == "LESS_THAN":
             previous_upper = _upper(p.values[0] if p.values else None)
     return spec.kind, tuple(c.lower() for c in spec.columns), tuple(partitions)
@@ -148,12 +152,12 @@ def _upper(values: tuple[str, ...] | None) -> tuple[str, ...] | None:
     return None if values is None or all(v == "MAXVALUE" for v in values) else values
 
 
-def partition_from_def(p: st.PartitionDef, buckets: int, lower: tuple[str, ...] | None) -> NewPartition:
+def partition_from_def(p: st.PartitionDef, buckets: int, lower: tuple[str, ...] | None,
+                       check: PropertyCheck = check_properties) -> NewPartition:
     if p.kind == "LESS_THAN":
         bound = PartitionBound(lower=lower, upper=_upper(p.values[0] if p.values else None))
     elif p.kind == "FIXED_RANGE":
         bound = PartitionBound(lower=p.values[0], upper=_upper(p.values[1]))
     else:
         bound = PartitionBound(values=p.values)
-    props = {k: v for k, v in p.properties.items()}
-    return NewPartition(name=p.name, bound=bound, buckets=buckets, properties=props)
+    return NewPartition(name=p.name, bound=bound, buckets=buckets, properties=check(dict(p.properties)))

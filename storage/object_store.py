@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from minio.error import MinioException, S3Error
 # of this size (ETag = MD5 of the parts' MD5s, "-<parts>"). Either way the ETag is checked.
 PART_SIZE = 64 << 20
 CHECKSUM_META = "strata-sha256"
+_BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 
 REQUIRED = ("s3.endpoint", "s3.region", "s3.bucket", "s3.access_key", "s3.secret_key")
 OPTIONAL = ("s3.root.path", "use_path_style", "s3.session_token", "s3.connection.maximum",
@@ -81,6 +83,9 @@ class S3Location:
         path_style = properties.get("use_path_style", "true").lower()
         if path_style not in ("true", "false"):
             raise ResourceError(resource, f"use_path_style '{properties['use_path_style']}' is not true or false")
+        if not _BUCKET_NAME.match(properties["s3.bucket"]):
+            raise ResourceError(resource, f"s3.bucket '{properties['s3.bucket']}' is not a valid bucket name "
+                                          "(3-63 characters: lowercase letters, digits, '.', '-')")
         root = properties.get("s3.root.path", "").strip("/")
         if ".." in root.split("/"):
             raise ResourceError(resource, "s3.root.path may not contain '..'")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from projections.cooldown import effective
 from projections.projection import Projection
 from projections.snapshot import cover_tablet
 from projections.state import TableState
@@ -115,6 +116,8 @@ class Rules:
         if self.state.table_by_name(db_id, c.name) is not None:
             raise Rejected(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{c.name}' already exists")
         _check_partition_names_unique([p.name for p in c.partitions])
+        for properties in (c.properties, *(p.properties for p in c.partitions)):
+            self._check_policy_named(properties)
         partitions = tuple(
             Partition(partition_id=self._new_partition_id(i), name=p.name, bound=p.bound, buckets=p.buckets,
                       properties=p.properties)
@@ -153,6 +156,7 @@ class Rules:
 
     def alter_table_properties(self, c: cmd.AlterTableProperties, ts: int) -> Decision:
         _live_table(self.state, c.table_id)
+        self._check_policy_named(c.changes)
         return Decision(ev.TablePropertiesChanged(table_id=c.table_id, changes=c.changes), c.table_id)
 
     def change_schema(self, c: cmd.ChangeSchema, ts: int) -> Decision:
@@ -189,6 +193,7 @@ class Rules:
         missing = [pid for pid in c.partition_ids if pid not in live]
         if missing:
             raise Rejected(ErrorCode.UNKNOWN_PARTITION, f"partition ids {missing} no longer exist")
+        self._check_policy_named(c.changes)
         return Decision(ev.PartitionPropertiesChanged(table_id=c.table_id, partition_ids=c.partition_ids,
                                                       changes=c.changes), c.table_id)
 
@@ -330,18 +335,54 @@ class Rules:
                                                       f"{', '.join(sorted(users))}")
         return Decision(ev.ResourceDropped(name=c.name), None)
 
+    def _check_policy_named(self, properties: dict[str, str] | dict[str, str | None]) -> None:
+        """A table or partition may name only a storage policy that exists (a DROP may have won the race)."""
+        name = properties.get("storage_policy")
+        if name:
+            self._named_present("storage_policy", name, "Storage policy")
+
+    def _check_policy_resource(self, properties: dict[str, str]) -> None:
+        resource = properties.get("storage_resource")
+        if resource:
+            self._named_present("resource", resource, "Storage resource")
+
+    def _cooled_under(self, policy: str) -> list[str]:
+        """Tables with rowsets on a remote tier in partitions the policy governs."""
+        cooled = []
+        for table in self.state.tables.values():
+            if table.dropped_ts_ms is not None:
+                continue
+            if any(effective(table, p, "storage_policy") == policy
+                   and any(resource_of(r.rowset.tier) for r in self.state.rowset_records(table.table_id,
+                                                                                        p.partition_id))
+                   for p in table.live_partitions()):
+                cooled.append(table.name)
+        return sorted(cooled)
+
     def create_storage_policy(self, c: cmd.CreateStoragePolicy, ts: int) -> Decision:
         self._named_absent("storage_policy", c.name, "Storage policy")
+        self._check_policy_resource(c.properties)
         return Decision(ev.StoragePolicyCreated(name=c.name, properties=c.properties), None)
 
     def alter_storage_policy(self, c: cmd.AlterStoragePolicy, ts: int) -> Decision:
-        self._named_present("storage_policy", c.name, "Storage policy")
+        current = self._named_present("storage_policy", c.name, "Storage policy")
+        self._check_policy_resource(c.properties)
+        resource = c.properties.get("storage_resource")
+        if resource and resource != current["properties"].get("storage_resource"):
+            # Cooled rowsets are read from (and recycled on) the resource their tier names; a
+            # policy switching resources under them would split a tablet across two stores.
+            cooled = self._cooled_under(c.name)
+            if cooled:
+                raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"Storage policy '{c.name}': storage_resource can not be "
+                                                          f"changed, table {', '.join(cooled)} already has data "
+                                                          "cooled under it")
         return Decision(ev.StoragePolicyAltered(name=c.name, properties=c.properties), None)
 
     def drop_storage_policy(self, c: cmd.DropStoragePolicy, ts: int) -> Decision:
         self._named_present("storage_policy", c.name, "Storage policy")
         users = [t.name for t in self.state.tables.values()
-                 if t.dropped_ts_ms is None and t.properties.get("storage_policy") == c.name]
+                 if t.dropped_ts_ms is None and (t.properties.get("storage_policy") == c.name or any(
+                     p.partition.properties.get("storage_policy") == c.name for p in t.live_partitions()))]
         if users:
             raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"Storage policy '{c.name}' is used by table "
                                                       f"{', '.join(sorted(users))}")
