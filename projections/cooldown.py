@@ -29,6 +29,7 @@ from projections.snapshot import cover_tablet
 from projections.state import PartitionState, TableState
 from schemas import commands as cmd
 from schemas.model import Rowset
+from storage.object_store import file_digests
 from storage.rowset_writer import file_sha256
 from storage.tiers import LocalTiers, remote_tier, resource_of
 
@@ -143,12 +144,13 @@ class Cooler:
         rowset changed meanwhile — the copy is then removed again)."""
         rowset = move.rowset
         source = self.tiers.locate(rowset.tier, rowset.path)
-        if file_sha256(source) != rowset.checksum:
+        sha, etag = file_digests(source)  # one read: the local copy's integrity and the upload's ETag
+        if sha != rowset.checksum:
             raise CorruptRowset(f"{source} does not match its checksum; left where it is")
         resource = resource_of(move.to_tier)
         if resource is not None:
             store = self.stores(resource)
-            store.upload(source, rowset.path, rowset.checksum)
+            store.upload(source, rowset.path, rowset.checksum, etag)
             undo = lambda: store.remove(rowset.path)  # noqa: E731
         else:
             dest = self.tiers.locate(move.to_tier, rowset.path)

@@ -14,7 +14,7 @@ import duckdb
 
 from projections.remote import open_locator
 from projections.replica import Replica
-from query import ddl, dml, show, time_travel
+from query import ddl, dml, show, tiering, time_travel
 from query.context import Context, Done, Result, Rows, SessionState, SqlFailure
 from query.create_as import create_table_as
 from query.parser import statements as st
@@ -59,6 +59,14 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.ShowTimeTravel: time_travel.show_time_travel,
     st.RestoreTable: time_travel.restore_table,
     st.AdminCompact: time_travel.admin_compact,
+    st.CreateResource: tiering.create_resource,
+    st.AlterResource: tiering.alter_resource,
+    st.DropResource: tiering.drop_resource,
+    st.ShowResources: tiering.show_resources,
+    st.CreateStoragePolicy: tiering.create_storage_policy,
+    st.AlterStoragePolicy: tiering.alter_storage_policy,
+    st.DropStoragePolicy: tiering.drop_storage_policy,
+    st.ShowStoragePolicy: tiering.show_storage_policy,
 }
 
 

@@ -92,7 +92,7 @@ def _rowsets(ctx: Context) -> pa.Table:
             rows["INDEX_DISK_SIZE"].append(0)
             rows["DATA_DISK_SIZE"].append(r.size_bytes)
             rows["CREATION_TIME"].append(_ts(r.visible_ts_ms))
-            rows["NEWEST_WRITE_TIMESTAMP"].append(_ts(r.visible_ts_ms))
+            rows["NEWEST_WRITE_TIMESTAMP"].append(_ts(r.written_ts_ms))
             rows["TABLE_SCHEMA"].append(db)
             rows["TABLE_NAME"].append(table.name)
             rows["PARTITION_NAME"].append(names.get(r.partition_id, ""))

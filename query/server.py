@@ -157,7 +157,15 @@ def _http_app(engine: Engine) -> web.Application:
         cache_metrics.publish(engine.ctx.locator.cache)
         return web.Response(body=generate_latest(), content_type=CONTENT_TYPE_LATEST.split(";")[0])
 
+    async def file_cache(request: web.Request) -> web.Response:
+        # Doris BE's `/api/file_cache?op=clear`: benchmarks and operators start from a cold cache.
+        if request.query.get("op") != "clear":
+            return web.json_response({"status": "error", "msg": "op must be clear"}, status=400)
+        cleared = engine.ctx.locator.cache.clear()
+        return web.json_response({"status": "ok", "cleared_files": cleared})
+
     app = web.Application()
+    app.router.add_post("/api/file_cache", file_cache)
     app.router.add_get("/health", health)
     app.router.add_get("/metrics", metrics)
     return app

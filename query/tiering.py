@@ -123,7 +123,7 @@ def _shown_properties(resource: dict[str, Any]) -> dict[str, str]:
 
 
 def show_resources(ctx: Context, session: SessionState, s: st.ShowResources) -> Rows:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for name, resource in sorted(_resources(ctx).items()):
         if (s.name is not None and name != s.name) or not _like(s.like, name):
             continue
@@ -137,9 +137,9 @@ def _policy_changes(session: SessionState, name: str, properties: dict[str, str]
     """The properties of a CREATE/ALTER STORAGE POLICY, checked and normalized."""
     unknown = sorted(k for k in properties if k not in _POLICY_KEYS)
     if unknown:
-        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Unknown storage policy propert{'y' if len(unknown) == 1 else 'ies'}"
-                                                    f" {', '.join(unknown)} for '{name}' (known: "
-                                                    f"{', '.join(_POLICY_KEYS)})")
+        noun = "property" if len(unknown) == 1 else "properties"
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Unknown storage policy {noun} {', '.join(unknown)} for "
+                                                    f"'{name}' (known: {', '.join(_POLICY_KEYS)})")
     if all(k in properties for k in _COOLDOWNS):
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Storage policy '{name}': cooldown_datetime and cooldown_ttl "
                                                     "can't be set together")

@@ -109,6 +109,15 @@ class FileCache:
                 self._sizes.pop(key)
                 (self.root / key).unlink(missing_ok=True)
 
+    def clear(self) -> int:
+        """Drops every unpinned file (Doris' `file_cache?op=clear`); returns how many went."""
+        with self._lock:
+            gone = [key for key in self._sizes if key not in self._pins]
+            for key in gone:
+                self._sizes.pop(key)
+                (self.root / key).unlink(missing_ok=True)
+            return len(gone)
+
     def _evict_locked(self) -> None:
         total = sum(self._sizes.values())
         for key in list(self._sizes):

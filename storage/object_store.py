@@ -101,15 +101,24 @@ class RemoteObject:
     last_modified: datetime | None
 
 
-def expected_etag(path: Path, part_size: int = PART_SIZE) -> str:
-    """The ETag S3 gives an object uploaded from `path` in parts of `part_size`."""
+def file_digests(path: Path, part_size: int = PART_SIZE) -> tuple[str, str]:
+    """(sha256, expected ETag) of a file in one read: the ETag S3 gives the object uploaded from it
+    in parts of `part_size` (MD5 of the bytes, or of the parts' MD5s with "-<parts>")."""
+    sha = hashlib.sha256()
     digests = []
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(part_size), b""):
+            sha.update(chunk)
             digests.append(hashlib.md5(chunk, usedforsecurity=False).digest())
     if len(digests) <= 1:
-        return (digests[0] if digests else hashlib.md5(b"", usedforsecurity=False).digest()).hex()
-    return hashlib.md5(b"".join(digests), usedforsecurity=False).hexdigest() + f"-{len(digests)}"
+        etag = (digests[0] if digests else hashlib.md5(b"", usedforsecurity=False).digest()).hex()
+    else:
+        etag = hashlib.md5(b"".join(digests), usedforsecurity=False).hexdigest() + f"-{len(digests)}"
+    return sha.hexdigest(), etag
+
+
+def expected_etag(path: Path, part_size: int = PART_SIZE) -> str:
+    return file_digests(path, part_size)[1]
 
 
 class ObjectStore:
@@ -157,19 +166,22 @@ class ObjectStore:
         if read != body:
             raise ResourceError(self.name, "a probe object read back differs from what was written")
 
-    def upload(self, local: Path, path: str, checksum: str) -> None:
-        """Uploads a rowset file, then checks the stored object's size and ETag against the file."""
+    def upload(self, local: Path, path: str, checksum: str, etag: str | None = None) -> None:
+        """Uploads a rowset file, then checks the stored object's size and ETag against the file's
+        (`etag`, when the caller already computed it with `file_digests`)."""
         size = local.stat().st_size
+        expected = etag or expected_etag(local)
         try:
             self.client.fput_object(self.location.bucket, self.key(path), str(local), part_size=PART_SIZE,
                                     metadata={CHECKSUM_META: checksum})
             stored = self.client.stat_object(self.location.bucket, self.key(path))
         except (MinioException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise self._fail(f"upload of {path}", exc) from None
-        etag = (stored.etag or "").strip('"')
-        if stored.size != size or etag != expected_etag(local):
+        got = (stored.etag or "").strip('"')
+        if stored.size != size or got != expected:
             self.remove(path)
-            raise UploadMismatch(self.name, f"{path}: stored {stored.size} bytes (etag {etag}), sent {size} bytes")
+            raise UploadMismatch(self.name, f"{path}: stored {stored.size} bytes (etag {got}), sent {size} bytes "
+                                            f"(etag {expected})")
 
     def download(self, path: str, dest: Path) -> None:
         tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex[:8]}.part")

@@ -67,3 +67,12 @@ def test_a_failed_download_caches_nothing(tmp_path: Path) -> None:
     calls: list[str] = []
     cache.fetch("r/a", _writer(5, calls))
     assert calls == ["a"]
+
+
+def test_clear_drops_every_unpinned_file(tmp_path: Path) -> None:
+    cache = FileCache(tmp_path, cap_bytes=1000)
+    calls: list[str] = []
+    cache.fetch("r/a", _writer(10, calls))
+    cache.fetch("r/b", _writer(10, calls), pin=True)
+    assert cache.clear() == 1
+    assert "r/a" not in cache and "r/b" in cache and not (tmp_path / "r" / "a").exists()
