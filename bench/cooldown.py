@@ -7,15 +7,16 @@ A Duplicate Key table (auto compaction off, so its files stay as loaded) gets --
 `INSERT INTO t SELECT …` of random BIGINTs (incompressible, so bytes moved ≈ bytes loaded).
 
 1. Hot: `SELECT count(*), sum(v) FROM t`, p50 of --runs after one warm-up.
-2. Peer: the same rowset files uploaded one after another with plain `minio.fput_object` into
-   another bucket of the same MinIO → MB/s.
+2. Peer: the same rowset files uploaded with plain `minio.fput_object` into another bucket of
+   the same MinIO → MB/s, once one after another and once with as many threads as the tiering
+   agent moves tablets at once (MOVE_THREADS), its like-for-like peer.
 3. Cooldown: a storage policy with `cooldown_ttl` 1 s is attached (`ALTER TABLE t SET`); timed
    from that statement until information_schema.rowsets shows every rowset remote → MB/s. This
    includes the agent's polling (tiering_interval_s), checksum verification and the commit of each
    move through the log.
 4. Cold: the same query with the SQL server's file cache cleared before each run
    (`POST /api/file_cache?op=clear`), and warm: with the cache kept.
-Goals: cooldown MB/s ≥ 80 % of the peer's; cold p50 ≤ 3 × hot p50; warm p50 ≤ 1.1 × hot p50.
+Goals: cooldown MB/s ≥ 80 % of the like-for-like peer's; cold p50 ≤ 3 × hot p50; warm p50 ≤ 1.1 × hot p50.
 Every query's result is checked against the hot one. Prints one JSON object.
 """
 
@@ -26,6 +27,7 @@ import sys
 import time
 import urllib.request
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,7 @@ from bench.stack import (
     sql_connect,
     table_rowset_files,
 )
+from streams.tiering_agent import MOVE_THREADS
 
 GOAL_THROUGHPUT = 0.8
 GOAL_COLD = 3.0
@@ -104,7 +107,12 @@ def main(argv: list[str] | None = None) -> int:
         log(f"cooldown: peer fput_object of {len(files)} files, {total / 1e6:.1f} MB …")
         t0 = time.perf_counter()
         for i, path in enumerate(files):
-            minio.fput_object(peer_bucket, f"peer/{i}/{path.name}", str(path))
+            minio.fput_object(peer_bucket, f"serial/{i}/{path.name}", str(path))
+        peer_serial_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(MOVE_THREADS) as pool:
+            list(pool.map(lambda ip: minio.fput_object(peer_bucket, f"parallel/{ip[0]}/{ip[1].name}", str(ip[1])),
+                          enumerate(files)))
         peer_s = time.perf_counter() - t0
 
         log("cooldown: attaching the policy and waiting for every rowset to be remote …")
@@ -133,12 +141,15 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"cooldown: results differ: hot {hot_results} cold {cold_results} warm {warm_results}")
     hot_p, cold_p, warm_p = percentiles_ms(hot), percentiles_ms(cold), percentiles_ms(warm)
     peer_mbs, strata_mbs = total / 1e6 / peer_s, total / 1e6 / cooldown_s
+    serial_mbs = total / 1e6 / peer_serial_s
     emit({
         "bench": "cooldown", "files": len(files), "bytes": total,
         "rows": args.inserts * args.rows_per_insert, "buckets": args.buckets,
         "cooldown": {"seconds": round(cooldown_s, 3), "mb_per_s": round(strata_mbs, 1)},
-        "peer_fput_object": {"seconds": round(peer_s, 3), "mb_per_s": round(peer_mbs, 1)},
+        "peer_fput_object": {"threads": MOVE_THREADS, "seconds": round(peer_s, 3), "mb_per_s": round(peer_mbs, 1)},
+        "peer_fput_object_serial": {"seconds": round(peer_serial_s, 3), "mb_per_s": round(serial_mbs, 1)},
         "throughput_ratio": round(strata_mbs / peer_mbs, 3), "goal_throughput_ratio": GOAL_THROUGHPUT,
+        "throughput_ratio_vs_serial": round(strata_mbs / serial_mbs, 3),
         "query": QUERY, "hot": hot_p, "cold_cache": cold_p, "warm_cache": warm_p,
         "cold_over_hot": round(cold_p["p50_ms"] / hot_p["p50_ms"], 3), "goal_cold_over_hot": GOAL_COLD,
         "warm_over_hot": round(warm_p["p50_ms"] / hot_p["p50_ms"], 3), "goal_warm_over_hot": GOAL_WARM,

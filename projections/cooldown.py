@@ -8,8 +8,9 @@ Two kinds of move, both decided from the replica and a clock:
 - between local media, by `storage_medium` / `storage_cooldown_time`: SSD data moves to HDD once
   the cooldown time has passed (or when the medium is set to HDD).
 
-A move writes the destination copy, verifies it, and only then proposes `MoveRowset`; the source
-copy is removed by the caller later, once no query can still be reading it.
+A tablet's due moves are copied in parallel, each verified, and then committed in one
+`MoveRowsets` (in version order, up to the first copy that failed); the source copies are
+removed by the caller later, once no query can still be reading them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from dataclasses import dataclass
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,13 +31,17 @@ from projections.remote import RemoteStores
 from projections.snapshot import cover_tablet
 from projections.state import PartitionState, TableState
 from schemas import commands as cmd
-from schemas.model import Rowset
-from storage.object_store import file_digests
+from schemas.model import Rowset, RowsetMove
+from storage.object_store import ResourceError, file_digests
 from storage.rowset_writer import file_sha256
 from storage.tiers import LocalTiers, remote_tier, resource_of
 
 log = logging.getLogger(__name__)
 DATETIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+# The properties (of a table or a partition) that make its data move.
+# Copies of one tablet's due rowsets made at once (uploads overlap; commits stay in version order).
+COPY_THREADS = 4
+TIERING_PROPERTIES = ("storage_policy", "storage_medium", "storage_cooldown_time")
 
 
 class CorruptRowset(Exception):
@@ -90,6 +97,8 @@ class TabletPlan:
 
 def plan_tablet(projection: Projection, table: TableState, partition: PartitionState, bucket: int,
                 now_ms: int) -> TabletPlan:
+    if not any(effective(table, partition, key) for key in TIERING_PROPERTIES):
+        return TabletPlan([], None)  # nothing ever moves: no rowset scan for the common case
     live = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
     stale = [r.rowset for r in projection.rowset_records(table.table_id, partition.partition_id)
              if r.stale_ts_ms is not None and r.rowset.bucket == bucket]
@@ -128,6 +137,19 @@ def _copy_durably(source: Path, dest: Path) -> None:
     os.replace(tmp, dest)
 
 
+@dataclass(frozen=True)
+class Copied:
+    move: Move
+    source: Path
+    undo: Callable[[], None]
+
+
+@dataclass(frozen=True)
+class TabletMoves:
+    sources: list[Path]  # old copies of the committed moves, for the caller to remove later
+    failure: Exception | None  # why the moves after the committed ones were not made
+
+
 @dataclass
 class Cooler:
     projection: Projection
@@ -136,12 +158,12 @@ class Cooler:
     stores: RemoteStores
     moved_rowsets: int = 0
     moved_bytes: int = 0
+    _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(COPY_THREADS, "tiering-copy"))
 
-    def move(self, table: TableState, move: Move) -> Path:
-        """Copies, verifies, and commits one move; returns the source file to remove later.
+    def copy(self, move: Move) -> Copied:
+        """Writes and verifies the destination copy of one move.
 
-        Raises `ResourceError` (store down or refusing), `CorruptRowset`, or `CommandFailed` (the
-        rowset changed meanwhile — the copy is then removed again)."""
+        Raises `ResourceError` (store down or refusing) or `CorruptRowset`."""
         rowset = move.rowset
         source = self.tiers.locate(rowset.tier, rowset.path)
         sha, etag = file_digests(source)  # one read: the local copy's integrity and the upload's ETag
@@ -151,23 +173,46 @@ class Cooler:
         if resource is not None:
             store = self.stores(resource)
             store.upload(source, rowset.path, rowset.checksum, etag)
-            undo = lambda: store.remove(rowset.path)  # noqa: E731
-        else:
-            dest = self.tiers.locate(move.to_tier, rowset.path)
-            _copy_durably(source, dest)
-            if file_sha256(dest) != rowset.checksum:
-                dest.unlink(missing_ok=True)
-                raise CorruptRowset(f"the copy of {rowset.rowset_id} on {move.to_tier} does not match its checksum")
-            undo = lambda: dest.unlink(missing_ok=True)  # noqa: E731
+            return Copied(move, source, lambda: store.remove(rowset.path))
+        dest = self.tiers.locate(move.to_tier, rowset.path)
+        _copy_durably(source, dest)
+        if file_sha256(dest) != rowset.checksum:
+            dest.unlink(missing_ok=True)
+            raise CorruptRowset(f"the copy of {rowset.rowset_id} on {move.to_tier} does not match its checksum")
+        return Copied(move, source, lambda: dest.unlink(missing_ok=True))
+
+    def move_tablet(self, table: TableState, moves: list[Move]) -> TabletMoves:
+        """Copies a tablet's moves in parallel, then commits the ones before the first failed copy
+        in one `MoveRowsets` (so what is cooled stays gap-free from the lowest version).
+
+        Raises `CommandFailed` / `CommandTimeout` when the tablet changed meanwhile; copies the log
+        does not name are removed again."""
+        futures = [self._pool.submit(self.copy, m) for m in moves]
+        copied: list[Copied] = []
+        failure: Exception | None = None
+        for future in futures:
+            try:
+                done = future.result()
+            except (ResourceError, CorruptRowset) as exc:
+                failure = failure or exc
+                continue
+            if failure is None:
+                copied.append(done)
+            else:
+                done.undo()  # above a gap: not committed now, copied again next time
+        if not copied:
+            return TabletMoves([], failure)
+        command = cmd.MoveRowsets(table_id=table.table_id, moves=tuple(
+            RowsetMove(rowset_id=c.move.rowset.rowset_id, from_tier=c.move.rowset.tier, to_tier=c.move.to_tier,
+                       path=c.move.rowset.path) for c in copied))
         try:
-            self.proposer.propose(cmd.MoveRowset(table_id=table.table_id, rowset_id=rowset.rowset_id,
-                                                 from_tier=rowset.tier, to_tier=move.to_tier, path=rowset.path),
-                                  table_id=table.table_id)
+            self.proposer.propose(command, table_id=table.table_id)
         except CommandFailed:
-            current = self.projection.rowset_record(rowset.rowset_id)
-            if current is None or current.rowset.tier != move.to_tier:  # not this copy the log names
-                undo()
+            for c in copied:
+                current = self.projection.rowset_record(c.move.rowset.rowset_id)
+                if current is None or current.rowset.tier != c.move.to_tier:  # not this copy the log names
+                    c.undo()
             raise
-        self.moved_rowsets += 1
-        self.moved_bytes += rowset.size_bytes
-        return source
+        self.moved_rowsets += len(copied)
+        self.moved_bytes += sum(c.move.rowset.size_bytes for c in copied)
+        return TabletMoves([c.source for c in copied], failure)

@@ -80,7 +80,7 @@ class Projection:
             ev.DeleteCommitted: self._delete_committed,
             ev.CompactionCommitted: self._compaction_committed,
             ev.TableRestored: self._table_restored,
-            ev.RowsetMoved: self._rowset_moved,
+            ev.RowsetsMoved: self._rowsets_moved,
             ev.RowsetsRecycled: self._rowsets_recycled,
             ev.ResourceCreated: self._named_put("resource"),
             ev.ResourceAltered: self._named_merge("resource"),
@@ -372,11 +372,12 @@ class Projection:
             table.schemas.append(SchemaAt(ts_ms=ts, table_schema=e.table_schema))
         self._record_commit(table, ts, "restore", partition_versions=e.partition_versions, description=e.description)
 
-    def _rowset_moved(self, e: ev.RowsetMoved, ts: int) -> None:
-        record = self.rowset_record(e.rowset_id)
-        if record is not None:
-            moved: Rowset = record.rowset.model_copy(update={"tier": e.to_tier, "path": e.path})
-            self._put_rowset(e.table_id, record.model_copy(update={"rowset": moved}))
+    def _rowsets_moved(self, e: ev.RowsetsMoved, ts: int) -> None:
+        for move in e.moves:
+            record = self.rowset_record(move.rowset_id)
+            if record is not None:
+                moved: Rowset = record.rowset.model_copy(update={"tier": move.to_tier, "path": move.path})
+                self._put_rowset(e.table_id, record.model_copy(update={"rowset": moved}))
 
     def _rowsets_recycled(self, e: ev.RowsetsRecycled, ts: int) -> None:
         table = self.tables.get(e.table_id)

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from schemas.model import Column, Distribution, Frozen, KeysModel, NewRowset, PartitionBound, Tier
+from schemas.model import Column, Distribution, Frozen, KeysModel, NewRowset, PartitionBound, RowsetMove
 from schemas.registry import Payload, register
 
 
@@ -164,13 +164,12 @@ class CommitCompaction(Command):
 
 
 @register
-class MoveRowset(Command):
-    TYPE: ClassVar[str] = "MoveRowset"
+class MoveRowsets(Command):
+    """Moves of one tablet's rowsets, in version order, whose destination copies are verified."""
+
+    TYPE: ClassVar[str] = "MoveRowsets"
     table_id: int
-    rowset_id: str
-    from_tier: Tier
-    to_tier: Tier
-    path: str
+    moves: tuple[RowsetMove, ...] = Field(min_length=1)
 
 
 @register

@@ -10,7 +10,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from schemas.model import Distribution, KeysModel, Partition, Rowset, TableSchema, Tier
+from schemas.model import Distribution, KeysModel, Partition, Rowset, RowsetMove, TableSchema
 from schemas.registry import Payload, register
 
 
@@ -172,13 +172,12 @@ class CompactionCommitted(Event):
 
 
 @register
-class RowsetMoved(Event):
-    TYPE: ClassVar[str] = "RowsetMoved"
+class RowsetsMoved(Event):
+    """Each rowset is read from its new tier from now on (its old copy goes after a grace)."""
+
+    TYPE: ClassVar[str] = "RowsetsMoved"
     table_id: int
-    rowset_id: str
-    from_tier: Tier
-    to_tier: Tier
-    path: str
+    moves: tuple[RowsetMove, ...]
 
 
 @register

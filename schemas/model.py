@@ -88,6 +88,15 @@ class NewRowset(Frozen):
     checksum: str = Field(description="sha256 of the file's bytes")
 
 
+class RowsetMove(Frozen):
+    """One rowset's copy changing tier (cooldown to a resource, or between local media)."""
+
+    rowset_id: str
+    from_tier: Tier
+    to_tier: Tier
+    path: str
+
+
 class Rowset(NewRowset):
     """A committed rowset: rows of one tablet written at versions [start_version, end_version]."""
 

@@ -47,13 +47,23 @@ class Agents:
         self.recycler = Recycler(self.projection, self.proposer, tiers, stores, grace_s=config.recycle_grace_s,
                                  day_s=config.time_travel_day_s, recovery_window_s=config.recovery_window_s)
         self._every(config.compaction_interval_s, "compaction", self.compaction.sweep)
-        self._every(config.tiering_interval_s, "tiering", self.tiering.sweep)
+        self._every(config.tiering_interval_s, "tiering", self.tiering.sweep, wake=self.tiering.wake)
         self._every(config.recycle_interval_s, "recycler", self.recycler.sweep)
         self.started = True
 
-    def _every(self, interval: float, name: str, sweep: Callable[[], int]) -> None:
+    def _every(self, interval: float, name: str, sweep: Callable[[], int],
+               wake: threading.Event | None = None) -> None:
+        """Runs `sweep` every `interval` seconds, or sooner when `wake` is set."""
+
+        def pause() -> bool:
+            if wake is None:
+                return self._stop.wait(interval)
+            wake.wait(interval)
+            wake.clear()
+            return self._stop.is_set()
+
         def loop() -> None:
-            while not self._stop.wait(interval):
+            while not pause():
                 try:
                     sweep()
                 except Exception:  # noqa: BLE001 - an agent's bad pass must not end the agent

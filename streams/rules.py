@@ -77,7 +77,7 @@ class Rules:
             cmd.CommitDelete: self.commit_delete,
             cmd.CommitCompaction: self.commit_compaction,
             cmd.RecycleRowsets: self.recycle_rowsets,
-            cmd.MoveRowset: self.move_rowset,
+            cmd.MoveRowsets: self.move_rowsets,
             cmd.RestoreTable: self.restore_table,
             cmd.CreateResource: self.create_resource,
             cmd.AlterResource: self.alter_resource,
@@ -271,21 +271,21 @@ class Rules:
         return Decision(ev.RowsetsRecycled(table_id=c.table_id, rowset_ids=c.rowset_ids,
                                            horizon_ts_ms=c.horizon_ts_ms), c.table_id)
 
-    def move_rowset(self, c: cmd.MoveRowset, ts: int) -> Decision:
+    def move_rowsets(self, c: cmd.MoveRowsets, ts: int) -> Decision:
         _live_table(self.state, c.table_id)
-        record = self.state.rowset_record(c.rowset_id)
-        if record is None:
-            raise Rejected(ErrorCode.CONFLICT, f"rowset {c.rowset_id} no longer exists (recycled?)")
-        if record.rowset.tier != c.from_tier:
-            raise Rejected(ErrorCode.CONFLICT, f"rowset {c.rowset_id} is on {record.rowset.tier} now, "
-                                               f"not {c.from_tier} (moved meanwhile?)")
-        resource = resource_of(c.to_tier)
-        if resource is None and c.to_tier not in LOCAL_MEDIA:
-            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"unknown tier '{c.to_tier}'")
-        if resource is not None and resource not in self.state.named["resource"]:
-            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"Resource '{resource}' does not exist")
-        return Decision(ev.RowsetMoved(table_id=c.table_id, rowset_id=c.rowset_id, from_tier=c.from_tier,
-                                       to_tier=c.to_tier, path=c.path), c.table_id)
+        for move in c.moves:
+            record = self.state.rowset_record(move.rowset_id)
+            if record is None:
+                raise Rejected(ErrorCode.CONFLICT, f"rowset {move.rowset_id} no longer exists (recycled?)")
+            if record.rowset.tier != move.from_tier:
+                raise Rejected(ErrorCode.CONFLICT, f"rowset {move.rowset_id} is on {record.rowset.tier} now, "
+                                                   f"not {move.from_tier} (moved meanwhile?)")
+            resource = resource_of(move.to_tier)
+            if resource is None and move.to_tier not in LOCAL_MEDIA:
+                raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"unknown tier '{move.to_tier}'")
+            if resource is not None and resource not in self.state.named["resource"]:
+                raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"Resource '{resource}' does not exist")
+        return Decision(ev.RowsetsMoved(table_id=c.table_id, moves=c.moves), c.table_id)
 
     def restore_table(self, c: cmd.RestoreTable, ts: int) -> Decision:
         table = _live_table(self.state, c.table_id)

@@ -17,10 +17,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from projections.cooldown import Cooler, CorruptRowset, plan_tablet
+from projections.cooldown import Cooler, TabletMoves, plan_tablet
 from projections.proposer import CommandFailed, CommandTimeout
 from projections.state import PartitionState, TableState
 from projections.tablet_locks import TabletKey, TabletLocks
@@ -29,6 +30,8 @@ from schemas.envelope import EventEnvelope
 from storage.object_store import ResourceError
 
 log = logging.getLogger(__name__)
+# Tablets moved at once: uploads of different tablets overlap (each tablet's own moves stay in order).
+MOVE_THREADS = 4
 FIRST_BACKOFF_S = 1.0
 MAX_BACKOFF_S = 60.0
 _CATALOG_WIDE = (ev.ResourceCreated, ev.ResourceAltered, ev.ResourceDropped, ev.StoragePolicyCreated,
@@ -53,6 +56,9 @@ class TieringAgent:
     _removals: list[tuple[float, Path]] = field(default_factory=list)
     _dirty: set[int] | None = None  # None: every table
     _guard: threading.Lock = field(default_factory=threading.Lock)
+    # Set when an event made something plannable, so the next sweep need not wait for its interval.
+    wake: threading.Event = field(default_factory=threading.Event)
+    _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(MOVE_THREADS, "tiering-move"))
 
     def on_event(self, envelope: EventEnvelope) -> None:
         """Follower listener: marks what the event may have made due (or no longer due)."""
@@ -60,8 +66,12 @@ class TieringAgent:
         with self._guard:
             if isinstance(payload, _CATALOG_WIDE):
                 self._dirty = None
-            elif self._dirty is not None and isinstance(getattr(payload, "table_id", None), int):
-                self._dirty.add(payload.table_id)  # type: ignore[attr-defined]
+            elif isinstance(getattr(payload, "table_id", None), int):
+                if self._dirty is not None:
+                    self._dirty.add(payload.table_id)  # type: ignore[attr-defined]
+            else:
+                return
+        self.wake.set()
 
     def _take_dirty(self) -> set[int] | None:
         with self._guard:
@@ -81,7 +91,7 @@ class TieringAgent:
         for table_id in tables if dirty is None else dirty & tables.keys():
             for partition in tables[table_id].live_partitions():
                 wanted.update((table_id, partition.partition_id, b) for b in range(partition.partition.buckets))
-        moved = 0
+        jobs = []
         for key in sorted(wanted):
             backoff = self._backoff.get(key)
             if backoff is not None and backoff.retry_at > now:
@@ -92,8 +102,8 @@ class TieringAgent:
             if table is None or state is None or state.dropped_ts_ms is not None:
                 self._due.pop(key, None)
                 continue
-            moved += self._cool_tablet(table, state, key, now)
-        return moved
+            jobs.append(self._pool.submit(self._cool_tablet, table, state, key, now))
+        return sum(job.result() for job in jobs)
 
     def _cool_tablet(self, table: TableState, partition: PartitionState, key: TabletKey, now: float) -> int:
         projection = self.cooler.projection
@@ -101,42 +111,47 @@ class TieringAgent:
         with self.locks(*key):
             with projection.lock:
                 plan = plan_tablet(projection, table, partition, key[2], int(now * 1000))
-            for move in plan.moves:
+            if not plan.moves:
+                result = TabletMoves([], None)
+            else:
                 try:
-                    source = self.cooler.move(table, move)
-                except ResourceError as exc:
-                    self._back_off(key, now, str(exc))
-                    return moved
-                except CorruptRowset as exc:
-                    log.error("tiering: %s", exc)
-                    continue
+                    result = self.cooler.move_tablet(table, plan.moves)
                 except (CommandFailed, CommandTimeout) as exc:
                     # The tablet changed under us (compaction, recycle, drop): plan it again next pass.
-                    log.info("tiering: move of %s deferred: %s", move.rowset.rowset_id, exc)
+                    log.info("tiering: moves of tablet %s deferred: %s", key, exc)
                     with self._guard:
                         if self._dirty is not None:
                             self._dirty.add(table.table_id)
-                    return moved
-                self._removals.append((now + self.local_grace_s, source))
-                moved += 1
-        self._backoff.pop(key, None)
-        if plan.next_due_ms is None:
-            self._due.pop(key, None)
-        else:
-            self._due[key] = plan.next_due_ms
+                    return 0
+            with self._guard:
+                self._removals.extend((now + self.local_grace_s, source) for source in result.sources)
+            moved = len(result.sources)
+            if isinstance(result.failure, ResourceError):
+                self._back_off(key, now, str(result.failure))
+                return moved
+            if result.failure is not None:
+                log.error("tiering: %s", result.failure)
+        with self._guard:
+            self._backoff.pop(key, None)
+            if plan.next_due_ms is None:
+                self._due.pop(key, None)
+            else:
+                self._due[key] = plan.next_due_ms
         return moved
 
     def _back_off(self, key: TabletKey, now: float, reason: str) -> None:
-        self.failures += 1
-        previous = self._backoff.get(key)
-        delay = FIRST_BACKOFF_S if previous is None else min(previous.delay * 2, MAX_BACKOFF_S)
-        self._backoff[key] = _Backoff(now + delay, delay)
-        self._due[key] = (now + delay) * 1000
+        with self._guard:
+            self.failures += 1
+            previous = self._backoff.get(key)
+            delay = FIRST_BACKOFF_S if previous is None else min(previous.delay * 2, MAX_BACKOFF_S)
+            self._backoff[key] = _Backoff(now + delay, delay)
+            self._due[key] = (now + delay) * 1000
         log.warning("tiering: tablet %s stays hot, retry in %.0f s: %s", key, delay, reason)
 
     def _remove_sources(self, now: float) -> None:
-        due = [path for at, path in self._removals if at <= now]
-        self._removals = [(at, path) for at, path in self._removals if at > now]
+        with self._guard:
+            due = [path for at, path in self._removals if at <= now]
+            self._removals = [(at, path) for at, path in self._removals if at > now]
         for path in due:
             path.unlink(missing_ok=True)
 

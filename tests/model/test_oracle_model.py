@@ -1,10 +1,17 @@
 """Model-based test: random sequences of writes against Strata (through the SQL port) and the
-in-memory oracle must agree after every step, on all three keys models."""
+in-memory oracle must agree after every step, on all three keys models.
+
+Cooldown is one of the steps: once a run attaches a storage policy (1 s ttl, on the stack's
+MinIO), every later write cools in the background while the other steps go on — loads, deletes,
+updates, schema changes and compactions then meet cooled and cooling rowsets."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
+import time
+import uuid
 from typing import Any
 
 import pymysql
@@ -27,6 +34,29 @@ def connect() -> pymysql.connections.Connection:
                            autocommit=True)
 
 
+@functools.cache
+def cold_policy() -> str:
+    """A storage policy on the stack's MinIO with a 1 s cooldown_ttl, made once per test process."""
+    from minio import Minio
+
+    from schemas.config import load_settings
+
+    config = load_settings()
+    bucket = f"model-{uuid.uuid4().hex[:10]}"
+    Minio(config.minio_endpoint, config.minio_root_user, config.minio_root_password.get_secret_value(),
+          secure=False).make_bucket(bucket)
+    name = f"model_{uuid.uuid4().hex[:8]}"
+    conn = connect()
+    with conn.cursor() as cur:
+        cur.execute(f'CREATE RESOURCE "{name}" PROPERTIES ("type"="s3", "s3.endpoint"="{config.minio_endpoint}", '
+                    f'"s3.region"="us-east-1", "s3.bucket"="{bucket}", "s3.root.path"="model", '
+                    f'"s3.access_key"="{config.minio_root_user}", '
+                    f'"s3.secret_key"="{config.minio_root_password.get_secret_value()}")')
+        cur.execute(f'CREATE STORAGE POLICY {name} PROPERTIES ("storage_resource"="{name}", "cooldown_ttl"="1")')
+    conn.close()
+    return name
+
+
 def _literal(value: Any) -> str:
     return "NULL" if value is None else str(value)
 
@@ -42,6 +72,7 @@ class TableMachine(RuleBasedStateMachine):
         self.cur = self.conn.cursor()
         self.name = f"m_{self.keys_model.lower()}_{os.getpid()}_{next(_tables)}"
         self.next_column = 2
+        self.cooling = False
 
     def sql(self, statement: str) -> list[tuple[Any, ...]]:
         self.cur.execute(statement)
@@ -99,6 +130,26 @@ class TableMachine(RuleBasedStateMachine):
         name = data.draw(s.sampled_from([c.name for c in self.oracle.columns[2:]]))
         self.sql(f"ALTER TABLE {self.name} DROP COLUMN {name}")
         self.oracle.drop_column(name)
+
+    @precondition(lambda self: not self.cooling)
+    @rule()
+    def cool_down(self) -> None:
+        """Attaches the cold policy and waits until every live rowset is on MinIO; from then on
+        each later write cools in the background, under the other steps."""
+        self.cooling = True
+        self.sql(f'ALTER TABLE {self.name} SET ("storage_policy"="{cold_policy()}")')
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            tiers = {t for (t,) in self.sql(f"SELECT DISTINCT TIER FROM information_schema.rowsets WHERE TABLE_SCHEMA"
+                                            f" = 'model_test' AND TABLE_NAME = '{self.name}' AND STATE = 'visible'")}
+            if not tiers or tiers == {f"remote:{cold_policy()}"}:
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"{self.name} did not cool down within 30 s")
+
+    @rule(base=s.booleans())
+    def compact(self, base: bool) -> None:
+        self.sql(f"ADMIN COMPACT TABLE {self.name} WHERE type = '{'BASE' if base else 'CUMULATIVE'}'")
 
     @rule()
     def truncate(self) -> None:

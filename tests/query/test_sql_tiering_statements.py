@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Any
+from typing import Any, TypeAlias
 
 import pymysql
 import pytest
@@ -22,7 +22,7 @@ from schemas.config import load_settings
 from storage.secrets import MASK, PREFIX
 from tests.query.sqlkit import columns, fails, rows, run
 
-Conn = pymysql.connections.Connection
+Conn: TypeAlias = pymysql.connections.Connection
 WRONG_ARGUMENTS, UNKNOWN_ERROR = 1210, 1105
 FUTURE = "2099-01-01 08:00:00"
 
@@ -54,7 +54,7 @@ def s3_user(server: None) -> tuple[str, str]:
     config = load_settings()
     root = StaticProvider(config.minio_root_user, config.minio_root_password.get_secret_value())
     access, secret = f"strata{uuid.uuid4().hex[:8]}", f"sk-{uuid.uuid4().hex}"
-    admin = MinioAdmin(config.minio_endpoint, credentials=root, secure=False)
+    admin = MinioAdmin(endpoint=config.minio_endpoint, credentials=root, secure=False)
     admin.user_add(access, secret)
     admin.attach_policy(["readwrite"], user=access)
     return access, secret
