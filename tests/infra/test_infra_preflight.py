@@ -100,12 +100,13 @@ def test_procfile_is_exactly_the_four_components() -> None:
 def test_test_env_shifts_every_port_by_10000() -> None:
     env = make_test_env({})
     assert env["STRATA_HOME"] == str(REPO_ROOT / "var" / "test")
-    assert {k: int(v) for k, v in env.items() if k != "STRATA_HOME"} == {
+    assert {k: int(v) for k, v in env.items() if k.endswith("_PORT")} == {
         "STRATA_KAFKA_PORT": 19092, "STRATA_KAFKA_CONTROLLER_PORT": 19093,
         "STRATA_MINIO_PORT": 19000, "STRATA_MINIO_CONSOLE_PORT": 19001,
         "STRATA_SQL_PORT": 19030, "STRATA_HTTP_PORT": 18030, "STRATA_WORKER_PORT": 16066,
     }
     assert make_test_env({"STRATA_KAFKA_PORT": "29092"})["STRATA_KAFKA_PORT"] == "29092"
+    assert env["STRATA_COOLDOWN_LOCAL_GRACE_S"] == "2"  # tiering delays are shortened for tests
 
 
 def test_server_properties_follow_config(tmp_path) -> None:

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.integration
 # Runs one sweep with a one-second retention day; the first file deletion kills the process.
 _DYING_RECYCLER = textwrap.dedent("""
     import os, pathlib, tempfile
+    from projections.remote import RemoteStores
     from projections.replica import Replica
     from schemas.config import load_settings
     from storage.tiers import LocalTiers
