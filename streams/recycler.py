@@ -124,11 +124,12 @@ class Recycler:
             record = self.projection.rowset_record(rowset_id)
         return record is not None and record.rowset.tier == tier and (path is None or record.rowset.path == path)
 
-    def remove_remote_orphans(self) -> None:
-        """Objects under each resource's root that no rowset names there, older than the grace."""
+    def remove_remote_orphans(self, resources: list[str] | None = None) -> None:
+        """Objects under each resource's root (or those of `resources`) that no rowset names there,
+        older than the grace."""
         self._last_remote_sweep = self.clock()
         cutoff = self.clock() - self.grace_s
-        for resource in list(self.projection.named["resource"]):
+        for resource in list(self.projection.named["resource"]) if resources is None else resources:
             try:
                 store = self.stores(resource)
                 for obj in store.objects():

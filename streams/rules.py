@@ -18,7 +18,7 @@ from schemas import commands as cmd
 from schemas import events as ev
 from schemas.errors import ErrorCode
 from schemas.model import Partition, Rowset, TableSchema
-from storage.tiers import LOCAL_MEDIA, resource_of
+from storage.tiers import LOCAL_MEDIA, remote_tier, resource_of
 
 
 class Rejected(Exception):
@@ -333,6 +333,13 @@ class Rules:
         if users:
             raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"Resource '{c.name}' is used by storage policy "
                                                       f"{', '.join(sorted(users))}")
+        # A table may have cooled there under a policy it no longer uses: its rows would be lost.
+        tier = remote_tier(c.name)
+        holders = sorted({t.name for t in self.state.tables.values()
+                          if any(r.rowset.tier == tier for r in self.state.rowset_records(t.table_id))})
+        if holders:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"Resource '{c.name}' still holds cooled data of table "
+                                                      f"{', '.join(holders)}")
         return Decision(ev.ResourceDropped(name=c.name), None)
 
     def _check_policy_named(self, properties: dict[str, str] | dict[str, str | None]) -> None:

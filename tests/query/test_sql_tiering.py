@@ -247,16 +247,26 @@ def test_remote_orphans_and_a_purged_tables_objects_are_removed(
     foreign = f"cold/{name}/notes/readme.txt"  # not Strata's: never touched
     for key in (stray, foreign):
         minio.put_object(bucket, key, io.BytesIO(b"x"), 1)
+    # A local copy a crash left behind after its rowset cooled (old enough to count as an orphan).
+    left = config.ssd_dir / named[0].removeprefix(f"cold/{name}/")
+    left.parent.mkdir(parents=True, exist_ok=True)
+    left.write_bytes(b"stale copy")
+    os.utime(left, (time.time() - 3600, time.time() - 3600))
     replica = Replica.open(config, Path(tempfile.mkdtemp(prefix="tier-gc-")), f"tier-gc-{uuid.uuid4().hex[:6]}")
     try:
+        # Only this test's resource: with no grace, another test's upload in flight would count too.
         recycler = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
                             RemoteStores(replica.projection, config), grace_s=0.0, day_s=1.0, recovery_window_s=0.0)
-        recycler.remove_remote_orphans()
+        recycler.remove_remote_orphans([name])
         assert _objects(minio, bucket) == sorted([*named, foreign])
-        assert recycler.removed_remote_orphans >= 1  # (other tests' purged tables count as well)
+        assert recycler.removed_remote_orphans == 1
+        recycler.grace_s = 600.0  # local files: only ones older than this (in-flight writes are fresh)
+        recycler.remove_orphans()
+        assert not left.exists()
         run(conn, "DROP TABLE g FORCE")
         replica.follower.wait_for_now(30)
-        recycler.remove_remote_orphans()
+        recycler.grace_s = 0.0
+        recycler.remove_remote_orphans([name])
         assert _objects(minio, bucket) == [foreign]
     finally:
         replica.close()

@@ -114,3 +114,29 @@ def test_the_resource_is_fixed_once_a_governed_partition_has_cooled_data(state: 
         RowsetMove(rowset_id="b", from_tier="ssd", to_tier="remote:r1", path="b"),)))
     _rejected(state, to_r2, "storage_resource can not be changed", "table t")
     _apply(state, cmd.AlterStoragePolicy(name="pol", properties={"storage_resource": "r1", "cooldown_ttl": "5"}))
+
+
+def test_moves_are_checked_and_a_resource_holding_cooled_rowsets_cannot_be_dropped(state: Projection) -> None:
+    _apply(state, _table("t"))
+    table = next(iter(state.tables.values()))
+    p1 = min(table.partitions)
+    _apply(state, cmd.CommitRowsets(table_id=table.table_id, label="l", num_rows=1, rowsets=(NewRowset(
+        rowset_id="a", partition_id=p1, bucket=0, num_rows=1, size_bytes=1, path="a", schema_version=1,
+        checksum="c"),)))
+
+    def move(rowset_id: str = "a", source: str = "ssd", to: str = "remote:r2") -> cmd.MoveRowsets:
+        return cmd.MoveRowsets(table_id=table.table_id, moves=(
+            RowsetMove(rowset_id=rowset_id, from_tier=source, to_tier=to, path="a"),))
+
+    _rejected(state, move(to="remote:nope"), "Resource 'nope' does not exist")
+    _rejected(state, move(to="tape"), "unknown tier 'tape'")
+    with pytest.raises(Rejected, match="no longer exists"):
+        Rules(state).decide(move(rowset_id="zz"), next(_TS))
+    with pytest.raises(Rejected, match="is on ssd now, not hdd"):
+        Rules(state).decide(move(source="hdd"), next(_TS))
+    event = _apply(state, move())
+    record = state.rowset_record("a")
+    assert isinstance(event, ev.RowsetsMoved) and record is not None and record.rowset.tier == "remote:r2"
+    with pytest.raises(Rejected, match="is on remote:r2 now"):  # the same move twice
+        Rules(state).decide(move(), next(_TS))
+    _rejected(state, cmd.DropResource(name="r2"), "still holds cooled data of table t")
