@@ -62,7 +62,8 @@ def check_properties(properties: dict[str, str], *, session: SessionState | None
         if rule == "retention" and not (value.strip().isdigit() and 1 <= int(value) <= 90):
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Invalid value '{value}' for 'time_travel_retention_days': "
                                                         "expected an integer from 1 to 90")
-        if rule == "policy" and policies is not None and value not in policies:
+        # "" detaches a policy (data already cooled stays where it is, readable).
+        if rule == "policy" and policies is not None and value and value not in policies:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Storage policy '{value}' does not exist")
         if rule == "future_datetime":
             value = _future_datetime(value, session or SessionState(), key)

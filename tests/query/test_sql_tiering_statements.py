@@ -326,7 +326,8 @@ def test_drop_storage_policy_refused_while_a_table_or_partition_names_it(conn: C
     assert columns(conn, "SHOW STORAGE POLICY USING") == ["PolicyName", "Database", "Table", "Partitions"]
     fails(conn, f"DROP STORAGE POLICY {on_table}", WRONG_ARGUMENTS, on_table, f"{db}.whole")
     fails(conn, f"DROP STORAGE POLICY {on_partition}", WRONG_ARGUMENTS, on_partition, f"{db}.parts", "p2")
-    run(conn, "DROP TABLE whole FORCE")
+    run(conn, 'ALTER TABLE whole SET ("storage_policy" = "")')  # detached: the policy is free again
+    assert (on_table, db, "whole", "ALL") not in rows(conn, "SHOW STORAGE POLICY USING")
     run(conn, "DROP TABLE parts FORCE")
     run(conn, f"DROP STORAGE POLICY {on_table}")
     run(conn, f"DROP STORAGE POLICY {on_partition}")
