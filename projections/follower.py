@@ -25,11 +25,15 @@ from schemas.topics import EVENTS_TOPIC
 log = logging.getLogger(__name__)
 
 Listener = Callable[[EventEnvelope], None]
+# True for the first event a follower must not fold: it then folds nothing more of that partition.
+Halt = Callable[[EventEnvelope], bool]
 
 
 class EventFollower:
     def __init__(self, projection: Projection, config: Settings, *, name: str,
-                 listener: Listener | None = None, topic: str = EVENTS_TOPIC) -> None:
+                 listener: Listener | None = None, topic: str = EVENTS_TOPIC, halt: Halt | None = None) -> None:
+        """`halt` (optional) folds only a prefix of each partition: the first event it is true for,
+        and everything after it on that partition, is left unapplied (`strata replay --until`)."""
         self.projection = projection
         self.topic = topic
         self.name = name
@@ -54,6 +58,9 @@ class EventFollower:
         self._flushed = projection.offsets()
         self.decode_errors = 0
         self.applied_events = 0
+        self._halt = halt
+        # Partitions stopped by `halt`; they count as caught up, since nothing more of them is wanted.
+        self.halted: set[int] = set()
         self._assign()
 
     def add_listener(self, listener: Listener) -> None:
@@ -79,7 +86,8 @@ class EventFollower:
         Everything before it has been delivered to this (single) consuming thread and flushed."""
         flushed = dict(self.projection.offsets())
         for tp in self._consumer.position([TopicPartition(self.topic, p) for p in self._partitions]):
-            if tp.offset >= 0:
+            # A halted partition's consumer position is past records it did not fold.
+            if tp.offset >= 0 and tp.partition not in self.halted:
                 key = (self.topic, tp.partition)
                 flushed[key] = max(flushed.get(key, 0), tp.offset)
         self._flushed = flushed
@@ -121,6 +129,8 @@ class EventFollower:
             if message.error():
                 log.warning("follower %s: consume error %s", self.name, message.error())
                 continue
+            if message.partition() in self.halted:
+                continue
             try:
                 envelope = decode_event(message.value())
             except DecodeError as exc:
@@ -129,13 +139,21 @@ class EventFollower:
                           message.partition(), message.offset(), exc)
                 self.projection.advance(message.topic(), message.partition(), message.offset())
                 continue
+            if self._halt is not None and self._halt(envelope):
+                self._stop_partition(message.partition())
+                continue
             self.projection.apply(envelope, message.topic(), message.partition(), message.offset())
             applied.append(envelope)
         self.projection.flush()
 
+    def _stop_partition(self, partition: int) -> None:
+        self.halted.add(partition)
+        # Paused, so the records past the halt are not fetched again only to be skipped.
+        self._consumer.pause([TopicPartition(self.topic, partition)])
+
     def _reached(self, target: dict[int, int]) -> bool:
         position = self.position()
-        return all(position.get(p, 0) >= end for p, end in target.items())
+        return all(p in self.halted or position.get(p, 0) >= end for p, end in target.items())
 
     def catch_up(self, timeout: float = 60.0, progress: Callable[[int, int], None] | None = None) -> None:
         """Applies records until the projection reaches the log's end as of now (this thread)."""
@@ -152,7 +170,9 @@ class EventFollower:
                     raise TimeoutError(f"follower {self.name}: not caught up with {self.topic} in {timeout}s")
                 self.poll_once(max_records=5000, timeout=0.2)
                 if progress is not None:
-                    progress(sum(self.position().values()), total)
+                    # A halted partition is done: it counts as at its end, so the bar completes.
+                    progress(sum(target.get(p, o) if p in self.halted else o for p, o in self.position().items()),
+                             total)
         finally:
             if collecting:
                 gc.enable()

@@ -19,9 +19,11 @@ import pymysql
 import pytest
 from minio import Minio
 
+from infra.cli import parse_until, table_at
 from infra.layout import Layout
 from infra.supervisor import running_pid
 from projections.remote import RemoteStores
+from projections.replay import replay
 from projections.replica import Replica
 from schemas.config import Settings, load_settings
 from storage.tiers import LocalTiers
@@ -174,6 +176,11 @@ def test_time_travel_across_tiers_returns_the_same_rows(conn: Conn, db: str, res
     wait_for(lambda: set(tiers(conn, db, "h", "stale")) == {f"remote:{name}"}, 20, "the stale rowsets to cool")
     for t, expected in past.items():
         assert sorted_rows(conn, f"SELECT * FROM h FOR TIME AS OF '{t}'") == expected
+    # A replay to an instant before the cooldown still finds the rowsets, now on MinIO.
+    scratch = Path(tempfile.mkdtemp(prefix="replay-cold-")) / "p"
+    replay(load_settings(), scratch, until_ms=parse_until(instants[1]))
+    data = table_at(load_settings(), scratch, db, "h")
+    assert sorted(zip(data.column("k").to_pylist(), data.column("v").to_pylist(), strict=True)) == past[instants[1]]
 
 
 def test_ssd_data_moves_to_hdd_at_its_cooldown_time(conn: Conn, db: str, config: Settings) -> None:
