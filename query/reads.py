@@ -16,8 +16,17 @@ from projections.retention import earliest_instant_ms
 from projections.snapshot import Snapshot, resolve
 from projections.state import TableState
 from query import information_schema
+from query.change_feed import changes_sql, check_history, commit_at, commits_between
 from query.context import Context, Rows, SessionState, SqlFailure
-from query.parser import AsOf, AsOfTime, AsOfVersion, table_refs
+from query.parser import (
+    AsOf,
+    AsOfTime,
+    AsOfVersion,
+    IncrementalArgumentError,
+    IncrementalRead,
+    change_range,
+    table_refs,
+)
 from query.parser.statements import QualifiedName
 from query.relation import snapshot_sql
 from schemas.errors import ErrorCode
@@ -108,6 +117,37 @@ def snapshot_for(ctx: Context, session: SessionState, name: QualifiedName, as_of
     return resolve(ctx.projection, table, ts)
 
 
+def _incr_commit(ctx: Context, session: SessionState, table: TableState, bound: AsOf, which: str) -> int:
+    """An @incr bound as a commit number: the last commit at or before an instant."""
+    if isinstance(bound, AsOfVersion):
+        if bound.n > table.commit_number:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"@incr '{which}Version' {bound.n}: table '{table.name}' has "
+                                                        f"no commit {bound.n} (its latest is {table.commit_number})")
+        return bound.n
+    try:
+        ts = parse_instant(bound.ts, session)
+    except SqlFailure as exc:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"@incr '{which}Timestamp': {exc.message}") from None
+    now = now_ms()
+    if ts > now:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"@incr '{which}Timestamp' '{bound.ts}' is in the future "
+                                                    f"(now is {format_instant(now, session)})")
+    return commit_at(ctx.projection, table, ts)
+
+
+def incremental_sql(ctx: Context, session: SessionState, name: QualifiedName, read: IncrementalRead) -> str:
+    """DuckDB SQL of `t@incr(...)`: the change rows of commits in (start, end]."""
+    table = ctx.table(session, name)
+    check_history(ctx, table, [])
+    try:
+        bounds = change_range(read)
+    except IncrementalArgumentError as exc:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, str(exc)) from None
+    start = _incr_commit(ctx, session, table, bounds.start, "start")
+    end = None if bounds.end is None else _incr_commit(ctx, session, table, bounds.end, "end")
+    return changes_sql(ctx, table, commits_between(ctx.projection, table, start, end))
+
+
 def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb.DuckDBPyConnection) -> str:
     """Replaces every table reference of `expr` by a view of its snapshot; returns DuckDB SQL."""
     expr = expr.copy()
@@ -115,8 +155,13 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
         alias = ref.node.alias or ref.name
         view = f"__strata_{next(_view_ids)}"
         if (ref.db or session.database or "").lower() == "information_schema":
+            if ref.incr is not None:
+                raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, "information_schema tables have no change feed")
             data: pa.Table = information_schema.table(ctx, session, ref.name)
             cur.register(view, data)
+        elif ref.incr is not None:
+            changes = incremental_sql(ctx, session, QualifiedName(ref.name, ref.db), ref.incr)
+            cur.execute(f"CREATE TEMP VIEW {view} AS {changes}")
         else:
             snapshot = snapshot_for(ctx, session, QualifiedName(ref.name, ref.db), ref.as_of)
             cur.execute(f"CREATE TEMP VIEW {view} AS {snapshot_sql(snapshot, ctx.locator)}")

@@ -9,7 +9,9 @@ Public API:
   e.g. ``Query``, ``CreateTable``, ``AlterTable``, ``Insert``, ``RestoreTable``, ``CreateRoutineLoad``.
 * ``table_refs(expr) -> list[TableRef]`` lists the base tables a query reads, each with its
   time-travel clause as ``AsOfTime(ts)`` / ``AsOfVersion(n)`` (``FOR TIME | SYSTEM_TIME |
-  TIMESTAMP AS OF '<ts>'``, ``FOR VERSION AS OF <n>``); CTE names are excluded.
+  TIMESTAMP AS OF '<ts>'``, ``FOR VERSION AS OF <n>``) or its incremental read as
+  ``IncrementalRead`` (``t@incr('startTimestamp'='…', …)``); ``change_range(read)`` turns that
+  into a ``ChangeRange`` or raises ``IncrementalArgumentError``. CTE names are excluded.
 * Failures raise only ``SqlSyntaxError(message, line, col)`` or ``UnsupportedStatement(message)``
   (both ``SqlError``); messages carry no terminal escape codes.
 * ``DIALECT`` is the sqlglot dialect (Doris plus time travel) for generating SQL from the trees.
@@ -18,7 +20,7 @@ Public API:
 from query.parser.dialect import DIALECT, StrataDoris
 from query.parser.errors import SqlError, SqlSyntaxError, UnsupportedStatement
 from query.parser.parser import parse_script, parse_statement
-from query.parser.refs import TableRef, table_refs
+from query.parser.refs import IncrementalArgumentError, TableRef, change_range, table_refs
 from query.parser.statements import (
     AddColumn,
     AddColumns,
@@ -31,6 +33,7 @@ from query.parser.statements import (
     AsOf,
     AsOfTime,
     AsOfVersion,
+    ChangeRange,
     ColumnDef,
     ColumnPosition,
     ColumnType,
@@ -51,6 +54,7 @@ from query.parser.statements import (
     DropResource,
     DropStoragePolicy,
     DropTable,
+    IncrementalRead,
     Insert,
     KeysModel,
     LoadColumn,
@@ -92,7 +96,9 @@ __all__ = [
     "SqlError",
     "SqlSyntaxError",
     "StrataDoris",
+    "IncrementalArgumentError",
     "TableRef",
+    "change_range",
     "UnsupportedStatement",
     "parse_script",
     "parse_statement",
@@ -108,6 +114,7 @@ __all__ = [
     "AsOf",
     "AsOfTime",
     "AsOfVersion",
+    "ChangeRange",
     "ColumnDef",
     "ColumnPosition",
     "ColumnType",
@@ -128,6 +135,7 @@ __all__ = [
     "DropResource",
     "DropStoragePolicy",
     "DropTable",
+    "IncrementalRead",
     "Insert",
     "KeysModel",
     "LoadColumn",

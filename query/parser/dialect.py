@@ -5,6 +5,8 @@ Two changes matter to callers:
 * every table reference accepts ``FOR TIME | SYSTEM_TIME | TIMESTAMP AS OF '<ts>'`` and
   ``FOR VERSION AS OF <int>``, before or after its alias, normalised to ``exp.Version`` with
   ``this`` = ``TIMESTAMP`` or ``VERSION``;
+* a table name may carry Doris' incremental read ``t@incr('key'='value', …)`` (before its alias),
+  kept as ``exp.Version`` with ``this`` = ``INCR`` and a tuple of ``'key' = 'value'`` pairs;
 * errors are raised at the first problem with the offending token attached (``LocatedParseError``)
   and sqlglot never degrades a statement to an opaque ``exp.Command``.
 """
@@ -17,6 +19,7 @@ from typing import Literal, NoReturn
 from sqlglot import exp
 from sqlglot.dialects.doris import Doris
 from sqlglot.errors import ParseError
+from sqlglot.generators.doris import DorisGenerator
 from sqlglot.parsers.doris import DorisParser
 from sqlglot.tokens import Token, TokenType
 
@@ -24,6 +27,7 @@ from sqlglot.tokens import Token, TokenType
 TIME_TRAVEL_TIME_WORDS = frozenset({"TIME", "SYSTEM_TIME", "TIMESTAMP"})
 VERSION_KIND = "VERSION"
 TIME_KIND = "TIMESTAMP"
+INCR_KIND = "INCR"
 
 Production = Literal["statement", "condition"]
 
@@ -50,7 +54,47 @@ class StrataParser(DorisParser):
     def _parse_command(self) -> exp.Command:
         self.raise_error("unsupported syntax", self._prev)
 
+    def _at_incr(self) -> bool:
+        return (self._curr is not None and self._curr.token_type == TokenType.PARAMETER and self._curr.text == "@"
+                and self._next is not None and self._next.text.lower() == "incr")
+
+    def _parse_incr(self) -> exp.Version:
+        """``@incr('k'='v', …)``; the pairs are only collected here, their meaning is checked later."""
+        self._advance(2)
+        if not self._match(TokenType.L_PAREN):
+            self.raise_error("expected ( after @incr")
+        pairs: list[exp.Expr] = []
+        while not self._match(TokenType.R_PAREN):
+            if pairs and not self._match(TokenType.COMMA):
+                self.raise_error("expected , or ) in @incr(...)")
+            if not self._match(TokenType.STRING):
+                self.raise_error("@incr expects 'key' = 'value' pairs")
+            key = exp.Literal.string(self._prev.text)
+            if not self._match(TokenType.EQ):
+                self.raise_error("expected = after the @incr key")
+            if not self._match_set((TokenType.STRING, TokenType.NUMBER)):
+                self.raise_error("@incr expects a quoted value")
+            value = exp.Literal.string(self._prev.text)
+            pairs.append(exp.EQ(this=key, expression=value))
+        return self.expression(exp.Version(this=INCR_KIND, kind=INCR_KIND, expression=exp.Tuple(expressions=pairs)))
+
+    def _parse_table_parts(
+        self, schema: bool = False, is_db_reference: bool = False, wildcard: bool = False, fast: bool = False
+    ) -> exp.Table | exp.Dot | None:
+        index = self._index
+        parts = super()._parse_table_parts(schema=schema, is_db_reference=is_db_reference, wildcard=wildcard, fast=fast)
+        if fast and parts is not None and self._at_incr():
+            # The fast path would read `@incr` as an alias; the full path parses it as a clause.
+            self._retreat(index)
+            return None
+        return parts
+
     def _parse_version(self) -> exp.Version | None:
+        if self._at_incr():
+            return self._parse_incr()
+        return self._parse_time_travel()
+
+    def _parse_time_travel(self) -> exp.Version | None:
         index = self._index
         if not self._match(TokenType.FOR):
             return None
@@ -103,9 +147,13 @@ class StrataParser(DorisParser):
         )
         # sqlglot only looks for the clause before the alias (Doris' order); also accept it after.
         if isinstance(table, exp.Table) and not schema and not table.args.get("version"):
-            version = self._parse_version()
+            version = self._parse_time_travel()
             if version:
                 table.set("version", version)
+        elif (isinstance(table, exp.Table) and isinstance(table.args.get("version"), exp.Version)
+              and table.args["version"].name == INCR_KIND and self._curr is not None
+              and self._curr.token_type == TokenType.FOR):
+            self.raise_error("an @incr read cannot also have FOR ... AS OF (the range names its own end)")
         return table
 
     def parse_fragment(
@@ -126,8 +174,18 @@ class StrataParser(DorisParser):
         return tree, self._index
 
 
+class StrataGenerator(DorisGenerator):
+    def version_sql(self, expression: exp.Version) -> str:
+        if expression.name != INCR_KIND:
+            return super().version_sql(expression)
+        pairs = expression.expression.expressions if isinstance(expression.expression, exp.Tuple) else []
+        inner = ", ".join(f"{self.sql(p, 'this')}={self.sql(p, 'expression')}" for p in pairs)
+        return f"@incr({inner})"
+
+
 class StrataDoris(Doris):
     Parser = StrataParser
+    Generator = StrataGenerator
 
 
 # Dialect objects are stateless configuration; parsers and tokenizers are created per call.

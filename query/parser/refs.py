@@ -1,4 +1,4 @@
-"""Table references of a query, with their time-travel clause."""
+"""Table references of a query, with their time-travel clause or incremental read."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from query.parser.dialect import VERSION_KIND
-from query.parser.statements import AsOf, AsOfTime, AsOfVersion
+from query.parser.dialect import INCR_KIND, TIME_KIND, VERSION_KIND
+from query.parser.statements import AsOf, AsOfTime, AsOfVersion, ChangeRange, IncrementalRead
 
 
 @dataclass(frozen=True, eq=False)
@@ -23,6 +23,7 @@ class TableRef:
     db: str | None
     name: str
     as_of: AsOf | None
+    incr: IncrementalRead | None = None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, TableRef) and other.node is self.node
@@ -38,7 +39,66 @@ def as_of(table: exp.Table) -> AsOf | None:
     literal = version.expression
     if version.name == VERSION_KIND:
         return AsOfVersion(int(literal.name))
-    return AsOfTime(literal.name)
+    if version.name == TIME_KIND:
+        return AsOfTime(literal.name)
+    return None
+
+
+def incremental(table: exp.Table) -> IncrementalRead | None:
+    version = table.args.get("version")
+    if not isinstance(version, exp.Version) or version.name != INCR_KIND:
+        return None
+    pairs = version.expression.expressions if isinstance(version.expression, exp.Tuple) else []
+    return IncrementalRead(tuple((p.this.name, p.expression.name) for p in pairs))
+
+
+class IncrementalArgumentError(ValueError):
+    """An ``@incr`` pair the engine cannot use; the message names it."""
+
+
+# Doris' own spellings for Paimon/Iceberg incremental reads are accepted for commit numbers too.
+_START_KEYS = {"starttimestamp": "time", "startversion": "version", "startsnapshotid": "version"}
+_END_KEYS = {"endtimestamp": "time", "endversion": "version", "endsnapshotid": "version"}
+_KNOWN = "'startTimestamp', 'endTimestamp', 'startVersion', 'endVersion'"
+
+
+def _bound(key: str, kind: str, value: str) -> AsOf:
+    if kind == "time":
+        if not value.strip():
+            raise IncrementalArgumentError(f"@incr '{key}' is empty; expected 'YYYY-MM-DD HH:MM:SS[.ffffff]'")
+        return AsOfTime(value)
+    text = value.strip()
+    if not text.isdigit():
+        raise IncrementalArgumentError(f"@incr '{key}' must be a commit number (0 or more), not '{value}'")
+    return AsOfVersion(int(text))
+
+
+def change_range(read: IncrementalRead) -> ChangeRange:
+    """The commits ``read`` names: a start (exclusive) is required, the end (inclusive) defaults to
+    the latest commit. Keys are matched case-insensitively; unknown or repeated keys are refused."""
+    start: AsOf | None = None
+    end: AsOf | None = None
+    seen: set[str] = set()
+    for key, value in read.params:
+        lowered = key.lower()
+        if lowered in seen:
+            raise IncrementalArgumentError(f"@incr names '{key}' twice")
+        if lowered in _START_KEYS:
+            if start is not None:
+                raise IncrementalArgumentError("@incr takes one start: 'startTimestamp' or 'startVersion'")
+            start = _bound(key, _START_KEYS[lowered], value)
+        elif lowered in _END_KEYS:
+            if end is not None:
+                raise IncrementalArgumentError("@incr takes one end: 'endTimestamp' or 'endVersion'")
+            end = _bound(key, _END_KEYS[lowered], value)
+        else:
+            raise IncrementalArgumentError(f"unknown @incr parameter '{key}'; expected {_KNOWN}")
+        seen.add(lowered)
+    if start is None:
+        raise IncrementalArgumentError("@incr needs a start: 'startTimestamp' or 'startVersion'")
+    if isinstance(start, AsOfVersion) and isinstance(end, AsOfVersion) and end.n < start.n:
+        raise IncrementalArgumentError(f"@incr 'endVersion' {end.n} is before 'startVersion' {start.n}")
+    return ChangeRange(start, end)
 
 
 def _cte_names_in_scope(node: exp.Expr) -> set[str]:
@@ -64,7 +124,7 @@ def table_refs(expr: exp.Expr) -> list[TableRef]:
             continue  # table functions, UNNEST and friends
         if not table.db and table.name in _cte_names_in_scope(table):
             continue
-        refs.append(TableRef(table, table.db or None, table.name, as_of(table)))
+        refs.append(TableRef(table, table.db or None, table.name, as_of(table), incremental(table)))
     # The tree walk visits a WITH clause after the main FROM; callers expect reading order. Nodes
     # built programmatically have no position and keep walk order (the sort is stable).
     refs.sort(key=_source_offset)

@@ -46,6 +46,23 @@ class AsOfVersion:
 AsOf: TypeAlias = AsOfTime | AsOfVersion
 
 
+@dataclass(frozen=True)
+class IncrementalRead:
+    """``t@incr('key'='value', …)`` as written; ``query.parser.change_range`` checks the pairs, so a
+    bad key is an argument error of the read, not a syntax error."""
+
+    params: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class ChangeRange:
+    """The commits an incremental read covers: after ``start`` (exclusive) up to ``end`` (inclusive;
+    None: the latest commit). Each bound is a commit number or an instant."""
+
+    start: AsOf
+    end: AsOf | None
+
+
 class Statement:
     """Marker base class of every parsed statement."""
 
