@@ -1,0 +1,42 @@
+"""The example outside consumer follows a table's commits on the real log."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from schemas.config import REPO_ROOT, load_settings
+from tests.query.sqlkit import connect, run
+
+pytestmark = pytest.mark.integration
+
+
+def test_example_consumer_prints_each_commit_of_the_table() -> None:
+    if "STRATA_SQL_PORT" not in os.environ:
+        pytest.fail("STRATA_SQL_PORT is not set; run the tests through infra/test")
+    db = f"ec_{uuid.uuid4().hex[:8]}"
+    conn = connect()
+    try:
+        run(conn, f"CREATE DATABASE {db}")
+        run(conn, f"USE {db}")
+        run(conn, "CREATE TABLE t (k INT, v INT) UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+        run(conn, "CREATE TABLE other (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+        run(conn, "INSERT INTO t VALUES (1, 1), (2, 2)")
+        run(conn, "INSERT INTO other VALUES (9)")
+        run(conn, "UPDATE t SET v = 5 WHERE k = 1")
+        run(conn, "TRUNCATE TABLE t")
+    finally:
+        conn.close()
+    proc = subprocess.run([sys.executable, "-m", "schemas.example_consumer", "--bootstrap",
+                           load_settings().kafka_bootstrap, "--db", db, "--table", "t", "--idle-timeout", "3"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    commits = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [(c["commit_number"], c["kind"], c["rows"]) for c in commits] == [
+        (1, "insert", 2), (2, "update", 1), (3, "truncate", 0)]
+    assert all(c["at"].endswith("+00:00") for c in commits)
