@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
@@ -22,6 +22,9 @@ from schemas.errors import ErrorCode
 from schemas.model import Rowset
 from storage.locator import RowsetLocator
 from storage.tiers import LocalTiers
+
+if TYPE_CHECKING:
+    from query.group_commit import GroupCommits
 
 
 class SqlFailure(Exception):
@@ -65,6 +68,8 @@ class Context:
     duck: duckdb.DuckDBPyConnection
     name: str
     _duck_lock: threading.Lock = field(default_factory=threading.Lock)
+    # This server's group-commit batchers (query.group_commit.registry makes them on first use).
+    group_commits: GroupCommits | None = None
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection for one statement (cursors are independent connections)."""

@@ -16,6 +16,7 @@ from sqlglot import exp
 from projections.cooldown import local_target
 from projections.snapshot import resolve
 from projections.state import TableState
+from query import group_commit
 from query.context import Context, Done, SessionState, SqlFailure
 from query.parser import statements as st
 from query.reads import bind_tables, duck_error
@@ -77,6 +78,17 @@ def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, 
                source: str = "insert", partitions: tuple[int, ...] = ()) -> int:
     """Writes the rows of `source_sql` (columns a0..an, one per target) as one commit; returns the
     count. With `partitions`, every row must belong to one of them."""
+    data = prepare_rows(cur, table, source_sql, targets, delete_sign=delete_sign, partitions=partitions)
+    if data.num_rows == 0:
+        return 0
+    return commit_rows(ctx, table, data, label=label or f"insert_{uuid.uuid4().hex}", source=source)
+
+
+def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: list[Column], *,
+                 delete_sign: bool = False, partitions: tuple[int, ...] = ()) -> pa.Table:
+    """The rows of `source_sql` typed to the table's current schema, checked (NULLs, lengths, values,
+    partitions) and routed: the file columns, `__seq`, the delete sign on Unique Key tables, and
+    `__partition`/`__bucket`. Raises the statement's SqlFailure; writes nothing."""
     schema = table.schema_now
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
     given = {c.unique_id: i for i, c in enumerate(targets)}
@@ -107,8 +119,6 @@ def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, 
         data: pa.Table = cur.sql(final_sql).to_arrow_table()
     except duckdb.Error as exc:
         raise SqlFailure(*duck_error(exc)) from None
-    if data.num_rows == 0:
-        return 0
     for i, (column, _, kind) in enumerate(checks):
         if pc.any(data.column(f"__chk{i}")).as_py():
             if kind == "null":
@@ -125,6 +135,14 @@ def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, 
     if table.keys_model == "UNIQUE":
         data = data.append_column(HIDDEN_DELETE_SIGN, pa.array([delete_sign] * data.num_rows, pa.bool_()))
         keep.append(HIDDEN_DELETE_SIGN)
+    return data.select([*keep, "__partition", "__bucket"])
+
+
+def commit_rows(ctx: Context, table: TableState, data: pa.Table, *, label: str, source: str = "insert") -> int:
+    """Writes prepared rows (see `prepare_rows`) as one durable rowset per partition × bucket, then
+    proposes them as one commit under `label`; returns the count once the commit is applied here."""
+    schema = table.schema_now
+    keep = [name for name in data.column_names if name not in ("__partition", "__bucket")]
     rowsets = []
     now_ms = int(time.time() * 1000)
     groups = data.group_by(["__partition", "__bucket"]).aggregate([]).to_pylist()
@@ -139,7 +157,7 @@ def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, 
                                  bucket=group["__bucket"], num_rows=written.num_rows, size_bytes=written.size_bytes,
                                  path=written.path, tier=tier, schema_version=schema.schema_version,
                                  checksum=written.checksum))
-    ctx.propose(cmd.CommitRowsets(table_id=table.table_id, label=label or f"insert_{uuid.uuid4().hex}",
+    ctx.propose(cmd.CommitRowsets(table_id=table.table_id, label=label,
                                   rowsets=tuple(rowsets), num_rows=data.num_rows, source=source),
                 table_id=table.table_id)
     return data.num_rows
@@ -184,8 +202,16 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
             if width != len(targets):
                 raise SqlFailure(ErrorCode.WRONG_VALUE_COUNT, "Column count doesn't match value count")
             source_sql = f"SELECT * FROM ({inner}) AS __q({', '.join(f'a{i}' for i in range(width))})"
-        count = write_rows(ctx, cur, table, source_sql, targets, label=s.label,
-                           partitions=tuple(_named_partition(table, n) for n in s.partitions))
+        partitions = tuple(_named_partition(table, n) for n in s.partitions)
+        mode = group_commit.session_mode(session)
+        if mode != "off_mode" and isinstance(s.query, exp.Values) and not s.label:
+            # Only `INSERT INTO t VALUES …` without a label is batched, as in Doris; the rows are typed
+            # and checked here, so a bad row fails this statement alone and never reaches the batch.
+            data = prepare_rows(cur, table, source_sql, targets, partitions=partitions)
+            count, label = group_commit.registry(ctx).submit(table, data, mode)
+            status = "VISIBLE" if mode == "sync_mode" else "PREPARE"
+            return Done(count, f"{{'label':'{label}', 'status':'{status}'}}")
+        count = write_rows(ctx, cur, table, source_sql, targets, label=s.label, partitions=partitions)
     finally:
         cur.close()
     return Done(count, f"{{'label':'{s.label or ''}', 'status':'VISIBLE'}}")

@@ -99,5 +99,7 @@ class Engine:
         return thread is not None and thread.is_alive()
 
     def close(self) -> None:
+        if self.ctx.group_commits is not None:
+            self.ctx.group_commits.close()  # pending batches commit before the replica stops
         self.ctx.follower.stop()
         self.ctx.projection.close()

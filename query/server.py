@@ -21,8 +21,11 @@ from mysql_mimic.connection import Connection
 from mysql_mimic.errors import MysqlError
 from mysql_mimic.results import ResultColumn, ResultSet, infer_type
 from mysql_mimic.types import ColumnType
+from mysql_mimic.variables import SYSTEM_VARIABLES, GlobalVariables, SessionVariables
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
+from sqlglot import exp
 
+from query import group_commit
 from query.context import Done, Rows, SessionState, SqlFailure
 from query.engine import Engine
 from query.parser import SqlError, SqlSyntaxError, parse_script, table_refs
@@ -48,6 +51,21 @@ def _delegates(statement: st.Statement) -> bool:
     return isinstance(statement, _MIMIC) or (isinstance(statement, st.Query) and not table_refs(statement.expr))
 
 
+def _group_commit_mode(value: Any) -> str:
+    """`SET group_commit = …` is checked when set, like Doris, so a typo fails the SET itself."""
+    mode = str(value).strip().strip("'\"").lower()
+    if mode not in group_commit.MODES:
+        # 1231 is MySQL's ER_WRONG_VALUE_FOR_VAR.
+        raise MysqlError(f"Variable 'group_commit' can't be set to the value of '{value}' "
+                         f"(one of {', '.join(group_commit.MODES)})", 1231)  # type: ignore[arg-type]
+    return mode
+
+
+# mysql-mimic answers SET, SHOW VARIABLES and @@… from this schema; Strata's own variables join it.
+_OWN_VARIABLES: dict[str, tuple[Any, Any, bool]] = {"group_commit": (_group_commit_mode, "off_mode", True)}
+_VARIABLES = {**SYSTEM_VARIABLES, **_OWN_VARIABLES}
+
+
 def _result_columns(result: Rows) -> list[ResultColumn]:
     """Column types from each column's first non-NULL value. mysql-mimic would do it too, but it
     keys columns by name (a result with two `v` columns fails) and sends DECIMAL as text."""
@@ -62,7 +80,7 @@ def _result_columns(result: Rows) -> list[ResultColumn]:
 
 class StrataSession(Session):
     def __init__(self, engine: Engine) -> None:
-        super().__init__()
+        super().__init__(SessionVariables(GlobalVariables(_VARIABLES)))
         self.engine = engine
         self.state = SessionState()
         self.variables.set("version", VERSION, force=True)
@@ -113,16 +131,32 @@ class StrataSession(Session):
                     raise
                 except Exception as exc:  # noqa: BLE001 - mimic's evaluator may not know a function
                     raise MysqlError(_ANSI.sub("", str(exc)), ErrorCode.NOT_SUPPORTED_YET) from None  # type: ignore[arg-type]
-                self.state.variables["time_zone"] = str(self.variables.get("time_zone") or "UTC")
+                self._copy_variables()
             else:
                 result = await self._run(statement)
         return result
+
+    def _set_variable(self, setitem: exp.SetItem) -> None:
+        """Doris writes `SET group_commit = async_mode` with a bare word, which mysql-mimic refuses as a
+        "complex expression"; for Strata's own variables the word is taken as the string."""
+        assignment = setitem.this
+        right = assignment.right if isinstance(assignment, exp.EQ) else None
+        bare = isinstance(right, exp.Var) or (isinstance(right, exp.Column) and not right.table)
+        if bare and right is not None and assignment.left.name.lower() in _OWN_VARIABLES:
+            setitem = setitem.copy()
+            setitem.this.set("expression", exp.Literal.string(right.name))
+        super()._set_variable(setitem)
+
+    def _copy_variables(self) -> None:
+        """The engine reads the session's variables from its SessionState, not from mysql-mimic."""
+        self.state.variables["time_zone"] = str(self.variables.get("time_zone") or "UTC")
+        self.state.variables["group_commit"] = str(self.variables.get("group_commit") or "off_mode")
 
     async def _run(self, statement: st.Statement) -> Any:
         kind = type(statement).__name__
         started = time.perf_counter()
         try:
-            self.state.variables["time_zone"] = str(self.variables.get("time_zone") or "UTC")
+            self._copy_variables()
             result = await asyncio.get_running_loop().run_in_executor(None, self.engine.execute, self.state,
                                                                       statement)
         except SqlFailure as failure:

@@ -97,6 +97,18 @@ class TableMachine(RuleBasedStateMachine):
         self.sql(f"INSERT INTO {self.name} ({', '.join(self.oracle.names)}) VALUES {tuples}")
         self.oracle.insert(batch)
 
+    @rule(batches=s.lists(s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), min_size=1, max_size=3),
+                          min_size=1, max_size=3))
+    def group_commit_insert(self, batches: list[list[tuple[int, list[Any]]]]) -> None:
+        """A few inserts through group commit (sync_mode) must fold like plain inserts, in order."""
+        self.sql(f'ALTER TABLE {self.name} SET ("group_commit_interval_ms" = "20")')
+        self.sql("SET group_commit = sync_mode")
+        try:
+            for rows in batches:
+                self.insert(rows)
+        finally:
+            self.sql("SET group_commit = off_mode")
+
     @rule(k=KEYS)
     def delete_key(self, k: int) -> None:
         self.sql(f"DELETE FROM {self.name} WHERE k = {k}")
