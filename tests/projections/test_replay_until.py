@@ -8,8 +8,6 @@ import json
 import os
 import subprocess
 import time
-import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,7 @@ import pytest
 from infra.cli import BadInput, parse_until, table_at
 from projections.replay import UNTIL_MARKER, ReplayResult, format_instant_ms, replay, until_dir_name, until_of
 from schemas.config import Settings, settings
-from tests.query.sqlkit import connect, rows, run
+from tests.query.sqlkit import rows, run
 
 STRATA = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "strata"
 TT = 'PROPERTIES ("enable_time_travel" = "true")'
@@ -32,28 +30,6 @@ def config() -> Settings:
     if "STRATA_SQL_PORT" not in os.environ:
         pytest.fail("STRATA_SQL_PORT is not set; run the tests through infra/test")
     return settings()
-
-
-@pytest.fixture
-def conn(config: Settings) -> Iterator[pymysql.connections.Connection]:
-    try:
-        connection = connect()
-    except pymysql.MySQLError as exc:
-        pytest.fail(f"the SQL server is not reachable (run the tests through infra/test): {exc}")
-    yield connection
-    connection.close()
-
-
-@pytest.fixture
-def db(conn: pymysql.connections.Connection) -> Iterator[str]:
-    name = f"t_{uuid.uuid4().hex[:10]}"
-    run(conn, f"CREATE DATABASE {name}")
-    run(conn, f"USE {name}")
-    yield name
-    try:
-        run(conn, f"DROP DATABASE IF EXISTS {name} FORCE")
-    except pymysql.MySQLError:
-        pass  # the stack is thrown away anyway
 
 
 def instant() -> str:
