@@ -11,7 +11,7 @@ from schemas.config import Settings
 from storage.file_cache import FileCache
 from storage.locator import RowsetLocator
 from storage.object_store import ObjectStore, ResourceError, S3Location
-from storage.secrets import SecretBox
+from storage.secrets import SecretBox, SecretError
 from storage.tiers import LocalTiers
 
 
@@ -30,7 +30,10 @@ class RemoteStores:
         found = self.projection.named["resource"].get(name)
         if found is None:
             raise ResourceError(name, "does not exist (dropped?)")
-        return self.box.open_properties(dict(found["properties"]))
+        try:
+            return self.box.open_properties(dict(found["properties"]))
+        except SecretError as exc:  # a key file from another machine: every use says so, nothing crashes
+            raise ResourceError(name, str(exc)) from None
 
     def build(self, name: str, properties: dict[str, str]) -> ObjectStore:
         return ObjectStore(name, S3Location.from_properties(name, properties),
