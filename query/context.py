@@ -19,7 +19,6 @@ from schemas.commands import Command
 from schemas.config import Settings
 from schemas.envelope import EventEnvelope
 from schemas.errors import ErrorCode
-from schemas.model import Rowset
 from storage.locator import RowsetLocator
 from storage.tiers import LocalTiers
 
@@ -79,9 +78,6 @@ class Context:
     @property
     def tiers(self) -> LocalTiers:
         return self.locator.tiers
-
-    def locate(self, rowset: Rowset) -> str:
-        return self.locator.locate(rowset)
 
     def propose(self, command: Command, *, table_id: int | None = None) -> EventEnvelope:
         try:

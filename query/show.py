@@ -12,7 +12,7 @@ from query.parser import statements as st
 from schemas.model import PartitionBound
 
 
-def _like(pattern: str | None, value: str) -> bool:
+def like(pattern: str | None, value: str) -> bool:
     if pattern is None:
         return True
     return fnmatch.fnmatchcase(value.lower(), pattern.lower().replace("%", "*").replace("_", "?"))
@@ -20,7 +20,7 @@ def _like(pattern: str | None, value: str) -> bool:
 
 def show_databases(ctx: Context, session: SessionState, s: st.ShowDatabases) -> Rows:
     names = sorted(d.name for d in ctx.projection.databases.values() if d.dropped_ts_ms is None)
-    names = [n for n in ["information_schema", *names] if _like(s.like, n)]
+    names = [n for n in ["information_schema", *names] if like(s.like, n)]
     return Rows(["Database"], [(n,) for n in names])
 
 
@@ -30,7 +30,7 @@ def show_tables(ctx: Context, session: SessionState, s: st.ShowTables) -> Rows:
     else:
         db_id, db_name = ctx.database_id(session, s.db)
         all_names = [t.name for t in ctx.projection.tables_of(db_id)]
-    names = [n for n in all_names if _like(s.like, n)]
+    names = [n for n in all_names if like(s.like, n)]
     if s.full:
         kind = "SYSTEM VIEW" if db_name == "information_schema" else "BASE TABLE"
         return Rows([f"Tables_in_{db_name}", "Table_type"], [(n, kind) for n in names])

@@ -19,7 +19,7 @@ from projections.projection import Projection
 from query.context import Context, Done, Rows, SessionState, SqlFailure
 from query.parser import statements as st
 from query.reads import session_zone
-from query.show import _like
+from query.show import like
 from query.table_definition import utc_datetime
 from schemas import commands as cmd
 from schemas.errors import ErrorCode
@@ -125,7 +125,7 @@ def _shown_properties(resource: dict[str, Any]) -> dict[str, str]:
 def show_resources(ctx: Context, session: SessionState, s: st.ShowResources) -> Rows:
     rows: list[tuple[str, ...]] = []
     for name, resource in sorted(_resources(ctx).items()):
-        if (s.name is not None and name != s.name) or not _like(s.like, name):
+        if (s.name is not None and name != s.name) or not like(s.like, name):
             continue
         rows.extend((name, resource["resource_type"], item, value)
                     for item, value in sorted(_shown_properties(resource).items()))

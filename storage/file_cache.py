@@ -77,10 +77,13 @@ class FileCache:
                 cached = key in self._sizes
             if not cached:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                download(path)
+                try:
+                    download(path)
+                finally:
+                    with self._lock:
+                        self._fetching.pop(key, None)
                 size = path.stat().st_size
             with self._lock:
-                self._fetching.pop(key, None)
                 if cached:
                     self.stats.hits += 1
                     self._sizes.move_to_end(key)

@@ -45,38 +45,33 @@ class RowsetLocator:
     def _pinning(self) -> list[str] | None:
         return getattr(self._local, "pins", None)
 
-    def locate(self, rowset: Rowset) -> str:
-        return self._locate(rowset, self._pinning())
-
-    def _locate(self, rowset: Rowset, pins: list[str] | None) -> str:
-        resource = resource_of(rowset.tier)
-        if resource is None:
-            return str(self.tiers.locate(rowset.tier, rowset.path))
+    def _fetch(self, resource: str, rowset: Rowset, pin: bool) -> str:
         store = self.stores(resource)
-        key = f"{resource}/{rowset.path}"
-        path = self.cache.fetch(key, lambda dest: store.download(rowset.path, dest), pin=pins is not None)
-        if pins is not None:
-            pins.append(key)
-        return str(path)
+        return str(self.cache.fetch(f"{resource}/{rowset.path}", lambda dest: store.download(rowset.path, dest),
+                                    pin=pin))
 
     def locate_many(self, rowsets: Sequence[Rowset]) -> dict[str, str]:
         """Paths by rowset id; cold rowsets missing from the cache are fetched in parallel."""
         pins = self._pinning()
-        remote = [r for r in rowsets if resource_of(r.tier) is not None]
-        found = {r.rowset_id: self._locate(r, pins) for r in rowsets if resource_of(r.tier) is None}
-        if len(remote) <= 1:
-            found.update({r.rowset_id: self._locate(r, pins) for r in remote})
-            return found
-        futures = {r.rowset_id: self._pool.submit(self._locate, r, None) for r in remote}
+        found: dict[str, str] = {}
+        fetches = {}
+        for rowset in rowsets:
+            resource = resource_of(rowset.tier)
+            if resource is None:
+                found[rowset.rowset_id] = str(self.tiers.locate(rowset.tier, rowset.path))
+            else:
+                # Pinned by the fetch itself; the key is handed to this thread's statement to unpin.
+                fetches[rowset.rowset_id] = (self._pool.submit(self._fetch, resource, rowset, pins is not None),
+                                             f"{resource}/{rowset.path}")
         errors = []
-        for rowset_id, future in futures.items():
+        for rowset_id, (future, key) in fetches.items():
             try:
                 found[rowset_id] = future.result()
             except Exception as exc:  # noqa: BLE001 - the first failure is raised below, after all finished
                 errors.append(exc)
+                continue
+            if pins is not None:
+                pins.append(key)
         if errors:
             raise errors[0]
-        if pins is not None:  # pin in this thread's statement (the fetch threads have none)
-            for r in remote:
-                found[r.rowset_id] = self._locate(r, pins)
         return found

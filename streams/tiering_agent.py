@@ -84,13 +84,14 @@ class TieringAgent:
         self._remove_sources(now)
         projection = self.cooler.projection
         dirty = self._take_dirty()
-        with projection.lock:
-            tables = {t.table_id: t.model_copy(deep=True) for t in projection.tables.values()
-                      if t.dropped_ts_ms is None}
         wanted: set[TabletKey] = {key for key, at in self._due.items() if at <= now * 1000}
-        for table_id in tables if dirty is None else dirty & tables.keys():
-            for partition in tables[table_id].live_partitions():
-                wanted.update((table_id, partition.partition_id, b) for b in range(partition.partition.buckets))
+        with projection.lock:
+            live = {t.table_id: t for t in projection.tables.values() if t.dropped_ts_ms is None}
+            for table_id in live.keys() if dirty is None else dirty & live.keys():
+                for partition in live[table_id].live_partitions():
+                    wanted.update((table_id, partition.partition_id, b) for b in range(partition.partition.buckets))
+            # Copies of only the tables this pass works on: it runs on every event batch.
+            tables = {i: live[i].model_copy(deep=True) for i in {key[0] for key in wanted} if i in live}
         jobs = []
         for key in sorted(wanted):
             backoff = self._backoff.get(key)
@@ -107,7 +108,6 @@ class TieringAgent:
 
     def _cool_tablet(self, table: TableState, partition: PartitionState, key: TabletKey, now: float) -> int:
         projection = self.cooler.projection
-        moved = 0
         with self.locks(*key):
             with projection.lock:
                 plan = plan_tablet(projection, table, partition, key[2], int(now * 1000))
