@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from projections import keys
+from projections.routine_loads import RoutineLoadJob, job_key
 from projections.state import (
     CommitRecord,
     DatabaseState,
@@ -32,13 +33,14 @@ from projections.state import (
 from projections.store import ProjectionStore
 from schemas import events as ev
 from schemas.envelope import EventEnvelope
-from schemas.model import Rowset
+from schemas.model import LoadProgress, Rowset
 
 log = logging.getLogger(__name__)
-NAMED_KINDS = ("resource", "storage_policy", "routine_load")
+NAMED_KINDS = ("resource", "storage_policy")
+ROUTINE_LOAD_PREFIX = b"rl/"
 # Bump when the key layout or a stored value's shape changes: a projection written in another
 # format is rebuilt from the log (the truth) instead of being misread.
-FORMAT_VERSION = b"3"
+FORMAT_VERSION = b"4"
 FORMAT_KEY = b"m/format"
 
 
@@ -59,7 +61,8 @@ class Projection:
         self.databases: dict[int, DatabaseState] = {}
         self.tables: dict[int, TableState] = {}
         self.named: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in NAMED_KINDS}
-        self.next_ids = {"db": 1, "table": 1, "partition": 1}
+        self.routine_loads: dict[str, RoutineLoadJob] = {}
+        self.next_ids = {"db": 1, "table": 1, "partition": 1, "routine_load": 1}
         self._dirty_tables: set[int] = set()
         self._dirty_dbs: set[int] = set()
         self._offsets = self.store.offsets()
@@ -89,6 +92,7 @@ class Projection:
             ev.StoragePolicyAltered: self._named_merge("storage_policy"),
             ev.StoragePolicyDropped: self._named_drop("storage_policy"),
             ev.RoutineLoadChanged: self._routine_load_changed,
+            ev.RoutineLoadProgressed: self._routine_load_progressed,
         }
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -106,6 +110,9 @@ class Projection:
             prefix = f"n/{kind}/".encode()
             for key, raw in self.store.scan(prefix):
                 self.named[kind][key[len(prefix):].decode()] = json.loads(raw)
+        for _, raw in self.store.scan(ROUTINE_LOAD_PREFIX):
+            job = RoutineLoadJob.model_validate_json(raw)
+            self.routine_loads[job.key] = job
 
     def _rebuild(self, path: Path) -> None:
         if next(iter(self.store.scan(b"")), None) is not None:
@@ -332,6 +339,8 @@ class Projection:
                                      rows_added=added, rows_removed=removed, description=e.source)
         label = LabelRecord(label=e.label, command_id=None, commit_number=number, ts_ms=ts, num_rows=e.num_rows)
         self.store.put(keys.label_key(e.table_id, e.label), _dump(label))
+        if e.load is not None:
+            self._record_load(e.load, e.num_rows, ts)
 
     def _delete_committed(self, e: ev.DeleteCommitted, ts: int) -> None:
         table = self._table(e.table_id)
@@ -429,9 +438,31 @@ class Projection:
         return handle
 
     def _routine_load_changed(self, e: ev.RoutineLoadChanged, ts: int) -> None:
-        value = {"name": e.job, "db_id": e.db_id, "table_id": e.table_id, "state": e.state,
-                 "definition": dict(e.definition), "reason": e.reason, "changed_ts_ms": ts}
-        self._named_write("routine_load", e.job, value)
+        key = job_key(e.db_id, e.job)
+        if e.spec is not None:
+            job = RoutineLoadJob(key=key, job_id=e.job_id, name=e.job, db_id=e.db_id, table_id=e.table_id,
+                                 state=e.state, spec=e.spec, reason=e.reason, created_ts_ms=ts, changed_ts_ms=ts)
+            self.next_ids["routine_load"] = max(self.next_ids["routine_load"], e.job_id + 1)
+        else:
+            job = self.routine_loads[key]
+            job.change_state(e.state, e.reason, ts)
+        self._put_job(job)
+
+    def _routine_load_progressed(self, e: ev.RoutineLoadProgressed, ts: int) -> None:
+        self._record_load(e.load, 0, ts)
+
+    def _record_load(self, load: LoadProgress, rows: int, ts: int) -> None:
+        job = self.routine_loads.get(load.job)
+        if job is not None:
+            job.record(load, rows, ts)
+            self._put_job(job)
+
+    def _put_job(self, job: RoutineLoadJob) -> None:
+        self.routine_loads[job.key] = job
+        self.store.put(ROUTINE_LOAD_PREFIX + job.key.encode(), _dump(job))
+
+    def routine_load(self, db_id: int, name: str) -> RoutineLoadJob | None:
+        return self.routine_loads.get(job_key(db_id, name))
 
     def _named_write(self, kind: str, name: str, value: dict[str, Any]) -> None:
         self.named[kind][name] = value

@@ -3,74 +3,24 @@ buckets, written as durable rowset files, and only then proposed as one commit."
 
 from __future__ import annotations
 
-import time
 import uuid
 from dataclasses import replace
-from datetime import UTC, datetime
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
 
-from projections.cooldown import local_target
+from projections import rows
 from projections.snapshot import resolve
 from projections.state import TableState
 from query import group_commit
 from query.context import Context, Done, SessionState, SqlFailure
 from query.parser import statements as st
 from query.reads import bind_tables, duck_error
-from query.relation import default_sql, duck_type, quote_ident, quote_literal, snapshot_sql
+from query.relation import quote_ident, snapshot_sql
 from schemas import commands as cmd
 from schemas.errors import ErrorCode
-from schemas.model import Column, NewRowset
-from storage.paths import HIDDEN_DELETE_SIGN, HIDDEN_SEQ
-from storage.rowset_writer import write_rowset
-
-
-def _bound_tuple(values: tuple[str, ...], types: list[str]) -> str:
-    items = ", ".join(f"CAST({quote_literal(v)} AS {t})" for v, t in zip(values, types, strict=False))
-    return f"({items})" if len(values) > 1 else items
-
-
-def partition_case(table: TableState, only: tuple[int, ...] = ()) -> str:
-    """A DuckDB expression giving each typed row (columns c<id>) its partition id, NULL if none
-    (or none of `only`, the partitions an `INSERT … PARTITION (…)` names)."""
-    live = [p for p in table.live_partitions() if not only or p.partition_id in only]
-    if table.partition_kind == "UNPARTITIONED":
-        return str(live[0].partition_id)
-    cols = [table.schema_now.column(n) for n in table.partition_columns]
-    if any(c is None for c in cols):
-        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "a partition column no longer exists")
-    names = [c.file_column for c in cols if c is not None]
-    types = [duck_type(c.type) for c in cols if c is not None]
-    key = f"({', '.join(names)})" if len(names) > 1 else names[0]
-    whens = []
-    for p in live:
-        bound = p.partition.bound
-        if table.partition_kind == "LIST":
-            options = ", ".join(_bound_tuple(v, types) for v in bound.values)
-            whens.append(f"WHEN {key} IN ({options}) THEN {p.partition_id}")
-        else:
-            conds = []
-            if bound.lower is not None:
-                conds.append(f"{key} >= {_bound_tuple(bound.lower, types)}")
-            if bound.upper is not None:
-                conds.append(f"{key} < {_bound_tuple(bound.upper, types)}")
-            whens.append(f"WHEN {' AND '.join(conds) or 'true'} THEN {p.partition_id}")
-    return f"CASE {' '.join(whens)} END" if whens else "NULL"
-
-
-def bucket_expr(table: TableState) -> str:
-    """Each routed row's bucket: a hash of the distribution columns (random spread for RANDOM)."""
-    buckets = {p.partition_id: p.partition.buckets for p in table.live_partitions()}
-    if all(n == 1 for n in buckets.values()):
-        return "0"
-    cols = [table.schema_now.column(n) for n in table.distribution.columns]
-    names = [c.file_column for c in cols if c is not None]
-    spread = f"hash({', '.join(names)})" if names else "CAST(floor(random() * 4294967296) AS UBIGINT)"
-    cases = " ".join(f"WHEN {pid} THEN {spread} % {n}" for pid, n in buckets.items())
-    return f"CAST(CASE __partition {cases} END AS INTEGER)"
+from schemas.model import Column
 
 
 def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
@@ -86,77 +36,19 @@ def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, 
 
 def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: list[Column], *,
                  delete_sign: bool = False, partitions: tuple[int, ...] = ()) -> pa.Table:
-    """The rows of `source_sql` typed to the table's current schema, checked (NULLs, lengths, values,
-    partitions) and routed: the file columns, `__seq`, the delete sign on Unique Key tables, and
-    `__partition`/`__bucket`. Raises the statement's SqlFailure; writes nothing."""
-    schema = table.schema_now
-    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
-    given = {c.unique_id: i for i, c in enumerate(targets)}
-    typed, checks = [], []
-    for column in schema.columns:
-        duck = duck_type(column.type)
-        if column.unique_id in given:
-            src = f"a{given[column.unique_id]}"
-            value = f"TRY_CAST({src} AS {duck})"
-            checks.append((column, f"{src} IS NOT NULL AND {value} IS NULL", "value"))
-            if column.type.upper().startswith(("VARCHAR", "CHAR")) and "(" in column.type:
-                limit = int(column.type.split("(")[1].rstrip(")"))
-                # Doris sizes VARCHAR(n) in bytes of UTF-8, not in characters.
-                checks.append((column, f"strlen(CAST({src} AS VARCHAR)) > {limit}", "length"))
-        else:
-            if not column.nullable and column.default is None:
-                raise SqlFailure(1364, f"Field '{column.name}' doesn't have a default value")
-            value = default_sql(column, now=now)
-        typed.append(f"{value} AS {column.file_column}")
-        if not column.nullable:
-            checks.append((column, f"{value} IS NULL", "null"))
-    check_cols = "".join(f", ({cond}) AS __chk{i}" for i, (_, cond, _) in enumerate(checks))
-    typed_sql = (f"SELECT {', '.join(typed)}, row_number() OVER () - 1 AS {HIDDEN_SEQ}{check_cols} "
-                 f"FROM ({source_sql})")
-    routed_sql = f"SELECT *, {partition_case(table, partitions)} AS __partition FROM ({typed_sql})"
-    final_sql = f"SELECT *, {bucket_expr(table)} AS __bucket FROM ({routed_sql})"
+    """`rows.prepare_rows`, failing the statement with the rows' error."""
     try:
-        data: pa.Table = cur.sql(final_sql).to_arrow_table()
+        return rows.prepare_rows(cur, table, source_sql, targets, delete_sign=delete_sign, partitions=partitions)
+    except rows.RowsRejected as exc:
+        raise SqlFailure(exc.code, exc.message) from None
     except duckdb.Error as exc:
         raise SqlFailure(*duck_error(exc)) from None
-    for i, (column, _, kind) in enumerate(checks):
-        if pc.any(data.column(f"__chk{i}")).as_py():
-            if kind == "null":
-                raise SqlFailure(ErrorCode.BAD_NULL_ERROR, f"Column '{column.name}' cannot be null")
-            if kind == "length":
-                raise SqlFailure(1406, f"Data too long for column '{column.name}' ({column.type}, counted in bytes)")
-            raise SqlFailure(1366, f"Incorrect value for column '{column.name}' of type {column.type}")
-    if data.column("__partition").null_count:
-        named = "" if not partitions else " among the partitions named"
-        raise SqlFailure(ErrorCode.NO_PARTITION_FOR_GIVEN_VALUE,
-                         f"no partition of '{table.name}'{named} holds some of the rows' "
-                         f"{', '.join(table.partition_columns)} values")
-    keep = [c.file_column for c in schema.columns] + [HIDDEN_SEQ]
-    if table.keys_model == "UNIQUE":
-        data = data.append_column(HIDDEN_DELETE_SIGN, pa.array([delete_sign] * data.num_rows, pa.bool_()))
-        keep.append(HIDDEN_DELETE_SIGN)
-    return data.select([*keep, "__partition", "__bucket"])
 
 
 def commit_rows(ctx: Context, table: TableState, data: pa.Table, *, label: str, source: str = "insert") -> int:
-    """Writes prepared rows (see `prepare_rows`) as one durable rowset per partition × bucket, then
-    proposes them as one commit under `label`; returns the count once the commit is applied here."""
-    schema = table.schema_now
-    keep = [name for name in data.column_names if name not in ("__partition", "__bucket")]
-    rowsets = []
-    now_ms = int(time.time() * 1000)
-    groups = data.group_by(["__partition", "__bucket"]).aggregate([]).to_pylist()
-    for group in groups:
-        mask = pc.and_(pc.equal(data["__partition"], group["__partition"]),
-                       pc.equal(data["__bucket"], group["__bucket"]))
-        part = data.filter(mask).select(keep)
-        # New rows land hot, on the partition's local medium; cooldown moves them later.
-        tier = local_target(table, table.partitions[group["__partition"]], now_ms)
-        written = write_rowset(ctx.tiers.root(tier), table.table_id, group["__partition"], group["__bucket"], part)
-        rowsets.append(NewRowset(rowset_id=written.rowset_id, partition_id=group["__partition"],
-                                 bucket=group["__bucket"], num_rows=written.num_rows, size_bytes=written.size_bytes,
-                                 path=written.path, tier=tier, schema_version=schema.schema_version,
-                                 checksum=written.checksum))
+    """Writes prepared rows (see `prepare_rows`) as durable rowsets, then proposes them as one commit
+    under `label`; returns the count once the commit is applied here."""
+    rowsets = rows.write_rowsets(ctx.tiers, table, data)
     ctx.propose(cmd.CommitRowsets(table_id=table.table_id, label=label,
                                   rowsets=tuple(rowsets), num_rows=data.num_rows, source=source),
                 table_id=table.table_id)

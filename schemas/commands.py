@@ -7,7 +7,18 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from schemas.model import Column, Distribution, Frozen, KeysModel, NewRowset, PartitionBound, RowsetMove
+from schemas.model import (
+    Column,
+    Distribution,
+    Frozen,
+    KeysModel,
+    LoadProgress,
+    NewRowset,
+    PartitionBound,
+    RoutineLoadSpec,
+    RoutineLoadState,
+    RowsetMove,
+)
 from schemas.registry import Payload, register
 
 
@@ -127,6 +138,9 @@ class CommitRowsets(Command):
     num_rows: int
     source_offsets: dict[str, int] = Field(default_factory=dict)
     source: str = "insert"
+    # A routine-load batch: the records it consumed. It may carry no rowsets (every record was bad or
+    # filtered); its offsets still advance.
+    load: LoadProgress | None = None
 
 
 @register
@@ -227,11 +241,15 @@ class DropStoragePolicy(Command):
 
 @register
 class ChangeRoutineLoad(Command):
+    """Creates a job (with `spec`), or changes the state of an existing one."""
+
     TYPE: ClassVar[str] = "ChangeRoutineLoad"
     db: str
     job: str
-    state: Literal["NEED_SCHEDULE", "RUNNING", "PAUSED", "STOPPED", "CANCELLED"]
+    state: RoutineLoadState
     table_id: int
-    definition: dict[str, str] = Field(default_factory=dict)
+    spec: RoutineLoadSpec | None = Field(default=None, description="set when the job is created")
     reason: str = ""
+    # Only move a job from these states (empty: any); PAUSE of a STOPPED job must not revive it.
+    from_states: tuple[RoutineLoadState, ...] = ()
 

@@ -10,7 +10,17 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from schemas.model import Distribution, KeysModel, Partition, Rowset, RowsetMove, TableSchema
+from schemas.model import (
+    Distribution,
+    KeysModel,
+    LoadProgress,
+    Partition,
+    RoutineLoadSpec,
+    RoutineLoadState,
+    Rowset,
+    RowsetMove,
+    TableSchema,
+)
 from schemas.registry import Payload, register
 
 
@@ -123,6 +133,7 @@ class RowsetsCommitted(Event):
     # Kafka source offsets consumed by a routine load, committed with its rows.
     source_offsets: dict[str, int] = Field(default_factory=dict)
     source: str = Field(default="insert", description="insert | routine_load:<job> | restore")
+    load: LoadProgress | None = Field(default=None, description="the Kafka records a routine load batch consumed")
 
 
 @register
@@ -234,13 +245,25 @@ class StoragePolicyDropped(Event):
 
 @register
 class RoutineLoadChanged(Event):
+    """A job was created (`spec` set: a new job id) or changed state."""
+
     TYPE: ClassVar[str] = "RoutineLoadChanged"
     db_id: int
     job: str
-    state: Literal["NEED_SCHEDULE", "RUNNING", "PAUSED", "STOPPED", "CANCELLED"]
+    job_id: int
+    state: RoutineLoadState
     table_id: int
-    definition: dict[str, str] = Field(default_factory=dict)
+    spec: RoutineLoadSpec | None = None
     reason: str = ""
+
+
+@register
+class RoutineLoadProgressed(Event):
+    """A routine-load batch with no rows to commit (all bad or filtered): only its offsets advance."""
+
+    TYPE: ClassVar[str] = "RoutineLoadProgressed"
+    table_id: int
+    load: LoadProgress
 
 
 @register

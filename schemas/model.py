@@ -115,3 +115,57 @@ class Rowset(NewRowset):
     @property
     def written_ts_ms(self) -> int:
         return self.newest_write_ts_ms if self.newest_write_ts_ms is not None else self.visible_ts_ms
+
+
+RoutineLoadState = Literal["RUNNING", "PAUSED", "STOPPED"]
+# Doris' symbolic start positions, as librdkafka spells them.
+OFFSET_BEGINNING = -2
+OFFSET_END = -1
+
+
+class LoadColumn(Frozen):
+    """An entry of a routine load's COLUMNS(...): a source field, or `name = expr` computed from them."""
+
+    name: str
+    expr: str | None = Field(default=None, description="the expression as written (Doris SQL)")
+    expr_sql: str | None = Field(default=None, description="the expression as DuckDB SQL over the source fields")
+
+
+class RoutineLoadSpec(Frozen):
+    """What a routine load job reads and how its records become rows; fixed when the job is created."""
+
+    format: Literal["json", "csv"] = "json"
+    columns: tuple[LoadColumn, ...] = ()
+    where: str | None = Field(default=None, description="the WHERE filter as written (Doris SQL)")
+    where_sql: str | None = Field(default=None, description="the WHERE filter as DuckDB SQL")
+    partitions: tuple[int, ...] = Field(default=(), description="target partition ids (PARTITION clause)")
+    column_separator: str = "\t"
+    jsonpaths: tuple[str, ...] = ()
+    json_root: str | None = None
+    strip_outer_array: bool = False
+    strict_mode: bool = False
+    max_batch_interval_s: float = 10.0
+    max_batch_rows: int = 200_000
+    max_batch_size: int = 100 * 1024 * 1024
+    max_error_number: int = 0
+    broker_list: str
+    topic: str
+    # The partitions read and where each starts (OFFSET_BEGINNING, or an offset): OFFSET_END is
+    # resolved to the partition's end when the job is created, so a restart never skips records.
+    start_offsets: dict[int, int]
+    # `property.*` client settings passed to the Kafka consumer; secret values are sealed.
+    client_properties: dict[str, str] = Field(default_factory=dict)
+
+
+class LoadProgress(Frozen):
+    """The Kafka records one routine-load batch consumed, committed in the same event as its rows:
+    the sequencer accepts a batch only if it starts where the job's previous batch ended."""
+
+    job: str = Field(description="the job's key, '<db_id>/<name>'")
+    topic: str
+    start_offsets: dict[int, int] = Field(description="per partition, the first offset the batch read")
+    end_offsets: dict[int, int] = Field(description="per partition, the offset the next batch starts at")
+    received_bytes: int = 0
+    error_rows: int = Field(default=0, description="rows that did not parse or fit (sent to strata.dlq)")
+    unselected_rows: int = Field(default=0, description="rows the job's WHERE filtered out")
+    last_error: str = ""

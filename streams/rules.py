@@ -17,7 +17,7 @@ from projections.state import TableState
 from schemas import commands as cmd
 from schemas import events as ev
 from schemas.errors import ErrorCode
-from schemas.model import Partition, Rowset, TableSchema
+from schemas.model import LoadProgress, Partition, Rowset, TableSchema
 from storage.tiers import LOCAL_MEDIA, remote_tier, resource_of
 
 
@@ -85,6 +85,7 @@ class Rules:
             cmd.CreateStoragePolicy: self.create_storage_policy,
             cmd.AlterStoragePolicy: self.alter_storage_policy,
             cmd.DropStoragePolicy: self.drop_storage_policy,
+            cmd.ChangeRoutineLoad: self.change_routine_load,
         }
 
     def decide(self, command: cmd.Command, ts_ms: int) -> Decision:
@@ -215,6 +216,12 @@ class Rules:
             raise Rejected(ErrorCode.LABEL_ALREADY_EXISTS,
                            f"Label [{c.label}] has already been used by commit {previous.commit_number} "
                            f"({previous.num_rows} rows)")
+        if c.load is not None:
+            self._check_load(c.table_id, c.load)
+            if not c.rowsets:
+                return Decision(ev.RoutineLoadProgressed(table_id=c.table_id, load=c.load), c.table_id)
+        elif not c.rowsets:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, "a commit needs at least one rowset")
         versions = self._next_versions(table, {r.partition_id for r in c.rowsets})
         for r in c.rowsets:
             if not 0 <= r.bucket < table.partitions[r.partition_id].partition.buckets:
@@ -394,3 +401,35 @@ class Rules:
             raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"Storage policy '{c.name}' is used by table "
                                                       f"{', '.join(sorted(users))}")
         return Decision(ev.StoragePolicyDropped(name=c.name), None)
+
+    # -- routine load ----------------------------------------------------------------------------
+    def _check_load(self, table_id: int, load: LoadProgress) -> None:
+        """A batch commits only where the job's last one ended: a zombie task or a replayed batch
+        is refused, so every source record lands once."""
+        job = self.state.routine_loads.get(load.job)
+        if job is None or job.table_id != table_id:
+            raise Rejected(ErrorCode.CONFLICT, f"routine load {load.job} does not load table id {table_id}")
+        conflict = job.conflict(load)
+        if conflict is not None:
+            raise Rejected(ErrorCode.CONFLICT, conflict)
+
+    def change_routine_load(self, c: cmd.ChangeRoutineLoad, ts: int) -> Decision:
+        db_id = _database(self.state, c.db)
+        job = self.state.routine_load(db_id, c.job)
+        if c.spec is not None:
+            if job is not None and job.state != "STOPPED":
+                raise Rejected(ErrorCode.LABEL_ALREADY_EXISTS,
+                               f"routine load job {c.job} already exists in database {c.db} ({job.state})")
+            _live_table(self.state, c.table_id)
+            event = ev.RoutineLoadChanged(db_id=db_id, job=c.job, job_id=self.state.next_ids["routine_load"],
+                                          state=c.state, table_id=c.table_id, spec=c.spec, reason=c.reason)
+            return Decision(event, c.table_id)
+        if job is None:
+            raise Rejected(ErrorCode.UNKNOWN_ERROR, f"routine load job {c.job} does not exist in database {c.db}")
+        if c.from_states and job.state not in c.from_states:
+            raise Rejected(ErrorCode.UNKNOWN_ERROR,
+                           f"routine load job {c.job} is {job.state}; it can only be changed to {c.state} "
+                           f"from {' or '.join(c.from_states)}")
+        event = ev.RoutineLoadChanged(db_id=db_id, job=job.name, job_id=job.job_id, state=c.state,
+                                      table_id=job.table_id, reason=c.reason)
+        return Decision(event, job.table_id)

@@ -1,0 +1,206 @@
+"""Rows into a table: typed to its current schema, checked, routed to partitions and buckets, and
+written as durable rowset files ready to be proposed — the part of a load every writer shares
+(INSERT, group commit, routine load).
+
+Typing and routing run in DuckDB over the writer's source relation (columns a0..an, one per
+target column). A statement fails as a whole on its first bad row (`prepare_rows`); a routine load
+keeps the good rows and sets the bad ones aside with their reason (`split_rows`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from projections.cooldown import local_target
+from projections.state import TableState
+from schemas.errors import ErrorCode
+from schemas.model import Column, NewRowset
+from storage.paths import HIDDEN_DELETE_SIGN, HIDDEN_SEQ
+from storage.rowset_sql import default_sql, duck_type, quote_literal
+from storage.rowset_writer import write_rowset
+from storage.tiers import LocalTiers
+
+REASON = "__reason"
+
+
+class RowsRejected(Exception):
+    """Rows that cannot go into the table; `code` is the MySQL error code a statement answers with."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = int(code)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class _Check:
+    column: Column
+    condition: str  # true for a row that fails
+    kind: Literal["null", "length", "value"]
+
+    def failure(self) -> RowsRejected:
+        name, kind = self.column.name, self.column.type
+        if self.kind == "null":
+            return RowsRejected(ErrorCode.BAD_NULL_ERROR, f"Column '{name}' cannot be null")
+        if self.kind == "length":
+            return RowsRejected(1406, f"Data too long for column '{name}' ({kind}, counted in bytes)")
+        return RowsRejected(1366, f"Incorrect value for column '{name}' of type {kind}")
+
+
+def _bound_tuple(values: tuple[str, ...], types: list[str]) -> str:
+    items = ", ".join(f"CAST({quote_literal(v)} AS {t})" for v, t in zip(values, types, strict=False))
+    return f"({items})" if len(values) > 1 else items
+
+
+def partition_case(table: TableState, only: tuple[int, ...] = ()) -> str:
+    """A DuckDB expression giving each typed row (columns c<id>) its partition id, NULL if none
+    (or none of `only`, the partitions an `INSERT … PARTITION (…)` names)."""
+    live = [p for p in table.live_partitions() if not only or p.partition_id in only]
+    if table.partition_kind == "UNPARTITIONED":
+        return str(live[0].partition_id)
+    cols = [table.schema_now.column(n) for n in table.partition_columns]
+    if any(c is None for c in cols):
+        raise RowsRejected(ErrorCode.WRONG_ARGUMENTS, "a partition column no longer exists")
+    names = [c.file_column for c in cols if c is not None]
+    types = [duck_type(c.type) for c in cols if c is not None]
+    key = f"({', '.join(names)})" if len(names) > 1 else names[0]
+    whens = []
+    for p in live:
+        bound = p.partition.bound
+        if table.partition_kind == "LIST":
+            options = ", ".join(_bound_tuple(v, types) for v in bound.values)
+            whens.append(f"WHEN {key} IN ({options}) THEN {p.partition_id}")
+        else:
+            conds = []
+            if bound.lower is not None:
+                conds.append(f"{key} >= {_bound_tuple(bound.lower, types)}")
+            if bound.upper is not None:
+                conds.append(f"{key} < {_bound_tuple(bound.upper, types)}")
+            whens.append(f"WHEN {' AND '.join(conds) or 'true'} THEN {p.partition_id}")
+    return f"CASE {' '.join(whens)} END" if whens else "NULL"
+
+
+def bucket_expr(table: TableState) -> str:
+    """Each routed row's bucket: a hash of the distribution columns (random spread for RANDOM)."""
+    buckets = {p.partition_id: p.partition.buckets for p in table.live_partitions()}
+    if all(n == 1 for n in buckets.values()):
+        return "0"
+    cols = [table.schema_now.column(n) for n in table.distribution.columns]
+    names = [c.file_column for c in cols if c is not None]
+    spread = f"hash({', '.join(names)})" if names else "CAST(floor(random() * 4294967296) AS UBIGINT)"
+    cases = " ".join(f"WHEN {pid} THEN {spread} % {n}" for pid, n in buckets.items())
+    return f"CAST(CASE __partition {cases} END AS INTEGER)"
+
+
+def _routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
+            strict: bool, partitions: tuple[int, ...], passthrough: Sequence[str]) -> tuple[pa.Table, list[_Check]]:
+    """The typed, routed rows with one `__chk<i>` column per check (true where the row fails it)."""
+    schema = table.schema_now
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    given = {c.unique_id: i for i, c in enumerate(targets)}
+    typed: list[str] = []
+    checks: list[_Check] = []
+    for column in schema.columns:
+        duck = duck_type(column.type)
+        if column.unique_id in given:
+            src = f"a{given[column.unique_id]}"
+            value = f"TRY_CAST({src} AS {duck})"
+            if strict:
+                checks.append(_Check(column, f"{src} IS NOT NULL AND {value} IS NULL", "value"))
+            if column.type.upper().startswith(("VARCHAR", "CHAR")) and "(" in column.type:
+                limit = int(column.type.split("(")[1].rstrip(")"))
+                # Doris sizes VARCHAR(n) in bytes of UTF-8, not in characters.
+                checks.append(_Check(column, f"strlen(CAST({src} AS VARCHAR)) > {limit}", "length"))
+        else:
+            if not column.nullable and column.default is None:
+                raise RowsRejected(1364, f"Field '{column.name}' doesn't have a default value")
+            value = default_sql(column, now=now)
+        typed.append(f"{value} AS {column.file_column}")
+        if not column.nullable:
+            checks.append(_Check(column, f"{value} IS NULL", "null"))
+    carried = "".join(f", {name}" for name in passthrough)
+    check_cols = "".join(f", ({check.condition}) AS __chk{i}" for i, check in enumerate(checks))
+    typed_sql = (f"SELECT {', '.join(typed)}, row_number() OVER () - 1 AS {HIDDEN_SEQ}{carried}{check_cols} "
+                 f"FROM ({source_sql})")
+    routed_sql = f"SELECT *, {partition_case(table, partitions)} AS __partition FROM ({typed_sql})"
+    # A DuckDB error (a bad expression in the source) is left to the writer, which knows how to name it.
+    data: pa.Table = cur.sql(f"SELECT *, {bucket_expr(table)} AS __bucket FROM ({routed_sql})").to_arrow_table()
+    return data, checks
+
+
+def _no_partition(table: TableState, partitions: tuple[int, ...]) -> str:
+    named = "" if not partitions else " among the partitions named"
+    return (f"no partition of '{table.name}'{named} holds some of the rows' "
+            f"{', '.join(table.partition_columns)} values")
+
+
+def _finish(table: TableState, data: pa.Table, *, delete_sign: bool) -> pa.Table:
+    keep = [c.file_column for c in table.schema_now.columns] + [HIDDEN_SEQ]
+    if table.keys_model == "UNIQUE":
+        data = data.append_column(HIDDEN_DELETE_SIGN, pa.array([delete_sign] * data.num_rows, pa.bool_()))
+        keep.append(HIDDEN_DELETE_SIGN)
+    return data.select([*keep, "__partition", "__bucket"])
+
+
+def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
+                 delete_sign: bool = False, partitions: tuple[int, ...] = ()) -> pa.Table:
+    """The rows of `source_sql` typed to the table's current schema, checked (NULLs, lengths, values,
+    partitions) and routed: the file columns, `__seq`, the delete sign on Unique Key tables, and
+    `__partition`/`__bucket`. Raises RowsRejected for the first check any row fails; writes nothing."""
+    data, checks = _routed(cur, table, source_sql, targets, strict=True, partitions=partitions, passthrough=())
+    for i, check in enumerate(checks):
+        if pc.any(data.column(f"__chk{i}")).as_py():
+            raise check.failure()
+    if data.column("__partition").null_count:
+        raise RowsRejected(ErrorCode.NO_PARTITION_FOR_GIVEN_VALUE, _no_partition(table, partitions))
+    return _finish(table, data, delete_sign=delete_sign)
+
+
+def split_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
+               strict: bool, partitions: tuple[int, ...] = (),
+               passthrough: Sequence[str] = ()) -> tuple[pa.Table, pa.Table]:
+    """Like `prepare_rows`, but a bad row does not fail the others: returns the good rows, ready to
+    write, and the bad ones as their `passthrough` columns plus `__reason` (the first check failed).
+    Without `strict`, a value that does not convert becomes NULL (Doris' strict_mode=false)."""
+    data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=partitions,
+                           passthrough=passthrough)
+    reason = pa.nulls(data.num_rows, pa.string())
+    for i, check in enumerate(checks):
+        failed = pc.fill_null(data.column(f"__chk{i}"), False)
+        reason = pc.if_else(pc.and_(pc.is_null(reason), failed), pa.scalar(check.failure().message), reason)
+    unrouted = pc.is_null(data.column("__partition"))
+    reason = pc.if_else(pc.and_(pc.is_null(reason), unrouted), pa.scalar(_no_partition(table, partitions)), reason)
+    good = pc.is_null(reason)
+    failed_rows = pc.invert(good)
+    bad = data.filter(failed_rows).select(list(passthrough)).append_column(REASON, reason.filter(failed_rows))
+    return _finish(table, data.filter(good), delete_sign=False), bad
+
+
+def write_rowsets(tiers: LocalTiers, table: TableState, data: pa.Table) -> list[NewRowset]:
+    """Writes prepared rows as one durable rowset per partition × bucket, on the local medium each
+    partition belongs on now; returns them ready to be named in a `CommitRowsets`."""
+    schema = table.schema_now
+    keep = [name for name in data.column_names if name not in ("__partition", "__bucket")]
+    rowsets = []
+    now_ms = int(time.time() * 1000)
+    groups = data.group_by(["__partition", "__bucket"]).aggregate([]).to_pylist()
+    for group in groups:
+        mask = pc.and_(pc.equal(data["__partition"], group["__partition"]),
+                       pc.equal(data["__bucket"], group["__bucket"]))
+        part = data.filter(mask).select(keep)
+        # New rows land hot, on the partition's local medium; cooldown moves them later.
+        tier = local_target(table, table.partitions[group["__partition"]], now_ms)
+        written = write_rowset(tiers.root(tier), table.table_id, group["__partition"], group["__bucket"], part)
+        rowsets.append(NewRowset(rowset_id=written.rowset_id, partition_id=group["__partition"],
+                                 bucket=group["__bucket"], num_rows=written.num_rows, size_bytes=written.size_bytes,
+                                 path=written.path, tier=tier, schema_version=schema.schema_version,
+                                 checksum=written.checksum))
+    return rowsets
