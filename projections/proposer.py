@@ -63,9 +63,14 @@ class Proposer:
             waiter.envelope = envelope
             waiter.done.set()
 
-    def propose(self, command: Command, *, table_id: int | None = None,
-                timeout: float | None = None) -> EventEnvelope:
-        """Sends `command` and returns the event that accepted it; raises CommandFailed if rejected."""
+    def propose(self, command: Command, *, table_id: int | None = None, timeout: float | None = None,
+                transaction: Producer | None = None) -> EventEnvelope:
+        """Sends `command` and returns the event that accepted it; raises CommandFailed if rejected.
+
+        With `transaction` (a transactional producer whose transaction the caller began, e.g. with
+        dead-letter records in it), the command is sent in that transaction, which is then
+        committed: the sequencer reads commands read-committed, so the command and the caller's
+        records become visible together or not at all."""
         envelope = wrap_command(command, table_id=table_id, issued_ts_ms=int(time.time() * 1000),
                                 origin=self.origin)
         waiter = _Waiter(threading.Event())
@@ -73,10 +78,14 @@ class Proposer:
             self._waiters[envelope.command_id] = waiter
         errors: list[str] = []
         try:
-            self._producer.produce(COMMANDS_TOPIC, key=str(table_id if table_id is not None else "catalog").encode(),
-                                   value=encode(envelope),
-                                   on_delivery=lambda err, _msg: errors.append(str(err)) if err else None)
-            self._producer.flush(10)
+            producer = transaction or self._producer
+            producer.produce(COMMANDS_TOPIC, key=str(table_id if table_id is not None else "catalog").encode(),
+                             value=encode(envelope),
+                             on_delivery=lambda err, _msg: errors.append(str(err)) if err else None)
+            if transaction is not None:
+                transaction.commit_transaction(30)
+            else:
+                producer.flush(10)
             if errors:
                 raise CommandFailed(1105, f"could not send the command to {COMMANDS_TOPIC}: {errors[0]}")
             if not waiter.done.wait(timeout or self.config.command_timeout_s):

@@ -14,7 +14,7 @@ import duckdb
 
 from projections.remote import open_locator
 from projections.replica import Replica
-from query import ddl, dml, show, tiering, time_travel
+from query import ddl, dml, routine_load, show, tiering, time_travel
 from query.context import Context, Done, Result, Rows, SessionState, SqlFailure
 from query.create_as import create_table_as
 from query.parser import statements as st
@@ -67,6 +67,9 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.AlterStoragePolicy: tiering.alter_storage_policy,
     st.DropStoragePolicy: tiering.drop_storage_policy,
     st.ShowStoragePolicy: tiering.show_storage_policy,
+    st.CreateRoutineLoad: routine_load.create_routine_load,
+    st.RoutineLoadControl: routine_load.control_routine_load,
+    st.ShowRoutineLoad: routine_load.show_routine_load,
 }
 
 

@@ -18,6 +18,12 @@ PREFIX = "sealed:v1:"
 MASK = "******"
 # Resource properties whose values are secrets.
 SECRET_KEYS = frozenset({"s3.secret_key", "s3.session_token", "AWS_SECRET_KEY", "AWS_TOKEN"})
+# Kafka client settings of a routine load (`property.sasl.password`, `property.ssl.key.password`…).
+_SECRET_WORDS = ("password", "secret", "sasl.jaas.config", "sasl.oauthbearer.config")
+
+
+def is_secret(key: str) -> bool:
+    return key in SECRET_KEYS or any(word in key.lower() for word in _SECRET_WORDS)
 
 
 class SecretError(ValueError):
@@ -67,12 +73,12 @@ class SecretBox:
                 from None
 
     def seal_properties(self, properties: dict[str, str]) -> dict[str, str]:
-        return {k: self.seal(v) if k in SECRET_KEYS else v for k, v in properties.items()}
+        return {k: self.seal(v) if is_secret(k) else v for k, v in properties.items()}
 
     def open_properties(self, properties: dict[str, str]) -> dict[str, str]:
-        return {k: self.open(v) if k in SECRET_KEYS else v for k, v in properties.items()}
+        return {k: self.open(v) if is_secret(k) else v for k, v in properties.items()}
 
 
 def masked(properties: dict[str, str]) -> dict[str, str]:
     """Properties safe to show: secrets replaced by MASK."""
-    return {k: MASK if k in SECRET_KEYS else v for k, v in properties.items()}
+    return {k: MASK if is_secret(k) else v for k, v in properties.items()}

@@ -18,9 +18,12 @@ from projections.tablet_locks import TabletLocks
 from schemas.config import Settings
 from streams.compaction_agent import CompactionAgent
 from streams.recycler import Recycler
+from streams.routine_load_agent import RoutineLoadAgent
 from streams.tiering_agent import TieringAgent
 
 log = logging.getLogger(__name__)
+# How often jobs are looked over besides on their own events (a task that failed is restarted).
+ROUTINE_LOAD_SWEEP_S = 2.0
 
 
 class Agents:
@@ -46,9 +49,13 @@ class Agents:
         self.replica.follower.add_listener(self.tiering.on_event)
         self.recycler = Recycler(self.projection, self.proposer, tiers, stores, grace_s=config.recycle_grace_s,
                                  day_s=config.time_travel_day_s, recovery_window_s=config.recovery_window_s)
+        self.routine_load = RoutineLoadAgent(config, self.projection, self.proposer, tiers)
+        self.replica.follower.add_listener(self.routine_load.on_event)
         self._every(config.compaction_interval_s, "compaction", self.compaction.sweep)
         self._every(config.tiering_interval_s, "tiering", self.tiering.sweep, wake=self.tiering.wake)
         self._every(config.recycle_interval_s, "recycler", self.recycler.sweep)
+        self._every(ROUTINE_LOAD_SWEEP_S, "routine-load", self.routine_load.sweep, wake=self.routine_load.wake)
+        self.routine_load.sweep()
         self.started = True
 
     def _every(self, interval: float, name: str, sweep: Callable[[], int],
@@ -79,4 +86,5 @@ class Agents:
     def stop(self) -> None:
         self._stop.set()
         if self.started:
+            self.routine_load.stop()
             self.replica.close()

@@ -232,7 +232,7 @@ class Rules:
             for r in c.rowsets)
         event = ev.RowsetsCommitted(table_id=c.table_id, commit_number=table.commit_number + 1, label=c.label,
                                     partition_versions=versions, rowsets=rowsets, num_rows=c.num_rows,
-                                    source_offsets=c.source_offsets, source=c.source)
+                                    source_offsets=c.source_offsets, source=c.source, load=c.load)
         return Decision(event, c.table_id)
 
     def commit_delete(self, c: cmd.CommitDelete, ts: int) -> Decision:

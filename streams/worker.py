@@ -54,6 +54,9 @@ REMOTE_ORPHANS = Gauge("strata_remote_orphan_objects_removed", "unreferenced obj
 MOVED = Gauge("strata_tiering_moved_rowsets", "rowsets moved by the tiering agent (cooldown, SSD to HDD)")
 MOVED_BYTES = Gauge("strata_tiering_moved_bytes", "bytes moved by the tiering agent")
 TIERING_FAILURES = Gauge("strata_tiering_failures", "moves that failed and were put on backoff")
+LOAD_TASKS = Gauge("strata_routine_load_tasks", "routine load jobs with a running task in this worker")
+LOADED_ROWS = Gauge("strata_routine_load_rows", "rows routine load tasks of this worker committed")
+LOAD_ERROR_ROWS = Gauge("strata_routine_load_error_rows", "rows routine load tasks sent to strata.dlq")
 
 
 def _start_sequencer() -> None:
@@ -99,6 +102,9 @@ async def metrics(web: Any, request: Any) -> Any:
         MOVED.set(agents.tiering.cooler.moved_rowsets)
         MOVED_BYTES.set(agents.tiering.cooler.moved_bytes)
         TIERING_FAILURES.set(agents.tiering.failures)
+        LOAD_TASKS.set(agents.routine_load.running_tasks)
+        LOADED_ROWS.set(agents.routine_load.loaded_rows)
+        LOAD_ERROR_ROWS.set(agents.routine_load.error_rows)
         cache_metrics.publish(agents.locator.cache)
     return web.bytes(generate_latest(), content_type=CONTENT_TYPE_LATEST.split(";")[0])
 
