@@ -244,6 +244,7 @@ class Projection:
             if table.db_id == e.db_id and table.dropped_ts_ms is None:
                 table.dropped_ts_ms = ts
                 self._dirty_tables.add(table.table_id)
+        self._stop_jobs(lambda job: job.db_id == e.db_id, f"database {e.name} was dropped", ts)
 
     def _table_created(self, e: ev.TableCreated, ts: int) -> None:
         self.tables[e.table_id] = TableState(
@@ -260,6 +261,7 @@ class Projection:
             self.next_ids["partition"] = max(self.next_ids["partition"], p.partition_id + 1)
 
     def _table_dropped(self, e: ev.TableDropped, ts: int) -> None:
+        self._stop_jobs(lambda job: job.table_id == e.table_id, f"table id {e.table_id} was dropped", ts)
         if e.force:
             self._purge(e.table_id)
         else:
@@ -456,6 +458,13 @@ class Projection:
         if job is not None:
             job.record(load, rows, ts)
             self._put_job(job)
+
+    def _stop_jobs(self, which: Callable[[RoutineLoadJob], bool], reason: str, ts: int) -> None:
+        """A job whose table goes stops with it, as Doris cancels it: nothing is left to load into."""
+        for job in list(self.routine_loads.values()):
+            if which(job) and job.state != "STOPPED":
+                job.change_state("STOPPED", f"ErrorReason{{{reason}}}", ts)
+                self._put_job(job)
 
     def _put_job(self, job: RoutineLoadJob) -> None:
         self.routine_loads[job.key] = job

@@ -21,6 +21,7 @@ from sqlglot import exp
 from projections.load_source import RECORDS, load_batch, plan_load
 from projections.routine_loads import RoutineLoadJob
 from projections.rows import RowsRejected
+from projections.state import TableState
 from query.context import Context, Done, Rows, SessionState, SqlFailure
 from query.kafka_source import SourceUnavailable, topic_partitions, watermarks
 from query.parser import statements as st
@@ -86,28 +87,37 @@ def _jsonpaths(text: str | None) -> tuple[str, ...]:
     return tuple(paths)
 
 
-def _duck_expr(expr: exp.Expr, names: set[str], what: str) -> str:
-    """`expr` as DuckDB SQL over the quoted source names it may use."""
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv, exp.Neg)
+
+
+def _duck_expr(expr: exp.Expr, names: set[str], typed: set[str], what: str) -> str:
+    """`expr` as DuckDB SQL over the quoted source names it may use. A source field the table has
+    no column for is text; in arithmetic it is read as a number, as Doris casts it implicitly."""
     expr = expr.copy()
     lowered = {n.lower(): n for n in names}
     for column in list(expr.find_all(exp.Column)):
         found = lowered.get(column.name.lower())
         if found is None:
             raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Unknown column '{column.name}' in {what}")
-        column.replace(exp.column(found, quoted=True))
+        ref: exp.Expr = exp.column(found, quoted=True)
+        if found.lower() not in typed and isinstance(column.parent, _ARITHMETIC):
+            ref = exp.TryCast(this=ref, to=exp.DataType.build("DOUBLE"))
+        column.replace(ref)
     return expr.sql(dialect="duckdb")
 
 
-def _mapping(s: st.CreateRoutineLoad) -> tuple[tuple[LoadColumn, ...], str | None, str | None]:
+def _mapping(s: st.CreateRoutineLoad, table: TableState) -> tuple[tuple[LoadColumn, ...], str | None, str | None]:
     plain = {c.name for c in s.columns if c.expr is None}
+    typed = {c.name.lower() for c in table.schema_now.columns}
     columns = tuple(
         LoadColumn(name=c.name) if c.expr is None else
         LoadColumn(name=c.name, expr=c.expr.sql(dialect="mysql"),
-                   expr_sql=_duck_expr(c.expr, plain, f"the COLUMNS expression of '{c.name}'"))
+                   expr_sql=_duck_expr(c.expr, plain, typed, f"the COLUMNS expression of '{c.name}'"))
         for c in s.columns)
     if s.where is None:
         return columns, None, None
-    return columns, s.where.sql(dialect="mysql"), _duck_expr(s.where, {c.name for c in s.columns} or set(), "WHERE")
+    visible = {c.name for c in s.columns} or {c.name for c in table.schema_now.columns}
+    return columns, s.where.sql(dialect="mysql"), _duck_expr(s.where, visible, typed, "WHERE")
 
 
 def _offsets(source: dict[str, str], partitions: list[int], ends: Callable[[], dict[int, int]]) -> dict[int, int]:
@@ -129,7 +139,7 @@ def _offsets(source: dict[str, str], partitions: list[int], ends: Callable[[], d
     return offsets
 
 
-def _spec(ctx: Context, s: st.CreateRoutineLoad, partitions: tuple[int, ...]) -> RoutineLoadSpec:
+def _spec(ctx: Context, s: st.CreateRoutineLoad, table: TableState, partitions: tuple[int, ...]) -> RoutineLoadSpec:
     props = {k.lower(): v for k, v in s.properties.items()}
     unknown = sorted(set(props) - _JOB_PROPERTIES)
     if unknown:
@@ -144,7 +154,7 @@ def _spec(ctx: Context, s: st.CreateRoutineLoad, partitions: tuple[int, ...]) ->
     fmt = props.get("format", "csv").lower()
     if fmt not in ("json", "csv"):
         raise _bad(f"format must be json or csv, not '{props['format']}'")
-    columns, where, where_sql = _mapping(s)
+    columns, where, where_sql = _mapping(s, table)
     client = {k: v for k, v in source.items() if k.startswith("property.") and k != _DEFAULT_OFFSETS}
     opened = {k.removeprefix("property."): v for k, v in client.items()}
     broker_list, topic = source["kafka_broker_list"], source["kafka_topic"]
@@ -201,7 +211,7 @@ def create_routine_load(ctx: Context, session: SessionState, s: st.CreateRoutine
         if found is None:
             raise SqlFailure(ErrorCode.UNKNOWN_PARTITION, f"Unknown partition '{name}' in table '{table.name}'")
         partitions.append(found.partition_id)
-    spec = _spec(ctx, s, tuple(partitions))
+    spec = _spec(ctx, s, table, tuple(partitions))
     cur = ctx.cursor()
     try:  # the whole batch query once over no records: a mapping that cannot run is refused now
         load_batch(cur, table, spec, plan_load(spec, table), RECORDS.empty_table())

@@ -83,8 +83,7 @@ class RoutineLoadTask:
         if job is None or job.state != "RUNNING":
             raise JobHalted(f"job {self.key} is {job.state if job else 'gone'}")
         table = self.projection.tables.get(job.table_id)
-        if table is None or table.dropped_ts_ms is not None:
-            self._change("STOPPED", f"table id {job.table_id} was dropped")
+        if table is None or table.dropped_ts_ms is not None:  # the fold stops the job with its table
             raise JobHalted(f"the table of job {self.key} was dropped")
         return job
 
