@@ -49,7 +49,7 @@ class Agents:
         self.replica.follower.add_listener(self.tiering.on_event)
         self.recycler = Recycler(self.projection, self.proposer, tiers, stores, grace_s=config.recycle_grace_s,
                                  day_s=config.time_travel_day_s, recovery_window_s=config.recovery_window_s)
-        self.routine_load = RoutineLoadAgent(config, self.projection, self.proposer, tiers)
+        self.routine_load = RoutineLoadAgent(config, self.replica, tiers)
         self.replica.follower.add_listener(self.routine_load.on_event)
         self._every(config.compaction_interval_s, "compaction", self.compaction.sweep)
         self._every(config.tiering_interval_s, "tiering", self.tiering.sweep, wake=self.tiering.wake)

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from projections.projection import Projection
-from projections.proposer import Proposer
+from projections.replica import Replica
 from schemas import events as ev
 from schemas.config import Settings
 from schemas.envelope import EventEnvelope
@@ -16,8 +15,8 @@ from streams.routine_load_task import RoutineLoadTask
 
 
 class RoutineLoadAgent:
-    def __init__(self, config: Settings, projection: Projection, proposer: Proposer, tiers: LocalTiers) -> None:
-        self.config, self.projection, self.proposer, self.tiers = config, projection, proposer, tiers
+    def __init__(self, config: Settings, replica: Replica, tiers: LocalTiers) -> None:
+        self.config, self.replica, self.projection, self.tiers = config, replica, replica.projection, tiers
         self.wake = threading.Event()
         self._stop = threading.Event()
         self._running: dict[str, tuple[RoutineLoadTask, threading.Thread]] = {}
@@ -39,7 +38,7 @@ class RoutineLoadAgent:
         for key, job in list(self.projection.routine_loads.items()):
             if job.state != "RUNNING" or key in self._running or self._stop.is_set():
                 continue
-            task = RoutineLoadTask(self.config, self.projection, self.proposer, self.tiers, key, self._stop)
+            task = RoutineLoadTask(self.config, self.replica, self.tiers, key, self._stop)
             thread = threading.Thread(target=task.run, name=f"routine-load-{job.job_id}", daemon=True)
             thread.start()
             self._running[key] = (task, thread)

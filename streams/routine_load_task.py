@@ -16,6 +16,7 @@ import hashlib
 import logging
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import duckdb
@@ -24,8 +25,8 @@ from confluent_kafka import OFFSET_BEGINNING as KAFKA_BEGINNING
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from projections.load_source import LoadedBatch, LoadPlan, load_batch, plan_load, records_table
-from projections.projection import Projection
-from projections.proposer import CommandFailed, CommandTimeout, Proposer
+from projections.proposer import CommandFailed, CommandTimeout
+from projections.replica import Replica
 from projections.routine_loads import RoutineLoadJob
 from projections.rows import RowsRejected, write_rowsets
 from schemas import commands as cmd
@@ -67,9 +68,10 @@ class _Batch:
 
 
 class RoutineLoadTask:
-    def __init__(self, config: Settings, projection: Projection, proposer: Proposer, tiers: LocalTiers,
-                 job_key: str, stop: threading.Event) -> None:
-        self.config, self.projection, self.proposer, self.tiers = config, projection, proposer, tiers
+    def __init__(self, config: Settings, replica: Replica, tiers: LocalTiers, job_key: str,
+                 stop: threading.Event) -> None:
+        self.config, self.tiers = config, tiers
+        self.projection, self.proposer, self.follower = replica.projection, replica.proposer, replica.follower
         self.key = job_key
         self.stop = stop
         self.stats = TaskStats()
@@ -125,6 +127,11 @@ class RoutineLoadTask:
         box = SecretBox(self.config.secret_key_file)
         client = {k.removeprefix("property."): v for k, v in box.open_properties(dict(spec.client_properties)).items()}
         consumer = Consumer({
+            # librdkafka's defaults fetch 1 MB per partition and stop prefetching at 100k messages,
+            # which starves a batch of 200k small records; the job's own properties still win.
+            "fetch.max.bytes": 64 * 1024 * 1024,
+            "max.partition.fetch.bytes": 16 * 1024 * 1024,
+            "queued.min.messages": max(100_000, spec.max_batch_rows),
             **client,
             "bootstrap.servers": spec.broker_list,
             "group.id": client.get("group.id", f"strata-routine-load-{job.job_id}"),
@@ -137,14 +144,28 @@ class RoutineLoadTask:
         producer = Producer({"bootstrap.servers": self.config.kafka_bootstrap,
                              "transactional.id": f"strata-routine-load-{job.job_id}",
                              "linger.ms": 5, "compression.type": "lz4"})
+        # Batch N commits in a thread of its own while batch N+1 is read: reading and committing
+        # each take about half a batch's time. Batches still commit one at a time, in order.
+        committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"routine-load-{job.job_id}-commit")
+        pending: Future[bool] | None = None
         try:
             producer.init_transactions(30)  # fences any other task of this job, aborts its open batch
             self._assign(consumer, job)
             while not self.stop.is_set():
-                batch = self._collect(consumer, self.job())
-                if batch is not None:
-                    self._commit(consumer, producer, batch)
+                try:
+                    batch = self._collect(consumer, self.job())
+                except JobHalted:
+                    if pending is not None:
+                        pending.result()  # what was read before the pause still commits
+                    raise
+                if pending is not None and not pending.result():
+                    self._assign(consumer, self.job())  # refused: what was read since is void too
+                    batch = None
+                pending = committer.submit(self._commit, producer, batch) if batch is not None else None
+            if pending is not None:
+                pending.result()
         finally:
+            committer.shutdown(wait=True)
             consumer.close()
 
     def _assign(self, consumer: Consumer, job: RoutineLoadJob) -> None:
@@ -184,6 +205,7 @@ class RoutineLoadTask:
                 raise JobHalted(f"job {self.key} is no longer RUNNING")
         if not messages:
             return None
+        self._positions.update(end)  # the next batch starts here, whether or not this one is committed yet
         return _Batch(messages, start, end, size)
 
     def _consumer_error(self, error: KafkaError) -> None:
@@ -204,8 +226,13 @@ class RoutineLoadTask:
                 raise JobHalted(reason) from None
         return self._plan
 
-    def _commit(self, consumer: Consumer, producer: Producer, batch: _Batch) -> None:
+    def _commit(self, producer: Producer, batch: _Batch) -> bool:
+        """Loads and commits one batch; False when the sequencer refused its offsets."""
         began = time.monotonic()
+        # The batch is typed under the schema of the moment it is loaded: an ALTER TABLE that
+        # returned before these records were produced must be in the replica first.
+        if not self.follower.wait_for_now(self.config.command_timeout_s):
+            raise TimeoutError("the worker's replica is not catching up with strata.events")
         job = self.job()
         table = self.projection.tables[job.table_id]
         plan = self._plan_for(job)
@@ -232,21 +259,17 @@ class RoutineLoadTask:
             # from the offsets the log holds.
             self.stats.conflicts += 1
             log.warning("routine load %s: batch refused (%s); resuming from the log", self.key, failed.reason)
-            self._assign(consumer, self.job())
-            return
+            return False
         except KafkaException as exc:
             if exc.args and isinstance(exc.args[0], KafkaError) and exc.args[0].fatal():
                 raise JobHalted(f"fenced by another task of the job: {exc}") from None
             _abort(producer)
             raise
-        except CommandTimeout:
-            self._assign(consumer, self.job())  # the batch may still land; the offset check decides
-            raise
-        self._positions.update(batch.end)
         self.stats.loaded_rows += loaded.rows.num_rows
         self.stats.error_rows += loaded.bad.num_rows
         self.stats.batches += 1
         self.stats.last_batch_s = time.monotonic() - began
+        return True
 
     @staticmethod
     def _first_error(loaded: LoadedBatch) -> str:

@@ -36,6 +36,7 @@ CASES = [
     ("tt_ratio", ["--commits", "10", "--rows-per-commit", "100", "--runs", "2"]),
     ("cooldown", ["--inserts", "2", "--rows-per-insert", "1000", "--runs", "2"]),
     ("group_commit", ["--clients", "3", "--inserts", "3"]),
+    ("routine_load", ["--rows", "20000", "--lag-records", "20"]),
 ]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("STRATA_")}, **BENCH_ENV}
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as s
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from tests.model.oracle import OracleColumn, OracleTable, sort_rows
+from tests.query.routine_load_kit import kafka_source, new_topic, produce, show, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -73,6 +74,8 @@ class TableMachine(RuleBasedStateMachine):
         self.name = f"m_{self.keys_model.lower()}_{os.getpid()}_{next(_tables)}"
         self.next_column = 2
         self.cooling = False
+        self.topic: str | None = None
+        self.produced = 0
 
     def sql(self, statement: str) -> list[tuple[Any, ...]]:
         self.cur.execute(statement)
@@ -108,6 +111,21 @@ class TableMachine(RuleBasedStateMachine):
                 self.insert(rows)
         finally:
             self.sql("SET group_commit = off_mode")
+
+    @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), min_size=1, max_size=6))
+    def routine_load(self, rows: list[tuple[int, list[Any]]]) -> None:
+        """Rows produced to the topic a routine load job reads must fold like an INSERT of them, under
+        the schema of the moment (the job outlives ADD and DROP COLUMN)."""
+        if self.topic is None:
+            self.topic = new_topic()
+            self.sql(f'CREATE ROUTINE LOAD {self.name}_job ON {self.name} PROPERTIES ("format" = "json", '
+                     f'"max_batch_interval" = "0.1") {kafka_source(self.topic)}')
+        values = self.oracle.names[1:]
+        batch = [{"k": k, **dict(zip(values, vs, strict=False))} for k, vs in rows]
+        self.produced += produce(self.topic, [{n: r.get(n) for n in self.oracle.names} for r in batch])
+        wait_for(lambda: show(self.conn, f"{self.name}_job")["Statistic"]["loadedRows"] >= self.produced,
+                 f"{self.produced} rows loaded by {self.name}_job", timeout=30)
+        self.oracle.insert(batch)
 
     @rule(k=KEYS)
     def delete_key(self, k: int) -> None:

@@ -71,8 +71,10 @@ def wait_rows(conn: pymysql.connections.Connection, table: str, count: int, time
     wait_for(lambda: rows(conn, f"SELECT count(*) FROM {table}")[0][0] >= count, f"{count} rows in {table}", timeout)
 
 
-def dead_letters(job: str, expected: int, timeout: float = 30.0) -> list[tuple[bytes | None, dict[str, str]]]:
-    """The DLQ records of `job` ('db.name'): (value, headers), read committed, waiting for `expected`."""
+def dead_letters(job: str, topic: str, expected: int,
+                 timeout: float = 30.0) -> list[tuple[bytes | None, dict[str, str]]]:
+    """The DLQ records of `job` ('db.name') reading `topic`: (value, headers), read committed, waiting
+    for `expected` (a name can be used again; the topic is new per test)."""
     consumer = Consumer({"bootstrap.servers": bootstrap(), "group.id": f"t-{uuid.uuid4().hex}",
                          "isolation.level": "read_committed", "enable.auto.commit": False})
     metadata = consumer.list_topics(DLQ_TOPIC, timeout=10)
@@ -85,12 +87,13 @@ def dead_letters(job: str, expected: int, timeout: float = 30.0) -> list[tuple[b
                 if message.error() is not None:
                     continue
                 headers = {k: v.decode() for k, v in message.headers() or []}
-                if headers.get("strata.job") == job:
+                if headers.get("strata.job") == job and headers.get("strata.source.topic") == topic:
                     found.append((message.value(), headers))
         # Anything more would be a duplicate: look a little longer.
         for message in consumer.consume(500, timeout=1.0):
             headers = {k: v.decode() for k, v in message.headers() or []}
-            if message.error() is None and headers.get("strata.job") == job:
+            if message.error() is None and headers.get("strata.job") == job and \
+                    headers.get("strata.source.topic") == topic:
                 found.append((message.value(), headers))
     finally:
         consumer.close()

@@ -38,7 +38,7 @@ def test_json_rows_land_once_and_bad_records_go_to_the_dlq(conn: pymysql.connect
     assert job["Statistic"]["loadedRows"] == 100 and job["Statistic"]["errorRows"] == 3
     assert job["Progress"] == {"0": "52", "1": "49"} and job["Lag"] == {"0": 0, "1": 0}
     assert "partition 0 offset" in job["OtherMsg"]
-    letters = dead_letters(f"{db}.j", 3)
+    letters = dead_letters(f"{db}.j", topic, 3)
     assert len(letters) == 3, letters
     assert {v for v, _ in letters} == {b'{"id": oops', b'{"id": null, "name": "x"}',
                                        b'{"id": 7, "name": "far too long a name"}'}
@@ -66,7 +66,7 @@ def test_csv_with_a_column_mapping_and_a_filter(conn: pymysql.connections.Connec
     stats = show(conn, "j")["Statistic"]
     assert (stats["loadedRows"], stats["errorRows"], stats["unselectedRows"]) == (3, 1, 1)
     assert show(conn, "j")["JobProperties"]["columnToColumnExpr"] == "id,name,raw,score=raw * 2"
-    (value, headers), = dead_letters(f"{db}.j", 1)
+    (value, headers), = dead_letters(f"{db}.j", topic, 1)
     assert value == b"4|d" and "has 2 columns" in headers["strata.reason"]
 
 

@@ -88,7 +88,7 @@ def _load_through(crash: Callable[[], None], name: str, *, hold_producer: bool) 
     job = show(conn, "j")
     assert job["State"] == "RUNNING"
     assert job["Statistic"]["loadedRows"] == RECORDS - bad and job["Statistic"]["errorRows"] == bad
-    letters = dead_letters(f"{db}.j", bad)
+    letters = dead_letters(f"{db}.j", topic, bad)
     offsets = [(h["strata.source.partition"], h["strata.source.offset"]) for _, h in letters]
     assert len(offsets) == bad and len(set(offsets)) == bad, "a bad record reached the DLQ twice or not at all"
     run(conn, f"DROP DATABASE {db} FORCE")
