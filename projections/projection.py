@@ -446,7 +446,11 @@ class Projection:
                                  state=e.state, spec=e.spec, reason=e.reason, created_ts_ms=ts, changed_ts_ms=ts)
             self.next_ids["routine_load"] = max(self.next_ids["routine_load"], e.job_id + 1)
         else:
-            job = self.routine_loads[key]
+            found = self.routine_loads.get(key)
+            if found is None:  # the sequencer never changes an unknown job; an odd log must not stop the fold
+                log.warning("RoutineLoadChanged for unknown job %s skipped", key)
+                return
+            job = found
             job.change_state(e.state, e.reason, ts)
         self._put_job(job)
 

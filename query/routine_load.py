@@ -93,6 +93,8 @@ _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv, exp.Neg)
 def _duck_expr(expr: exp.Expr, names: set[str], typed: set[str], what: str) -> str:
     """`expr` as DuckDB SQL over the quoted source names it may use. A source field the table has
     no column for is text; in arithmetic it is read as a number, as Doris casts it implicitly."""
+    if expr.find(exp.Query) is not None:
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"subqueries are not supported in {what}")
     expr = expr.copy()
     lowered = {n.lower(): n for n in names}
     for column in list(expr.find_all(exp.Column)):

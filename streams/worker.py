@@ -2,7 +2,11 @@
 
 Today it runs the sequencer (on confluent-kafka transactions, in a thread of its own: faust's
 exactly-once is not trusted with the log, see NOTES.md) and serves `/health` and `/metrics`
-(Prometheus) on its web port. Its agents (compaction, tiering, recycler) run in threads of their own.
+(Prometheus) on its web port. Its agents (compaction, tiering, recycler, routine load) run in
+threads of their own. Routine load tasks read user topics with confluent-kafka rather than as faust
+agents: their offsets must go on `strata.events` with the rows (a consumer group's committed
+offsets would be a second truth), and jobs come and go at run time while faust's topics are
+declared when the app starts.
 """
 
 from __future__ import annotations

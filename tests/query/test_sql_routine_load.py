@@ -170,6 +170,7 @@ def test_client_secrets_are_sealed_and_masked(conn: pymysql.connections.Connecti
     ('COLUMNS(id, extra = 1)', 1054, ["Unknown column 'extra'"]),
     ('COLUMNS(name)', 1364, ["'id'", "default value"]),
     ('WHERE nope > 1', 1054, ["Unknown column 'nope' in WHERE"]),
+    ('WHERE id IN (SELECT 1)', 1235, ["subqueries are not supported in WHERE"]),
     ('PARTITION (p9)', 1735, ["Unknown partition 'p9'"]),
 ])
 def test_bad_definitions_are_refused_with_the_reason(conn: pymysql.connections.Connection, db: str, clause: str,
