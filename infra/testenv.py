@@ -17,7 +17,8 @@ from schemas.config import REPO_ROOT, Settings
 PORT_SHIFT = 10000
 # Settings the test stack shortens (a test may still override each from its environment).
 TEST_OVERRIDES = {"STRATA_TIERING_INTERVAL_S": "0.5", "STRATA_COOLDOWN_LOCAL_GRACE_S": "2",
-                  "STRATA_S3_CONNECT_TIMEOUT_S": "1", "STRATA_S3_READ_TIMEOUT_S": "3"}
+                  "STRATA_S3_CONNECT_TIMEOUT_S": "1", "STRATA_S3_READ_TIMEOUT_S": "3", "STRATA_SIMULATED_CLOCK": "true",
+                  "STRATA_DYNAMIC_PARTITION_CHECK_INTERVAL_S": "1"}
 PORT_FIELDS = ("kafka_port", "kafka_controller_port", "minio_port", "minio_console_port",
                "sql_port", "http_port", "worker_port")
 

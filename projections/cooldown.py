@@ -73,11 +73,23 @@ def due_ms(policy: dict[str, Any], rowset: Rowset) -> int:
     return min(candidates) if candidates else 2**62
 
 
-def local_target(table: TableState, partition: PartitionState, now_ms: int) -> str:
+def ssd_cooldown_ms(table: TableState, partition: PartitionState, default_cooldown_s: float | None) -> int | None:
+    """When a partition's SSD data moves to HDD: its `storage_cooldown_time`, else (Doris'
+    `storage_cooldown_second`) the configured default after the partition was created; None: never."""
+    cooldown = effective(table, partition, "storage_cooldown_time")
+    if cooldown:
+        return utc_ms(cooldown)
+    if default_cooldown_s is None:
+        return None
+    return partition.created_ts_ms + int(default_cooldown_s * 1000)
+
+
+def local_target(table: TableState, partition: PartitionState, now_ms: int,
+                 default_cooldown_s: float | None = None) -> str:
     """The local medium a partition's data belongs on now."""
     medium = (effective(table, partition, "storage_medium") or "ssd").lower()
-    cooldown = effective(table, partition, "storage_cooldown_time")
-    if medium == "hdd" or (cooldown and utc_ms(cooldown) <= now_ms):
+    cooldown = ssd_cooldown_ms(table, partition, default_cooldown_s)
+    if medium == "hdd" or (cooldown is not None and cooldown <= now_ms):
         return "hdd"
     return "ssd"
 
@@ -96,9 +108,12 @@ class TabletPlan:
 
 
 def plan_tablet(projection: Projection, table: TableState, partition: PartitionState, bucket: int,
-                now_ms: int) -> TabletPlan:
+                now_ms: int, default_cooldown_s: float | None = None) -> TabletPlan:
     if not any(effective(table, partition, key) for key in TIERING_PROPERTIES):
-        return TabletPlan([], None)  # nothing ever moves: no rowset scan for the common case
+        # Nothing moves before the default SSD cooldown: no rowset scan for the common case.
+        default = ssd_cooldown_ms(table, partition, default_cooldown_s)
+        if default is None or default > now_ms:
+            return TabletPlan([], default)
     live = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
     stale = [r.rowset for r in projection.rowset_records(table.table_id, partition.partition_id)
              if r.stale_ts_ms is not None and r.rowset.bucket == bucket]
@@ -118,13 +133,13 @@ def plan_tablet(projection: Projection, table: TableState, partition: PartitionS
             moves.append(Move(rowset, target))
         moves.extend(Move(r, target) for r in stale if resource_of(r.tier) is None)
     moving = {m.rowset.rowset_id for m in moves}
-    medium = local_target(table, partition, now_ms)
+    medium = local_target(table, partition, now_ms, default_cooldown_s)
     for rowset in (*live, *stale):
         if rowset.rowset_id not in moving and resource_of(rowset.tier) is None and rowset.tier != medium:
             moves.append(Move(rowset, medium))
-    cooldown = effective(table, partition, "storage_cooldown_time")
-    if medium == "ssd" and cooldown:
-        next_due.append(utc_ms(cooldown))
+    cooldown = ssd_cooldown_ms(table, partition, default_cooldown_s)
+    if medium == "ssd" and cooldown is not None:
+        next_due.append(cooldown)
     return TabletPlan(moves, min(next_due) if next_due else None)
 
 

@@ -184,9 +184,11 @@ def split_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: st
     return _finish(table, data.filter(good), delete_sign=False), bad
 
 
-def write_rowsets(tiers: LocalTiers, table: TableState, data: pa.Table) -> list[NewRowset]:
+def write_rowsets(tiers: LocalTiers, table: TableState, data: pa.Table, *,
+                  default_cooldown_s: float | None = None) -> list[NewRowset]:
     """Writes prepared rows as one durable rowset per partition × bucket, on the local medium each
-    partition belongs on now; returns them ready to be named in a `CommitRowsets`."""
+    partition belongs on now (`default_cooldown_s`: see `cooldown.local_target`); returns them ready
+    to be named in a `CommitRowsets`."""
     schema = table.schema_now
     keep = [name for name in data.column_names if name not in ("__partition", "__bucket")]
     rowsets = []
@@ -197,7 +199,7 @@ def write_rowsets(tiers: LocalTiers, table: TableState, data: pa.Table) -> list[
                        pc.equal(data["__bucket"], group["__bucket"]))
         part = data.filter(mask).select(keep)
         # New rows land hot, on the partition's local medium; cooldown moves them later.
-        tier = local_target(table, table.partitions[group["__partition"]], now_ms)
+        tier = local_target(table, table.partitions[group["__partition"]], now_ms, default_cooldown_s)
         written = write_rowset(tiers.root(tier), table.table_id, group["__partition"], group["__bucket"], part)
         rowsets.append(NewRowset(rowset_id=written.rowset_id, partition_id=group["__partition"],
                                  bucket=group["__bucket"], num_rows=written.num_rows, size_bytes=written.size_bytes,

@@ -48,7 +48,7 @@ def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: 
 def commit_rows(ctx: Context, table: TableState, data: pa.Table, *, label: str, source: str = "insert") -> int:
     """Writes prepared rows (see `prepare_rows`) as durable rowsets, then proposes them as one commit
     under `label`; returns the count once the commit is applied here."""
-    rowsets = rows.write_rowsets(ctx.tiers, table, data)
+    rowsets = rows.write_rowsets(ctx.tiers, table, data, default_cooldown_s=ctx.config.storage_cooldown_seconds)
     ctx.propose(cmd.CommitRowsets(table_id=table.table_id, label=label,
                                   rowsets=tuple(rowsets), num_rows=data.num_rows, source=source),
                 table_id=table.table_id)

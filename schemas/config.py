@@ -82,6 +82,16 @@ class Settings(BaseSettings):
     s3_connect_timeout_s: float = Field(default=3.0, gt=0)
     s3_read_timeout_s: float = Field(default=20.0, gt=0)
 
+    # SSD data of a partition without its own storage_cooldown_time moves to HDD this long after the
+    # partition was created (Doris' storage_cooldown_second, 30 days).
+    storage_cooldown_seconds: float = Field(default=30 * 86400.0, gt=0)
+    # How often the dynamic partition scheduler looks at every dynamic table (Doris'
+    # dynamic_partition_check_interval_seconds); it also runs at once when such a table changes.
+    dynamic_partition_check_interval_s: float = Field(default=600.0, gt=0)
+    # Tests only: the scheduler and the tiering agent run on the wall clock plus an offset a test
+    # moves forward (projections.policy_clock), so a year of partitions passes in seconds.
+    simulated_clock: bool = False
+
     # How long a statement waits for its command's outcome on strata.events before it fails.
     command_timeout_s: float = Field(default=30.0, gt=0)
 

@@ -12,11 +12,13 @@ from collections.abc import Callable
 
 from projections.compaction import Compactor
 from projections.cooldown import Cooler
+from projections.policy_clock import policy_clock
 from projections.remote import open_locator
 from projections.replica import Replica
 from projections.tablet_locks import TabletLocks
 from schemas.config import Settings
 from streams.compaction_agent import CompactionAgent
+from streams.dynamic_partition_scheduler import DynamicPartitionScheduler
 from streams.recycler import Recycler
 from streams.routine_load_agent import RoutineLoadAgent
 from streams.tiering_agent import TieringAgent
@@ -44,8 +46,14 @@ class Agents:
             tiers.root(tier).mkdir(parents=True, exist_ok=True)
         locks = TabletLocks()  # compaction and cooldown never work on one tablet at once
         self.compaction = CompactionAgent(Compactor(self.projection, self.proposer, self.locator, stores, locks))
+        clock = policy_clock(config)
         self.tiering = TieringAgent(Cooler(self.projection, self.proposer, tiers, stores), locks,
-                                    local_grace_s=config.cooldown_local_grace_s)
+                                    local_grace_s=config.cooldown_local_grace_s, clock=clock,
+                                    default_cooldown_s=config.storage_cooldown_seconds)
+        # Run by the faust app's timer (streams/worker.py), not by a thread of its own.
+        self.dynamic_partitions = DynamicPartitionScheduler(self.projection, self.proposer, clock=clock,
+                                                            interval_s=config.dynamic_partition_check_interval_s)
+        self.replica.follower.add_listener(self.dynamic_partitions.on_event)
         self.replica.follower.add_listener(self.tiering.on_event)
         self.recycler = Recycler(self.projection, self.proposer, tiers, stores, grace_s=config.recycle_grace_s,
                                  day_s=config.time_travel_day_s, recovery_window_s=config.recovery_window_s)

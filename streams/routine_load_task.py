@@ -240,7 +240,9 @@ class RoutineLoadTask:
         records = records_table([m.partition() for m in messages], [m.offset() for m in messages],
                                 [m.value() for m in messages])
         loaded = load_batch(self._cursor, table, job.spec, plan, records)
-        rowsets = write_rowsets(self.tiers, table, loaded.rows) if loaded.rows.num_rows else []
+        default_cooldown = self.config.storage_cooldown_seconds
+        rowsets = (write_rowsets(self.tiers, table, loaded.rows, default_cooldown_s=default_cooldown)
+                   if loaded.rows.num_rows else [])
         first_error = self._first_error(loaded)
         progress = LoadProgress(job=job.key, topic=job.spec.topic, start_offsets=batch.start, end_offsets=batch.end,
                                 received_bytes=batch.size, error_rows=loaded.bad.num_rows,

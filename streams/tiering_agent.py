@@ -50,6 +50,8 @@ class TieringAgent:
     locks: TabletLocks
     local_grace_s: float
     clock: Callable[[], float] = time.time
+    # SSD data without its own storage_cooldown_time moves to HDD this long after its partition was created.
+    default_cooldown_s: float | None = None
     failures: int = 0
     _due: dict[TabletKey, float] = field(default_factory=dict)
     _backoff: dict[TabletKey, _Backoff] = field(default_factory=dict)
@@ -110,7 +112,7 @@ class TieringAgent:
         projection = self.cooler.projection
         with self.locks(*key):
             with projection.lock:
-                plan = plan_tablet(projection, table, partition, key[2], int(now * 1000))
+                plan = plan_tablet(projection, table, partition, key[2], int(now * 1000), self.default_cooldown_s)
             if not plan.moves:
                 result = TabletMoves([], None)
             else:

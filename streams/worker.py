@@ -11,6 +11,7 @@ declared when the app starts.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import logging
 import threading
@@ -60,7 +61,21 @@ MOVED_BYTES = Gauge("strata_tiering_moved_bytes", "bytes moved by the tiering ag
 TIERING_FAILURES = Gauge("strata_tiering_failures", "moves that failed and were put on backoff")
 LOAD_TASKS = Gauge("strata_routine_load_tasks", "routine load jobs with a running task in this worker")
 LOADED_ROWS = Gauge("strata_routine_load_rows", "rows routine load tasks of this worker committed")
+PARTITIONS_ADDED = Gauge("strata_dynamic_partitions_added", "partitions the dynamic partition scheduler added")
+PARTITIONS_DROPPED = Gauge("strata_dynamic_partitions_dropped", "partitions the dynamic partition scheduler dropped")
 LOAD_ERROR_ROWS = Gauge("strata_routine_load_error_rows", "rows routine load tasks sent to strata.dlq")
+
+
+@app.timer(interval=1.0)
+async def dynamic_partitions() -> None:
+    """The dynamic partition scheduler's timer: each tick runs a pass if one is due (its interval
+    passed, or a dynamic table changed); the pass blocks on the log, so it runs off the event loop."""
+    if not agents.started:
+        return
+    try:
+        await asyncio.get_running_loop().run_in_executor(None, agents.dynamic_partitions.tick)
+    except Exception:  # noqa: BLE001 - a bad pass must not stop the timer; the next tick retries
+        log.exception("dynamic partition pass failed")
 
 
 def _start_sequencer() -> None:
@@ -107,6 +122,8 @@ async def metrics(web: Any, request: Any) -> Any:
         MOVED_BYTES.set(agents.tiering.cooler.moved_bytes)
         TIERING_FAILURES.set(agents.tiering.failures)
         LOAD_TASKS.set(agents.routine_load.running_tasks)
+        PARTITIONS_ADDED.set(agents.dynamic_partitions.added)
+        PARTITIONS_DROPPED.set(agents.dynamic_partitions.dropped)
         LOADED_ROWS.set(agents.routine_load.loaded_rows)
         LOAD_ERROR_ROWS.set(agents.routine_load.error_rows)
         cache_metrics.publish(agents.locator.cache)

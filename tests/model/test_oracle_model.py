@@ -66,6 +66,8 @@ class TableMachine(RuleBasedStateMachine):
     keys_model = "DUPLICATE"
     value_aggregation: str | None = None
     properties = ""
+    # RANGE partitions on k: p_low [0, 4) always, p_high [4, 8) dropped and added back by steps.
+    partitioned = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -76,6 +78,7 @@ class TableMachine(RuleBasedStateMachine):
         self.cooling = False
         self.topic: str | None = None
         self.produced = 0
+        self.high = True
 
     def sql(self, statement: str) -> list[tuple[Any, ...]]:
         self.cur.execute(statement)
@@ -88,12 +91,17 @@ class TableMachine(RuleBasedStateMachine):
     def create(self) -> None:
         self.sql("CREATE DATABASE IF NOT EXISTS model_test")
         self.sql("USE model_test")
+        partitions = ('PARTITION BY RANGE(k) (PARTITION p_low VALUES [("0"), ("4")), '
+                      'PARTITION p_high VALUES [("4"), ("8"))) ') if self.partitioned else ""
         self.sql(f"CREATE TABLE {self.name} (k INT, v1 INT{self._agg()}) {self.keys_model} KEY(k) "
-                 f"DISTRIBUTED BY HASH(k) BUCKETS 3 {self.properties}")
+                 f"{partitions}DISTRIBUTED BY HASH(k) BUCKETS 3 {self.properties}")
         self.oracle = OracleTable(self.keys_model, [OracleColumn("k"), OracleColumn("v1", self.value_aggregation)])
 
     @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), min_size=1, max_size=6))
     def insert(self, rows: list[tuple[int, list[Any]]]) -> None:
+        rows = self._placeable(rows)
+        if not rows:
+            return
         values = self.oracle.names[1:]
         batch = [{"k": k, **dict(zip(values, vs, strict=False))} for k, vs in rows]
         tuples = ", ".join("(" + ", ".join(_literal(r.get(n)) for n in self.oracle.names) + ")" for r in batch)
@@ -116,6 +124,9 @@ class TableMachine(RuleBasedStateMachine):
     def routine_load(self, rows: list[tuple[int, list[Any]]]) -> None:
         """Rows produced to the topic a routine load job reads must fold like an INSERT of them, under
         the schema of the moment (the job outlives ADD and DROP COLUMN)."""
+        rows = self._placeable(rows)
+        if not rows:
+            return
         if self.topic is None:
             self.topic = new_topic()
             self.sql(f'CREATE ROUTINE LOAD {self.name}_job ON {self.name} PROPERTIES ("format" = "json", '
@@ -126,6 +137,23 @@ class TableMachine(RuleBasedStateMachine):
         wait_for(lambda: show(self.conn, f"{self.name}_job")["Statistic"]["loadedRows"] >= self.produced,
                  f"{self.produced} rows loaded by {self.name}_job", timeout=30)
         self.oracle.insert(batch)
+
+    def _placeable(self, rows: list[tuple[int, list[Any]]]) -> list[tuple[int, list[Any]]]:
+        """The rows a partition can hold now (a row of a dropped range would fail its statement)."""
+        return rows if self.high else [r for r in rows if r[0] < 4]
+
+    @precondition(lambda self: self.partitioned and self.high)
+    @rule()
+    def drop_partition(self) -> None:
+        self.sql(f"ALTER TABLE {self.name} DROP PARTITION p_high")
+        self.oracle.delete(lambda r: r["k"] >= 4)
+        self.high = False
+
+    @precondition(lambda self: self.partitioned and not self.high)
+    @rule()
+    def add_partition(self) -> None:
+        self.sql(f'ALTER TABLE {self.name} ADD PARTITION p_high VALUES [("4"), ("8"))')
+        self.high = True
 
     @rule(k=KEYS)
     def delete_key(self, k: int) -> None:
@@ -204,6 +232,15 @@ class UniqueMachine(TableMachine):
     keys_model = "UNIQUE"
 
 
+class PartitionedUniqueMachine(TableMachine):
+    keys_model = "UNIQUE"
+    partitioned = True
+
+
+class PartitionedDuplicateMachine(TableMachine):
+    partitioned = True
+
+
 class AggregateSumMachine(TableMachine):
     keys_model = "AGGREGATE"
     value_aggregation = "SUM"
@@ -221,6 +258,10 @@ TestDuplicate = TableMachine.TestCase
 TestUnique = UniqueMachine.TestCase
 TestAggregateSum = AggregateSumMachine.TestCase
 TestAggregateMax = AggregateMaxMachine.TestCase
+TestPartitionedUnique = PartitionedUniqueMachine.TestCase
+TestPartitionedDuplicate = PartitionedDuplicateMachine.TestCase
 for _case in (TestDuplicate, TestUnique, TestAggregateSum, TestAggregateMax):
     _case.settings = _settings
+for _case in (TestPartitionedUnique, TestPartitionedDuplicate):
+    _case.settings = settings(_settings, max_examples=10)
 del _case
