@@ -11,9 +11,12 @@ from query.table_definition import (
     PropertyCheck,
     build_columns,
     build_partitions,
+    check_dynamic,
     check_properties,
     column_from_def,
+    has_dynamic,
     partition_from_def,
+    refuse_dynamic,
 )
 from schemas import commands as cmd
 from schemas.errors import ErrorCode
@@ -62,6 +65,8 @@ def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done
     if not hash_cols and (dist is None or dist.kind == "HASH"):
         hash_cols = tuple(c.name.lower() for c in columns if c.is_key)
     kind, part_cols, partitions = build_partitions(s.partition, s.table.name, buckets, columns, check)
+    by_name = {c.name.lower(): c for c in columns}
+    check_dynamic(properties, kind, [by_name[c].type for c in part_cols])
     ctx.propose(cmd.CreateTable(
         db=db_name, name=s.table.name, keys_model=keys_model, columns=columns,  # type: ignore[arg-type]
         partition_kind=kind, partition_columns=part_cols, partitions=partitions,  # type: ignore[arg-type]
@@ -123,10 +128,14 @@ def alter_table(ctx: Context, session: SessionState, s: st.AlterTable) -> Done:
                                          columns=tuple(columns), next_column_id=next_id,
                                          description="; ".join(_describe(a) for a in schema_actions)))
     check = _property_check(ctx, session)
+    merged = dict(table.properties)  # what the table's properties become, checked whole
+    dynamic_changed = False
     for action in s.actions:
         if isinstance(action, st.SetTableProperties):
-            commands.append(cmd.AlterTableProperties(table_id=table.table_id,
-                                                     changes=dict(check(action.properties))))
+            changes = check(action.properties)
+            merged.update(changes)
+            dynamic_changed = dynamic_changed or has_dynamic(changes)
+            commands.append(cmd.AlterTableProperties(table_id=table.table_id, changes=dict(changes)))
         elif isinstance(action, st.AddPartition):
             commands.extend(_add_partition(table, action, check))
         elif isinstance(action, st.DropPartition):
@@ -135,15 +144,23 @@ def alter_table(ctx: Context, session: SessionState, s: st.AlterTable) -> Done:
             commands.append(cmd.DropPartition(table_id=table.table_id,
                                               partition_name=_partition(table, action.name).name))
         elif isinstance(action, st.ModifyPartition):
+            refuse_dynamic(action.properties, "a partition (MODIFY PARTITION)")
             ids = ([p.partition_id for p in table.live_partitions()] if action.all_partitions
                    else [_partition(table, n).partition_id for n in action.partitions])
             commands.append(cmd.ModifyPartitions(table_id=table.table_id, partition_ids=tuple(ids),
                                                  changes=dict(check(action.properties))))
         elif isinstance(action, st.RenameTable):
             commands.append(cmd.RenameTable(table_id=table.table_id, name=action.new_name))
+    if dynamic_changed:
+        check_dynamic(merged, table.partition_kind, [_column_type(table, c) for c in table.partition_columns])
     for command in commands:
         ctx.propose(command, table_id=table.table_id)
     return Done()
+
+
+def _column_type(table: TableState, name: str) -> str:
+    found = table.schema_now.column(name)
+    return found.type if found is not None else "VARCHAR"
 
 
 def _add_partition(table: TableState, action: st.AddPartition, check: PropertyCheck) -> list[cmd.Command]:

@@ -14,7 +14,7 @@ import duckdb
 
 from projections.remote import open_locator
 from projections.replica import Replica
-from query import ddl, dml, routine_load, show, tiering, time_travel
+from query import ddl, dml, dynamic_partition, routine_load, show, tiering, time_travel
 from query.context import Context, Done, Result, Rows, SessionState, SqlFailure
 from query.create_as import create_table_as
 from query.parser import statements as st
@@ -55,6 +55,7 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.ShowTables: show.show_tables,
     st.ShowCreateTable: show.show_create_table,
     st.ShowPartitions: show.show_partitions,
+    st.ShowDynamicPartitionTables: dynamic_partition.show_dynamic_partition_tables,
     st.Describe: show.describe,
     st.ShowTimeTravel: time_travel.show_time_travel,
     st.RestoreTable: time_travel.restore_table,

@@ -6,6 +6,9 @@ from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 
 from projections.cooldown import DATETIME_FORMAT
+from projections.dynamic_partitions import KEYS as DYNAMIC_KEYS
+from projections.dynamic_partitions import PREFIX as DYNAMIC
+from projections.dynamic_partitions import DynamicPartitionError, check_table, parse_spec
 from query.context import SessionState, SqlFailure
 from query.parser import statements as st
 from query.reads import session_zone
@@ -51,6 +54,9 @@ def check_properties(properties: dict[str, str], *, session: SessionState | None
     datetimes (UTC without one); `policies`, when given, are the storage policies that exist."""
     checked = {}
     for key, value in properties.items():
+        if key.startswith(DYNAMIC):
+            checked[key] = _dynamic_value(key, value, policies)
+            continue
         rule = _PROPERTY_CHECKS.get(key)
         if rule is None:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Unknown table property '{key}'")
@@ -75,6 +81,45 @@ def check_properties(properties: dict[str, str], *, session: SessionState | None
     if checked.get("enable_time_travel") == "true":
         checked.setdefault("time_travel_retention_days", "7")
     return checked
+
+
+# Dynamic partition values stored in one spelling (Doris shows the unit and medium upper case).
+_DYNAMIC_LOWER = ("enable", "create_history_partition")
+_DYNAMIC_UPPER = ("time_unit", "storage_medium")
+
+
+def _dynamic_value(key: str, value: str, policies: Collection[str] | None) -> str:
+    """One `dynamic_partition.*` property on its own; the set is checked whole by check_dynamic
+    (an ALTER may change one of them)."""
+    name = key[len(DYNAMIC):]
+    if name not in DYNAMIC_KEYS:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Unknown dynamic partition property '{key}'")
+    value = value.strip()
+    if name == "storage_policy" and policies is not None and value and value not in policies:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Storage policy '{value}' of '{key}' does not exist")
+    return value.lower() if name in _DYNAMIC_LOWER else value.upper() if name in _DYNAMIC_UPPER else value
+
+
+def has_dynamic(properties: dict[str, str] | dict[str, str | None]) -> bool:
+    return any(key.startswith(DYNAMIC) for key in properties)
+
+
+def check_dynamic(properties: dict[str, str], partition_kind: str, column_types: list[str]) -> None:
+    """A table's dynamic partition properties as a whole (Doris' rules), against its partitioning."""
+    try:
+        spec = parse_spec(properties)
+        if spec is not None:
+            check_table(spec, partition_kind, column_types)
+    except DynamicPartitionError as exc:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, str(exc)) from None
+
+
+def refuse_dynamic(properties: dict[str, str], where: str) -> None:
+    """Dynamic partition properties belong to the table, never to one partition."""
+    for key in properties:
+        if key.startswith(DYNAMIC):
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"'{key}' is a table property: set it with ALTER TABLE "
+                                                        f"... SET, not on {where}")
 
 
 def _future_datetime(text: str, session: SessionState, key: str) -> str:
@@ -161,4 +206,5 @@ def partition_from_def(p: st.PartitionDef, buckets: int, lower: tuple[str, ...] 
         bound = PartitionBound(lower=p.values[0], upper=_upper(p.values[1]))
     else:
         bound = PartitionBound(values=p.values)
+    refuse_dynamic(dict(p.properties), f"partition {p.name}")
     return NewPartition(name=p.name, bound=bound, buckets=buckets, properties=check(dict(p.properties)))

@@ -20,6 +20,9 @@ from schemas.errors import ErrorCode
 from schemas.model import LoadProgress, Partition, Rowset, TableSchema
 from storage.tiers import LOCAL_MEDIA, remote_tier, resource_of
 
+# The properties that name a storage policy: a partition's own, and the one dynamic partitions get.
+_POLICY_KEYS = ("storage_policy", "dynamic_partition.storage_policy")
+
 
 class Rejected(Exception):
     def __init__(self, code: ErrorCode, reason: str) -> None:
@@ -351,9 +354,10 @@ class Rules:
 
     def _check_policy_named(self, properties: dict[str, str] | dict[str, str | None]) -> None:
         """A table or partition may name only a storage policy that exists (a DROP may have won the race)."""
-        name = properties.get("storage_policy")
-        if name:
-            self._named_present("storage_policy", name, "Storage policy")
+        for key in _POLICY_KEYS:
+            name = properties.get(key)
+            if name:
+                self._named_present("storage_policy", name, "Storage policy")
 
     def _check_policy_resource(self, properties: dict[str, str]) -> None:
         resource = properties.get("storage_resource")
@@ -395,7 +399,7 @@ class Rules:
     def drop_storage_policy(self, c: cmd.DropStoragePolicy, ts: int) -> Decision:
         self._named_present("storage_policy", c.name, "Storage policy")
         users = [t.name for t in self.state.tables.values()
-                 if t.dropped_ts_ms is None and (t.properties.get("storage_policy") == c.name or any(
+                 if t.dropped_ts_ms is None and (any(t.properties.get(k) == c.name for k in _POLICY_KEYS) or any(
                      p.partition.properties.get("storage_policy") == c.name for p in t.live_partitions()))]
         if users:
             raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"Storage policy '{c.name}' is used by table "

@@ -39,6 +39,7 @@ from query.parser.statements import (
     SetVariables,
     ShowCreateTable,
     ShowDatabases,
+    ShowDynamicPartitionTables,
     ShowPartitions,
     ShowResources,
     ShowRoutineLoad,
@@ -298,6 +299,9 @@ def show(c: Cursor) -> Statement:
         return _show_columns(c, full)
     if c.accept("CREATE", "TABLE"):
         return _done(c, ShowCreateTable(c.qualified_name()))
+    if c.accept("DYNAMIC", "PARTITION", "TABLES"):
+        db = c.identifier("a database name") if c.accept_any(("FROM", "IN")) else None
+        return _done(c, ShowDynamicPartitionTables(db))
     if c.accept("PARTITIONS"):
         c.expect("FROM")
         return _done(c, ShowPartitions(c.qualified_name()))

@@ -154,6 +154,13 @@ class ShowPartitions(Statement):
 
 
 @dataclass(frozen=True)
+class ShowDynamicPartitionTables(Statement):
+    """``SHOW DYNAMIC PARTITION TABLES [FROM db]``."""
+
+    db: str | None = None
+
+
+@dataclass(frozen=True)
 class Describe(Statement):
     """``DESC t``, ``DESCRIBE t`` and ``SHOW [FULL] COLUMNS FROM t [FROM db]``."""
 

@@ -9,11 +9,13 @@ from query.parser import (
     AdminCompact,
     AlterResource,
     AlterStoragePolicy,
+    AlterTable,
     AsOfTime,
     AsOfVersion,
     CreateResource,
     CreateRoutineLoad,
     CreateStoragePolicy,
+    CreateTable,
     DropResource,
     DropStoragePolicy,
     LoadColumn,
@@ -22,7 +24,9 @@ from query.parser import (
     RestoreTable,
     RoutineLoadControl,
     SetNames,
+    SetTableProperties,
     SetVariables,
+    ShowDynamicPartitionTables,
     ShowResources,
     ShowRoutineLoad,
     ShowServerInfo,
@@ -91,6 +95,9 @@ T = QualifiedName("t")
         ("SHOW CHARACTER SET", ShowServerInfo("CHARSET")),
         ("SHOW COLLATION LIKE 'utf8%'", ShowServerInfo("COLLATION", like="utf8%")),
         ("COMMIT", Passthrough("COMMIT", "COMMIT")),
+        ("SHOW DYNAMIC PARTITION TABLES", ShowDynamicPartitionTables()),
+        ("show dynamic partition tables from shop", ShowDynamicPartitionTables("shop")),
+        ("SHOW DYNAMIC PARTITION TABLES IN `my db`;", ShowDynamicPartitionTables("my db")),
     ],
 )
 def test_statement_fields(sql: str, expected: Statement) -> None:
@@ -148,3 +155,22 @@ def test_set_variables() -> None:
 def test_set_transaction_passes_through() -> None:
     sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
     assert parse_statement(sql) == Passthrough("SET TRANSACTION", sql)
+
+
+def test_dynamic_partition_properties_parse_on_an_empty_range_table() -> None:
+    stmt = parse_statement(
+        "CREATE TABLE t (dt DATE, v INT) DUPLICATE KEY(dt) PARTITION BY RANGE(dt) () "
+        'DISTRIBUTED BY HASH(dt) BUCKETS 3 PROPERTIES ("Dynamic_Partition.Enable" = "true", '
+        '"dynamic_partition.time_unit" = "DAY", "dynamic_partition.end" = "3")'
+    )
+    assert isinstance(stmt, CreateTable) and stmt.partition is not None
+    assert (stmt.partition.kind, stmt.partition.columns, stmt.partition.partitions) == ("RANGE", ("dt",), ())
+    assert stmt.properties == {
+        "dynamic_partition.enable": "true",
+        "dynamic_partition.time_unit": "DAY",
+        "dynamic_partition.end": "3",
+    }
+    alter = parse_statement('ALTER TABLE t SET ("dynamic_partition.enable" = "false", "dynamic_partition.end" = "5")')
+    assert alter == AlterTable(
+        T, (SetTableProperties({"dynamic_partition.enable": "false", "dynamic_partition.end": "5"}),)
+    )

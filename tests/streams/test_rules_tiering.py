@@ -86,6 +86,12 @@ def test_a_policy_named_by_a_partition_only_cannot_be_dropped(state: Projection)
     assert "pol" not in state.named["storage_policy"]
 
 
+def test_a_policy_dynamic_partitions_give_their_partitions_is_checked_and_kept(state: Projection) -> None:
+    _rejected(state, _table("t", {"dynamic_partition.storage_policy": "gone"}), "'gone'")
+    _apply(state, _table("t", {"dynamic_partition.storage_policy": "pol"}))
+    _rejected(state, cmd.DropStoragePolicy(name="pol"), "used by table t")
+
+
 def test_alter_replaces_the_property_set_and_counts_versions(state: Projection) -> None:
     _apply(state, cmd.AlterStoragePolicy(name="pol", properties={"storage_resource": "r1",
                                                                  "cooldown_datetime": "2030-01-01 00:00:00"}))
