@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from projections.cooldown import plan_tablet, utc_ms
+from projections.cooldown import local_target, plan_tablet, utc_ms
 from projections.projection import Projection
 from projections.state import PartitionState
 from schemas import events as ev
@@ -94,6 +94,20 @@ def test_ssd_data_moves_to_hdd_once_its_cooldown_time_passed(tmp_path: Path) -> 
     hdd = _projection(tmp_path / "hdd", {"storage_medium": "hdd"})
     _commit(hdd, 1, 0)
     assert [m.to_tier for m in plan_tablet(hdd, hdd.tables[1], _partition(hdd), 0, now_ms=0).moves] == ["hdd"]
+
+
+def test_ssd_data_without_a_cooldown_time_moves_after_the_default(tmp_path: Path) -> None:
+    """storage_cooldown_seconds (Doris' storage_cooldown_second) counts from the partition's creation."""
+    projection = _projection(tmp_path, {})
+    _commit(projection, 1, 0)
+    table, partition = projection.tables[1], _partition(projection)
+    due = partition.created_ts_ms + 3600 * SECOND
+    assert plan_tablet(projection, table, partition, 0, now_ms=due * 10).moves == []  # no default: never
+    before = plan_tablet(projection, table, partition, 0, now_ms=due - 1, default_cooldown_s=3600)
+    assert before.moves == [] and before.next_due_ms == due
+    after = plan_tablet(projection, table, partition, 0, now_ms=due, default_cooldown_s=3600)
+    assert [(m.rowset.rowset_id, m.to_tier) for m in after.moves] == [("r1", "hdd")]
+    assert local_target(table, partition, due, 3600) == "hdd" and local_target(table, partition, due - 1, 3600) == "ssd"
 
 
 def test_stale_rowsets_go_cold_at_once_and_a_compaction_output_keeps_its_inputs_write_time(tmp_path: Path) -> None:
