@@ -31,6 +31,7 @@ from projections.state import (
     TableState,
 )
 from projections.store import ProjectionStore
+from projections.users import UserRecord, scope_key
 from schemas import events as ev
 from schemas.envelope import EventEnvelope
 from schemas.model import LoadProgress, Rowset
@@ -38,9 +39,10 @@ from schemas.model import LoadProgress, Rowset
 log = logging.getLogger(__name__)
 NAMED_KINDS = ("resource", "storage_policy")
 ROUTINE_LOAD_PREFIX = b"rl/"
+USER_PREFIX = b"usr/"
 # Bump when the key layout or a stored value's shape changes: a projection written in another
 # format is rebuilt from the log (the truth) instead of being misread.
-FORMAT_VERSION = b"4"
+FORMAT_VERSION = b"5"
 FORMAT_KEY = b"m/format"
 
 
@@ -62,6 +64,7 @@ class Projection:
         self.tables: dict[int, TableState] = {}
         self.named: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in NAMED_KINDS}
         self.routine_loads: dict[str, RoutineLoadJob] = {}
+        self.users: dict[str, UserRecord] = {}
         self.next_ids = {"db": 1, "table": 1, "partition": 1, "routine_load": 1}
         self._dirty_tables: set[int] = set()
         self._dirty_dbs: set[int] = set()
@@ -93,6 +96,10 @@ class Projection:
             ev.StoragePolicyDropped: self._named_drop("storage_policy"),
             ev.RoutineLoadChanged: self._routine_load_changed,
             ev.RoutineLoadProgressed: self._routine_load_progressed,
+            ev.UserCreated: self._user_created,
+            ev.UserDropped: self._user_dropped,
+            ev.PasswordSet: self._password_set,
+            ev.GrantsChanged: self._grants_changed,
         }
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -113,6 +120,9 @@ class Projection:
         for _, raw in self.store.scan(ROUTINE_LOAD_PREFIX):
             job = RoutineLoadJob.model_validate_json(raw)
             self.routine_loads[job.key] = job
+        for _, raw in self.store.scan(USER_PREFIX):
+            user = UserRecord.model_validate_json(raw)
+            self.users[user.name.lower()] = user
 
     def _rebuild(self, path: Path) -> None:
         if next(iter(self.store.scan(b"")), None) is not None:
@@ -462,6 +472,32 @@ class Projection:
         if job is not None:
             job.record(load, rows, ts)
             self._put_job(job)
+
+    # -- users -----------------------------------------------------------------------------------------
+    def _put_user(self, user: UserRecord) -> None:
+        self.users[user.name.lower()] = user
+        self.store.put(USER_PREFIX + user.name.lower().encode(), _dump(user))
+
+    def _user_created(self, e: ev.UserCreated, ts: int) -> None:
+        self._put_user(UserRecord(name=e.name, auth_string=e.auth_string, created_ts_ms=ts))
+
+    def _user_dropped(self, e: ev.UserDropped, ts: int) -> None:
+        self.users.pop(e.name.lower(), None)
+        self.store.delete(USER_PREFIX + e.name.lower().encode())
+
+    def _password_set(self, e: ev.PasswordSet, ts: int) -> None:
+        user = self.users.get(e.name.lower())
+        if user is not None:
+            self._put_user(user.model_copy(update={"auth_string": e.auth_string}))
+
+    def _grants_changed(self, e: ev.GrantsChanged, ts: int) -> None:
+        user = self.users.get(e.name.lower())
+        if user is None:
+            return
+        grants = {k: v for k, v in user.grants.items() if k != scope_key(e.db, e.table)}
+        if e.privileges:
+            grants[scope_key(e.db, e.table)] = list(e.privileges)
+        self._put_user(user.model_copy(update={"grants": grants}))
 
     def _stop_jobs(self, which: Callable[[RoutineLoadJob], bool], reason: str, ts: int) -> None:
         """A job whose table goes stops with it, as Doris cancels it: nothing is left to load into."""

@@ -54,6 +54,7 @@ Result = Rows | Done
 class SessionState:
     database: str | None = None
     variables: dict[str, str] = field(default_factory=lambda: {"time_zone": "UTC"})
+    user: str = "root"  # who logged in (query.access decides what it may do)
 
 
 @dataclass

@@ -14,7 +14,7 @@ import duckdb
 
 from projections.remote import open_locator
 from projections.replica import Replica
-from query import ddl, dml, dynamic_partition, routine_load, show, tiering, time_travel
+from query import access, ddl, dml, dynamic_partition, routine_load, show, tiering, time_travel, users
 from query.context import Context, Done, Result, Rows, SessionState, SqlFailure
 from query.create_as import create_table_as
 from query.parser import statements as st
@@ -71,6 +71,11 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.CreateRoutineLoad: routine_load.create_routine_load,
     st.RoutineLoadControl: routine_load.control_routine_load,
     st.ShowRoutineLoad: routine_load.show_routine_load,
+    st.CreateUser: users.create_user,
+    st.DropUser: users.drop_user,
+    st.SetPassword: users.set_password,
+    st.GrantPrivileges: users.grant,
+    st.ShowGrants: users.show_grants,
 }
 
 
@@ -90,8 +95,10 @@ class Engine:
         if handler is None:
             raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"{type(statement).__name__} is not supported yet")
         try:
+            access.check(self.ctx, session, statement)
             with self.ctx.locator.statement():
-                return handler(self.ctx, session, statement)
+                result = handler(self.ctx, session, statement)
+            return access.filter_rows(self.ctx, session, statement, result) if isinstance(result, Rows) else result
         except RemoteUnavailable as exc:
             raise SqlFailure(ErrorCode.UNKNOWN_ERROR, f"{exc}; the data is cooled to resource '{exc.resource}' "
                                                       "and not in this server's file cache") from None

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pyarrow as pa
 
 from projections.state import TableState
+from query import access
 from query.context import Context, SessionState, SqlFailure
 from schemas.errors import ErrorCode
 
@@ -116,7 +117,7 @@ def table(ctx: Context, session: SessionState, name: str) -> pa.Table:
     if builder is None:
         raise SqlFailure(ErrorCode.NO_SUCH_TABLE, f"Table 'information_schema.{name}' doesn't exist; "
                                                   f"available: {', '.join(names())}")
-    return builder(ctx)
+    return access.visible(ctx, session, builder(ctx))
 
 
 def names() -> list[str]:

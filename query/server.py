@@ -26,6 +26,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, ge
 from sqlglot import exp
 
 from query import group_commit
+from query.auth import StrataIdentityProvider
 from query.context import Done, Rows, SessionState, SqlFailure
 from query.engine import Engine
 from query.parser import SqlError, SqlSyntaxError, parse_script, table_refs
@@ -97,6 +98,7 @@ class StrataSession(Session):
         # know it too. It is not checked here: the OK of the handshake is already sent, so an error
         # now would only break the connection; an unknown one fails each statement that uses it.
         self.state.database = self.database
+        self.state.user = self.username or "root"
         plain_ok = connection.ok
 
         def ok(**kwargs: Any) -> bytes:
@@ -208,7 +210,17 @@ def _http_app(engine: Engine) -> web.Application:
 async def serve() -> None:
     config = settings()
     engine = Engine(config, name=f"sql-{config.sql_port}")
-    server = MysqlServer(session_factory=lambda: StrataSession(engine))
+    if not config.root_password.get_secret_value():
+        log.warning("root has no password: anyone who reaches %s:%d is root. Set STRATA_ROOT_PASSWORD "
+                    "anywhere but a local stack", config.sql_host, config.sql_port)
+    users = engine.ctx.projection.users
+
+    def auth_string(name: str) -> str | None:
+        found = users.get(name.lower())
+        return None if found is None else found.auth_string
+
+    identities = StrataIdentityProvider(auth_string, config.root_password.get_secret_value(), engine.ctx.stores.box)
+    server = MysqlServer(session_factory=lambda: StrataSession(engine), identity_provider=identities)
     runner = web.AppRunner(_http_app(engine))
     await runner.setup()
     await web.TCPSite(runner, config.sql_host, config.http_port).start()

@@ -253,3 +253,39 @@ class ChangeRoutineLoad(Command):
     # Only move a job from these states (empty: any); PAUSE of a STOPPED job must not revive it.
     from_states: tuple[RoutineLoadState, ...] = ()
 
+
+
+@register
+class CreateUser(Command):
+    """`auth_string` is the mysql_native_password hash (SHA1(SHA1(password)), hex), sealed."""
+
+    TYPE: ClassVar[str] = "CreateUser"
+    name: str
+    auth_string: str = ""
+    if_not_exists: bool = False
+
+
+@register
+class DropUser(Command):
+    TYPE: ClassVar[str] = "DropUser"
+    name: str
+    if_exists: bool = False
+
+
+@register
+class SetPassword(Command):
+    TYPE: ClassVar[str] = "SetPassword"
+    name: str
+    auth_string: str
+
+
+@register
+class ChangeGrants(Command):
+    """GRANT (or REVOKE) `privileges` on `db`.`table` (`*` for every one)."""
+
+    TYPE: ClassVar[str] = "ChangeGrants"
+    name: str
+    db: str
+    table: str
+    privileges: tuple[str, ...]
+    revoke: bool = False

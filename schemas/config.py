@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     minio_console_port: int = 9001
     minio_root_user: str = "minioadmin"
     minio_root_password: SecretStr = SecretStr("minioadmin")
+    # The SQL port's root password; empty only for a local stack (the server warns at start).
+    root_password: SecretStr = SecretStr("")
 
     sql_host: str = "127.0.0.1"
     sql_port: int = 9030

@@ -272,3 +272,36 @@ class CommandRejected(Event):
     command_type: str
     code: int = Field(description="MySQL error code")
     reason: str
+
+
+@register
+class UserCreated(Event):
+    """`auth_string`: the sealed mysql_native_password hash; never the password."""
+
+    TYPE: ClassVar[str] = "UserCreated"
+    name: str
+    auth_string: str = ""
+
+
+@register
+class UserDropped(Event):
+    TYPE: ClassVar[str] = "UserDropped"
+    name: str
+
+
+@register
+class PasswordSet(Event):
+    TYPE: ClassVar[str] = "PasswordSet"
+    name: str
+    auth_string: str
+
+
+@register
+class GrantsChanged(Event):
+    """The user's privileges on `db`.`table` are now `privileges` (after a GRANT or REVOKE)."""
+
+    TYPE: ClassVar[str] = "GrantsChanged"
+    name: str
+    db: str
+    table: str
+    privileges: tuple[str, ...]

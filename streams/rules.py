@@ -14,6 +14,7 @@ from projections.cooldown import effective
 from projections.projection import Projection
 from projections.snapshot import cover_tablet
 from projections.state import TableState
+from projections.users import PRIVILEGES, ROOT, UserRecord, scope_key
 from schemas import commands as cmd
 from schemas import events as ev
 from schemas.errors import ErrorCode
@@ -89,6 +90,10 @@ class Rules:
             cmd.AlterStoragePolicy: self.alter_storage_policy,
             cmd.DropStoragePolicy: self.drop_storage_policy,
             cmd.ChangeRoutineLoad: self.change_routine_load,
+            cmd.CreateUser: self.create_user,
+            cmd.DropUser: self.drop_user,
+            cmd.SetPassword: self.set_password,
+            cmd.ChangeGrants: self.change_grants,
         }
 
     def decide(self, command: cmd.Command, ts_ms: int) -> Decision:
@@ -437,3 +442,30 @@ class Rules:
         event = ev.RoutineLoadChanged(db_id=db_id, job=job.name, job_id=job.job_id, state=c.state,
                                       table_id=job.table_id, reason=c.reason)
         return Decision(event, job.table_id)
+
+    # -- users -----------------------------------------------------------------------------------------
+    def _user(self, name: str) -> UserRecord:
+        found = self.state.users.get(name.lower())
+        if found is None:
+            raise Rejected(ErrorCode.UNKNOWN_ERROR, f"User '{name}'@'%' does not exist")
+        return found
+
+    def create_user(self, c: cmd.CreateUser, ts: int) -> Decision:
+        if c.name.lower() == ROOT or c.name.lower() in self.state.users:
+            raise Rejected(ErrorCode.CANNOT_USER, f"Operation CREATE USER failed for '{c.name}'@'%': the user exists")
+        return Decision(ev.UserCreated(name=c.name, auth_string=c.auth_string), None)
+
+    def drop_user(self, c: cmd.DropUser, ts: int) -> Decision:
+        self._user(c.name)
+        return Decision(ev.UserDropped(name=c.name), None)
+
+    def set_password(self, c: cmd.SetPassword, ts: int) -> Decision:
+        self._user(c.name)
+        return Decision(ev.PasswordSet(name=c.name, auth_string=c.auth_string), None)
+
+    def change_grants(self, c: cmd.ChangeGrants, ts: int) -> Decision:
+        user = self._user(c.name)
+        held = set(user.grants.get(scope_key(c.db, c.table), []))
+        changed = held - set(c.privileges) if c.revoke else held | set(c.privileges)
+        ordered = tuple(p for p in PRIVILEGES if p in changed)
+        return Decision(ev.GrantsChanged(name=user.name, db=c.db, table=c.table, privileges=ordered), None)

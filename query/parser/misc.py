@@ -7,6 +7,7 @@ from typing import Literal
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
+from query.parser import users
 from query.parser.cursor import Cursor
 from query.parser.dialect import TIME_TRAVEL_TIME_WORDS, VERSION_KIND
 from query.parser.dml import partition_names
@@ -310,6 +311,10 @@ def show(c: Cursor) -> Statement:
         return _done(c, ShowTimeTravel(c.qualified_name()))
     if c.accept("RESOURCES"):
         return _show_resources(c)
+    if c.accept("GRANTS"):
+        return users.show_grants(c, all_users=False)
+    if c.accept("ALL", "GRANTS"):
+        return users.show_grants(c, all_users=True)
     if c.accept("STORAGE", "POLICY"):
         return _show_storage_policy(c)
     all_jobs = c.accept("ALL")
@@ -404,6 +409,8 @@ def set_statement(c: Cursor) -> Statement:
         return _done(c, SetNames(c.name_or_string("a character set")))
     if c.at("TRANSACTION") or (c.word() in ("SESSION", "GLOBAL") and c.word(1) == "TRANSACTION"):
         return Passthrough("SET TRANSACTION", source_text(c))
-    if phrase := c.accept_any(("PASSWORD", "PROPERTY", "ROLE", "LDAP_ADMIN_PASSWORD")):
+    if c.accept("PASSWORD"):
+        return users.set_password(c)
+    if phrase := c.accept_any(("PROPERTY", "ROLE", "LDAP_ADMIN_PASSWORD")):
         raise UnsupportedStatement(f"SET {phrase} is not supported")
     return _done(c, SetVariables(tuple(c.csv(lambda: _set_assignment(c)))))

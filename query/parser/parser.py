@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from sqlglot.tokens import Token, TokenType
 
-from query.parser import ddl, dml, misc
+from query.parser import ddl, dml, misc, users
 from query.parser.cursor import Cursor
 from query.parser.errors import UnsupportedStatement
 from query.parser.lexing import split_statements, syntax_error, tokenize
@@ -18,12 +18,9 @@ Rule = Callable[[Cursor], Statement]
 _UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
     tuple(phrase.split())
     for phrase in (
-        "GRANT",
-        "REVOKE",
         "CREATE VIEW",
         "CREATE MATERIALIZED VIEW",
         "CREATE INDEX",
-        "CREATE USER",
         "CREATE ROLE",
         "CREATE FUNCTION",
         "CREATE GLOBAL FUNCTION",
@@ -41,7 +38,6 @@ _UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
         "DROP VIEW",
         "DROP MATERIALIZED VIEW",
         "DROP INDEX",
-        "DROP USER",
         "DROP ROLE",
         "DROP FUNCTION",
         "DROP CATALOG",
@@ -72,7 +68,6 @@ _UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
         "LOCK TABLES",
         "UNLOCK TABLES",
         "CLEAN",
-        "SHOW GRANTS",
         "SHOW LOAD",
         "SHOW INDEX",
         "SHOW INDEXES",
@@ -132,8 +127,9 @@ _RULES: dict[str, Rule] = {
             ("RESOURCE",): misc.create_resource,
             ("STORAGE", "POLICY"): misc.create_storage_policy,
             ("ROUTINE", "LOAD"): misc.create_routine_load,
+            ("USER",): users.create_user,
         },
-        "DATABASE, TABLE, RESOURCE, STORAGE POLICY or ROUTINE LOAD after CREATE",
+        "DATABASE, TABLE, RESOURCE, STORAGE POLICY, ROUTINE LOAD or USER after CREATE",
     ),
     "DROP": _sub_rules(
         {
@@ -142,8 +138,9 @@ _RULES: dict[str, Rule] = {
             ("TABLE",): misc.drop_table,
             ("RESOURCE",): misc.drop_resource,
             ("STORAGE", "POLICY"): misc.drop_storage_policy,
+            ("USER",): users.drop_user,
         },
-        "DATABASE, TABLE, RESOURCE or STORAGE POLICY after DROP",
+        "DATABASE, TABLE, RESOURCE, STORAGE POLICY or USER after DROP",
     ),
     "ALTER": _sub_rules(
         {
@@ -164,6 +161,8 @@ _RULES: dict[str, Rule] = {
     "RESUME": misc.routine_load_control,
     "STOP": misc.routine_load_control,
     "SET": misc.set_statement,
+    "GRANT": lambda c: users.grant(c, revoke=False),
+    "REVOKE": lambda c: users.grant(c, revoke=True),
 }
 
 

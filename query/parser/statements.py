@@ -533,3 +533,57 @@ class Passthrough(Statement):
 
     kind: str
     sql: str
+
+
+# --------------------------------------------------------------------------- users and privileges
+
+
+@dataclass(frozen=True)
+class UserIdentity:
+    """``'name'@'host'``; Strata's users all log in from any host, so host is '%' unless given."""
+
+    name: str
+    host: str = "%"
+
+    def __str__(self) -> str:
+        return f"'{self.name}'@'{self.host}'"
+
+
+@dataclass(frozen=True)
+class CreateUser(Statement):
+    user: UserIdentity
+    password: str | None = None
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class DropUser(Statement):
+    user: UserIdentity
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class SetPassword(Statement):
+    """``SET PASSWORD [FOR user] = PASSWORD('…')``; ``user`` None is the session's own."""
+
+    user: UserIdentity | None
+    password: str
+
+
+@dataclass(frozen=True)
+class GrantPrivileges(Statement):
+    """GRANT (``revoke`` False) or REVOKE privileges on ``db.table`` (``*`` for all)."""
+
+    privileges: tuple[str, ...]
+    db: str
+    table: str
+    user: UserIdentity
+    revoke: bool = False
+
+
+@dataclass(frozen=True)
+class ShowGrants(Statement):
+    """``SHOW GRANTS`` (own), ``SHOW GRANTS FOR user``, ``SHOW ALL GRANTS``."""
+
+    user: UserIdentity | None = None
+    all: bool = False

@@ -37,6 +37,7 @@ CASES = [
     ("cooldown", ["--inserts", "2", "--rows-per-insert", "1000", "--runs", "2"]),
     ("group_commit", ["--clients", "3", "--inserts", "3"]),
     ("routine_load", ["--rows", "20000", "--lag-records", "20"]),
+    ("load", ["--clients", "4", "--duration-s", "5", "--seed-rows", "200"]),
 ]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("STRATA_")}, **BENCH_ENV}
 

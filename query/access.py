@@ -1,0 +1,165 @@
+"""Who may run what: each statement's required privileges (Doris' names) checked against the
+session's user before it runs, and what SHOW and information_schema list for that user.
+
+`root` may do everything. Any other user needs, on `*.*`, `db.*` or `db.table`:
+SELECT_PRIV to read (the latest state or any instant of its history), LOAD_PRIV to write rows
+(INSERT, DELETE, UPDATE, TRUNCATE, routine loads), CREATE_PRIV / DROP_PRIV / ALTER_PRIV for DDL,
+ADMIN_PRIV (on *.*) for resources, storage policies, compaction, users and grants. A statement
+this module does not know is refused for non-root users: a new statement kind must say here what it needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from projections.users import ANY, ROOT, UserRecord
+from query.context import Context, Rows, SessionState, SqlFailure
+from query.parser import statements as st
+from schemas.errors import ErrorCode
+
+Need = tuple[str, str, str]  # privilege, db, table ('*' for the database itself / everything)
+_FREE = (st.SetVariables, st.SetNames, st.Passthrough, st.ShowServerInfo, st.ShowDatabases, st.ShowTables,
+         st.ShowDynamicPartitionTables, st.ShowRoutineLoad, st.SetPassword, st.ShowGrants)
+_ADMIN = (st.CreateResource, st.AlterResource, st.DropResource, st.ShowResources, st.CreateStoragePolicy,
+          st.AlterStoragePolicy, st.DropStoragePolicy, st.ShowStoragePolicy, st.AdminCompact, st.CreateUser,
+          st.DropUser, st.GrantPrivileges)
+INFORMATION_SCHEMA = "information_schema"
+
+
+def user_of(ctx: Context, session: SessionState) -> UserRecord | None:
+    """The session's user; None for root."""
+    if session.user.lower() == ROOT:
+        return None
+    found = ctx.projection.users.get(session.user.lower())
+    if found is None:
+        raise SqlFailure(ErrorCode.ACCESS_DENIED, f"Access denied for user '{session.user}'@'%': the user was dropped")
+    return found
+
+
+def _db(session: SessionState, name: st.QualifiedName) -> str:
+    return name.db or session.database or ""
+
+
+def _tables_read(session: SessionState, expr: exp.Expr) -> Iterator[Need]:
+    ctes = {cte.alias_or_name.lower() for cte in expr.find_all(exp.CTE)}
+    for table in expr.find_all(exp.Table):
+        if not table.name or (not table.db and table.name.lower() in ctes):
+            continue
+        db = table.db or session.database or ""
+        if db.lower() == INFORMATION_SCHEMA:
+            continue  # filtered row by row instead
+        yield "SELECT_PRIV", db, table.name
+
+
+def needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Need]:
+    """What `s` needs; raises for statements with no rule (they are refused to non-root users)."""
+    if isinstance(s, _FREE):
+        return []
+    if isinstance(s, _ADMIN):
+        return [("ADMIN_PRIV", ANY, ANY)]
+    if isinstance(s, st.Query):
+        return list(_tables_read(session, s.expr))
+    if isinstance(s, st.Insert):
+        reads = [] if isinstance(s.query, exp.Values) else list(_tables_read(session, s.query))
+        return [("LOAD_PRIV", _db(session, s.table), s.table.name), *reads]
+    if isinstance(s, st.Delete | st.Update | st.TruncateTable):
+        return [("LOAD_PRIV", _db(session, s.table), s.table.name)]
+    if isinstance(s, st.CreateTable | st.CreateTableLike):
+        extra = [("SELECT_PRIV", _db(session, s.source), s.source.name)] if isinstance(s, st.CreateTableLike) else []
+        return [("CREATE_PRIV", _db(session, s.table), ANY), *extra]
+    if isinstance(s, st.CreateTableAs):
+        return [("CREATE_PRIV", _db(session, s.table), ANY), *_tables_read(session, s.query.expr)]
+    if isinstance(s, st.DropTable):
+        return [("DROP_PRIV", _db(session, s.table), s.table.name)]
+    if isinstance(s, st.RecoverTable):
+        return [("CREATE_PRIV", _db(session, s.table), ANY)]
+    if isinstance(s, st.AlterTable | st.RestoreTable):
+        return [("ALTER_PRIV", _db(session, s.table), s.table.name)]
+    if isinstance(s, st.CreateDatabase):
+        return [("CREATE_PRIV", s.name, ANY)]
+    if isinstance(s, st.DropDatabase):
+        return [("DROP_PRIV", s.name, ANY)]
+    if isinstance(s, st.RecoverDatabase):
+        return [("CREATE_PRIV", s.name, ANY)]
+    if isinstance(s, st.ShowCreateTable | st.ShowPartitions | st.Describe | st.ShowTimeTravel):
+        return [("SELECT_PRIV", _db(session, s.table), s.table.name)]
+    if isinstance(s, st.CreateRoutineLoad):
+        return [("LOAD_PRIV", s.job.db or session.database or "", s.table.name)]
+    if isinstance(s, st.RoutineLoadControl):
+        return _job_needs(ctx, session, s.job)
+    raise SqlFailure(ErrorCode.SPECIFIC_ACCESS_DENIED,
+                     f"Access denied; only root may run {type(s).__name__} statements")
+
+
+def _job_needs(ctx: Context, session: SessionState, job: st.QualifiedName | None) -> list[Need]:
+    if job is None:  # PAUSE|RESUME ALL: every job of the database
+        return [("LOAD_PRIV", session.database or "", ANY)]
+    db_id, db_name = ctx.database_id(session, job.db)
+    found = ctx.projection.routine_load(db_id, job.name)
+    table = ctx.projection.tables.get(found.table_id) if found else None
+    return [("LOAD_PRIV", db_name, table.name if table else ANY)]
+
+
+def check(ctx: Context, session: SessionState, s: st.Statement) -> None:
+    user = user_of(ctx, session)
+    if user is None:
+        return
+    if isinstance(s, st.Use):
+        if s.db.lower() != INFORMATION_SCHEMA and not user.sees_database(s.db):
+            raise SqlFailure(ErrorCode.DB_ACCESS_DENIED,
+                             f"Access denied for user '{user.name}'@'%' to database '{s.db}'")
+        return
+    if isinstance(s, st.SetPassword) and s.user is not None and s.user.name.lower() != user.name.lower():
+        raise SqlFailure(ErrorCode.SPECIFIC_ACCESS_DENIED, "Access denied; you need ADMIN_PRIV to set another "
+                                                           "user's password")
+    if isinstance(s, st.ShowGrants) and (s.all or (s.user is not None and s.user.name.lower() != user.name.lower())):
+        if not user.may("ADMIN_PRIV"):
+            raise SqlFailure(ErrorCode.SPECIFIC_ACCESS_DENIED, "Access denied; you need ADMIN_PRIV to see other "
+                                                               "users' grants")
+        return
+    for privilege, db, table in needs(ctx, session, s):
+        if not user.may(privilege, db, table):
+            where = f"{db}.{table}" if table != ANY else f"{db or '*'}.*"
+            code = ErrorCode.SPECIFIC_ACCESS_DENIED if privilege == "ADMIN_PRIV" else ErrorCode.TABLE_ACCESS_DENIED
+            raise SqlFailure(code, f"Access denied; user '{user.name}'@'%' needs {privilege} on {where}")
+
+
+def filter_rows(ctx: Context, session: SessionState, s: st.Statement, result: Rows) -> Rows:
+    """SHOW output for a non-root user: only the databases, tables and jobs it may see."""
+    user = user_of(ctx, session)
+    if user is None:
+        return result
+    if isinstance(s, st.ShowDatabases):
+        keep = [r for r in result.rows if str(r[0]).lower() == INFORMATION_SCHEMA or user.sees_database(str(r[0]))]
+    elif isinstance(s, st.ShowTables):
+        db = s.db or session.database or ""
+        keep = [r for r in result.rows if user.sees_table(db, str(r[0]))]
+    elif isinstance(s, st.ShowDynamicPartitionTables):
+        db = s.db or session.database or ""
+        keep = [r for r in result.rows if user.sees_table(db, str(r[0]))]
+    elif isinstance(s, st.ShowRoutineLoad):
+        at = {name: i for i, name in enumerate(result.columns)}
+        keep = [r for r in result.rows if user.may("LOAD_PRIV", str(r[at["DbName"]]), str(r[at["TableName"]]))]
+    else:
+        return result
+    return Rows(result.columns, keep)
+
+
+def visible(ctx: Context, session: SessionState, data: pa.Table) -> pa.Table:
+    """An information_schema table with only the rows about what the session's user may see."""
+    user = user_of(ctx, session)
+    if user is None:
+        return data
+    names = data.column_names
+    if "TABLE_SCHEMA" in names and "TABLE_NAME" in names:
+        mask = [user.sees_table(db, t) for db, t in zip(data["TABLE_SCHEMA"].to_pylist(),
+                                                          data["TABLE_NAME"].to_pylist(), strict=True)]
+    elif "SCHEMA_NAME" in names:
+        mask = [db.lower() == INFORMATION_SCHEMA or user.sees_database(db) for db in data["SCHEMA_NAME"].to_pylist()]
+    else:
+        return data
+    return data.filter(pc.equal(pa.array(mask, pa.bool_()), True))
