@@ -51,7 +51,7 @@ def admin_client(s: Settings | None = None, **extra: Any) -> AdminClient:
     """An AdminClient that keeps librdkafka's connection chatter out of the terminal."""
     s = s or settings()
     conf: dict[str, Any] = {
-        "bootstrap.servers": s.kafka_bootstrap,
+        **s.kafka_client(),
         "socket.timeout.ms": 5000,
         "log.connection.close": False,
         "error_cb": lambda _err: None,

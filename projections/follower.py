@@ -2,8 +2,9 @@
 
 The follower assigns itself every partition of the topic at the offsets the projection stored
 (no consumer group: the projection owns its position), reads committed records only, folds them
-in batches and flushes each batch atomically with its offsets. A record it cannot decode is
-counted, logged and skipped — never a crash.
+in batches and flushes each batch atomically with its offsets. A record it cannot decode
+(`decode_errors`), or an event the fold cannot apply (`apply_errors`), is counted, logged and
+skipped — never a crash.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class EventFollower:
         self.name = name
         self._listeners: list[Listener] = [listener] if listener is not None else []
         self._consumer = Consumer({
-            "bootstrap.servers": config.kafka_bootstrap,
+            **config.kafka_client(),
             "group.id": f"strata-follower-{name}",
             "enable.auto.commit": False,
             "isolation.level": "read_committed",
@@ -49,7 +50,7 @@ class EventFollower:
         })
         # Watermark queries get a consumer of their own: from another thread, on the consumer that
         # is blocked in consume(), they stall until that call returns.
-        self._probe = Consumer({"bootstrap.servers": config.kafka_bootstrap, "group.id": f"strata-probe-{name}",
+        self._probe = Consumer({**config.kafka_client(), "group.id": f"strata-probe-{name}",
                                 "enable.auto.commit": False, "isolation.level": "read_committed"})
         self._probe_lock = threading.Lock()
         self._applied = threading.Condition()
@@ -57,6 +58,8 @@ class EventFollower:
         self._thread: threading.Thread | None = None
         self._flushed = projection.offsets()
         self.decode_errors = 0
+        # Decoded events the fold raised on, skipped (see `_fold`).
+        self.apply_errors = 0
         self.applied_events = 0
         self._halt = halt
         # Partitions stopped by `halt`; they count as caught up, since nothing more of them is wanted.
@@ -142,7 +145,18 @@ class EventFollower:
             if self._halt is not None and self._halt(envelope):
                 self._stop_partition(message.partition())
                 continue
-            self.projection.apply(envelope, message.topic(), message.partition(), message.offset())
+            try:
+                self.projection.apply(envelope, message.topic(), message.partition(), message.offset())
+            except Exception:  # noqa: BLE001 - one event the fold cannot apply must not stop every replica
+                # A well-formed event naming what the projection lacks (a dropped table's id, say).
+                # Raising would end this thread, and at the next start `catch_up` would raise on the
+                # same record forever: the log keeps it. The fold is deterministic, so every replica
+                # and every replay skips it the same way.
+                self.apply_errors += 1
+                log.exception("follower %s: skipped event %s at %s/%d@%d that the projection cannot apply",
+                              self.name, envelope.type, message.topic(), message.partition(), message.offset())
+                self.projection.advance(message.topic(), message.partition(), message.offset())
+                continue
             applied.append(envelope)
         self.projection.flush()
 

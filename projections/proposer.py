@@ -47,7 +47,7 @@ class Proposer:
         self._waiters: dict[str, _Waiter] = {}
         self._lock = threading.Lock()
         self._producer = Producer({
-            "bootstrap.servers": config.kafka_bootstrap,
+            **config.kafka_client(),
             "enable.idempotence": True,
             "acks": "all",
             "linger.ms": 0,

@@ -38,7 +38,7 @@ class RemoteStores:
     def build(self, name: str, properties: dict[str, str]) -> ObjectStore:
         return ObjectStore(name, S3Location.from_properties(name, properties),
                            connect_timeout_s=self.config.s3_connect_timeout_s,
-                           read_timeout_s=self.config.s3_read_timeout_s)
+                           read_timeout_s=self.config.s3_read_timeout_s, ca_file=self.config.s3_ca_file)
 
     def __call__(self, name: str) -> ObjectStore:
         found = self.projection.named["resource"].get(name)

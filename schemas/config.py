@@ -54,6 +54,16 @@ class Settings(BaseSettings):
     kafka_version: str = "3.9.1"
     kafka_host: str = "127.0.0.1"
     kafka_port: int = 9092
+    # A real cluster: its bootstrap list ("b1:9093,b2:9093") instead of the local broker, and the
+    # librdkafka settings every Strata client uses with it (security.protocol, sasl.mechanism,
+    # sasl.username, ssl.ca.location, …; STRATA_KAFKA_CLIENT_PROPERTIES as a JSON object). The SASL
+    # password is kept apart so that it is never printed with the rest.
+    kafka_brokers: str | None = None
+    kafka_client_properties: dict[str, str] = Field(default_factory=dict)
+    kafka_sasl_password: SecretStr = SecretStr("")
+    # S3 over TLS with a private CA: the CA bundle every object store client trusts (resources
+    # with an https:// endpoint verify against it; None: the system's CAs).
+    s3_ca_file: Path | None = None
     kafka_controller_port: int = 9093
     kafka_heap: str = "1G"
     topic_partitions: int = Field(default=1, ge=1, le=64)
@@ -133,7 +143,15 @@ class Settings(BaseSettings):
     # Derived paths: one place decides where each thing lives under `home`.
     @property
     def kafka_bootstrap(self) -> str:
-        return f"{self.kafka_host}:{self.kafka_port}"
+        return self.kafka_brokers or f"{self.kafka_host}:{self.kafka_port}"
+
+    def kafka_client(self, **properties: Any) -> dict[str, Any]:
+        """librdkafka settings for a Strata client of the cluster: bootstrap, security, then `properties`."""
+        conf: dict[str, Any] = {"bootstrap.servers": self.kafka_bootstrap, **self.kafka_client_properties}
+        if self.kafka_sasl_password.get_secret_value():
+            conf["sasl.password"] = self.kafka_sasl_password.get_secret_value()
+        conf.update(properties)
+        return conf
 
     @property
     def minio_endpoint(self) -> str:

@@ -123,10 +123,11 @@ def expected_etag(path: Path, part_size: int = PART_SIZE) -> str:
 
 class ObjectStore:
     def __init__(self, name: str, location: S3Location, *, connect_timeout_s: float = 3.0,
-                 read_timeout_s: float = 20.0) -> None:
+                 read_timeout_s: float = 20.0, ca_file: Path | None = None) -> None:
         self.name = name
         self.location = location
-        http = urllib3.PoolManager(
+        tls = {"ca_certs": str(ca_file), "cert_reqs": "CERT_REQUIRED"} if ca_file else {}
+        http = urllib3.PoolManager(**tls,  # type: ignore[arg-type]
             timeout=urllib3.Timeout(connect=connect_timeout_s, read=read_timeout_s), maxsize=16,
             # One quick retry for a dropped connection; the callers own the longer backoff.
             retries=urllib3.Retry(total=1, backoff_factor=0.2, status_forcelist=(500, 502, 503, 504)))

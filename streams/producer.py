@@ -159,7 +159,7 @@ class TableProducer:
         self.column_separator = column_separator
         self._key = key
         conf: dict[str, Any] = {
-            "bootstrap.servers": settings().kafka_bootstrap,
+            **settings().kafka_client(),
             "client.id": "strata-table-producer",
             # Idempotence makes librdkafka's internal retries safe: no duplicates, order kept.
             "enable.idempotence": True,
@@ -324,7 +324,9 @@ class TableProducer:
 def create_topic(topic: str, *, partitions: int = 1, bootstrap: str | None = None, timeout: float = 30.0) -> bool:
     """Creates `topic` unless it exists; True if this call created it. Returns once it is usable."""
     _check_topic_name(topic)
-    conf: dict[str, Any] = {"bootstrap.servers": bootstrap or settings().kafka_bootstrap, "logger": log}
+    conf: dict[str, Any] = settings().kafka_client(logger=log)
+    if bootstrap:
+        conf["bootstrap.servers"] = bootstrap
     admin = AdminClient(conf)
     # replication_factor=-1: the broker's default, so the same call works on one broker or many.
     futures = admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=-1)],

@@ -141,7 +141,7 @@ class RoutineLoadTask:
             "isolation.level": "read_committed",
             "enable.partition.eof": False,
         })
-        producer = Producer({"bootstrap.servers": self.config.kafka_bootstrap,
+        producer = Producer({**self.config.kafka_client(),
                              "transactional.id": f"strata-routine-load-{job.job_id}",
                              "linger.ms": 5, "compression.type": "lz4"})
         # Batch N commits in a thread of its own while batch N+1 is read: reading and committing

@@ -51,7 +51,7 @@ class Sequencer:
         self.rules = Rules(self.projection)
         self._last_ts = max((t.last_commit_ts_ms for t in self.projection.tables.values()), default=0)
         self._producer = Producer({
-            "bootstrap.servers": self.config.kafka_bootstrap,
+            **self.config.kafka_client(),
             "transactional.id": f"strata-{self.instance}",
             "enable.idempotence": True,
             "acks": "all",
@@ -59,7 +59,7 @@ class Sequencer:
         })
         self._producer.init_transactions(30)
         self._consumer = Consumer({
-            "bootstrap.servers": self.config.kafka_bootstrap,
+            **self.config.kafka_client(),
             "group.id": f"strata-{self.instance}",
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
+import ssl
 import threading
 import time
 from typing import Any
@@ -29,9 +30,26 @@ from streams.sequencer import Sequencer
 log = logging.getLogger("strata.worker")
 
 config = settings()
+
+
+def _broker_credentials() -> Any:
+    """faust's own connection to the cluster, with the same security settings as every other client."""
+    props = config.kafka_client_properties
+    protocol = props.get("security.protocol", "PLAINTEXT").upper()
+    if protocol == "PLAINTEXT":
+        return None
+    context = ssl.create_default_context(cafile=props.get("ssl.ca.location"))
+    if protocol == "SSL":
+        return faust.SSLCredentials(context)
+    return faust.SASLCredentials(username=props.get("sasl.username"), password=config.kafka_sasl_password
+                                 .get_secret_value(), mechanism=props.get("sasl.mechanism", "PLAIN"),
+                                 ssl_context=context if protocol == "SASL_SSL" else None)
+
+
 app = faust.App(
     "strata-worker",
-    broker=f"kafka://{config.kafka_bootstrap}",
+    broker=";".join(f"kafka://{server.strip()}" for server in config.kafka_bootstrap.split(",")),
+    broker_credentials=_broker_credentials(),
     web_host=config.kafka_host,
     web_port=config.worker_port,
     web_bind="127.0.0.1",
@@ -64,6 +82,8 @@ LOADED_ROWS = Gauge("strata_routine_load_rows", "rows routine load tasks of this
 PARTITIONS_ADDED = Gauge("strata_dynamic_partitions_added", "partitions the dynamic partition scheduler added")
 PARTITIONS_DROPPED = Gauge("strata_dynamic_partitions_dropped", "partitions the dynamic partition scheduler dropped")
 LOAD_ERROR_ROWS = Gauge("strata_routine_load_error_rows", "rows routine load tasks sent to strata.dlq")
+DECODE_ERRORS = Gauge("strata_worker_projection_decode_errors", "undecodable events skipped by the agents' replica")
+APPLY_ERRORS = Gauge("strata_worker_projection_apply_errors", "events the agents' replica could not apply, skipped")
 
 
 @app.timer(interval=1.0)
@@ -126,6 +146,8 @@ async def metrics(web: Any, request: Any) -> Any:
         PARTITIONS_DROPPED.set(agents.dynamic_partitions.dropped)
         LOADED_ROWS.set(agents.routine_load.loaded_rows)
         LOAD_ERROR_ROWS.set(agents.routine_load.error_rows)
+        DECODE_ERRORS.set(agents.replica.follower.decode_errors)
+        APPLY_ERRORS.set(agents.replica.follower.apply_errors)
         cache_metrics.publish(agents.locator.cache)
     return web.bytes(generate_latest(), content_type=CONTENT_TYPE_LATEST.split(";")[0])
 
