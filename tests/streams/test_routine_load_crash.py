@@ -100,3 +100,46 @@ def test_kill_9_of_the_worker_mid_stream_loses_and_duplicates_nothing() -> None:
 
 def test_a_job_survives_a_restart_of_the_whole_stack() -> None:
     _load_through(_stop_stack, "stack", hold_producer=True)
+
+
+def test_a_second_task_of_the_same_job_duplicates_nothing(tmp_path) -> None:  # noqa: ANN001
+    """What a rebalance or a second worker amounts to: two tasks reading the same job at once. The
+    job's transactional.id fences one of them and the offset check refuses its batches."""
+    from projections.replica import Replica
+    from storage.tiers import LocalTiers
+    from streams.routine_load_task import RoutineLoadTask
+
+    config = load_settings()
+    db = "rl_crash_twin"
+    conn = connect()
+    run(conn, f"DROP DATABASE IF EXISTS {db} FORCE")
+    run(conn, f"CREATE DATABASE {db}")
+    run(conn, f"USE {db}")
+    run(conn, "CREATE TABLE t (id INT, v INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    topic = new_topic(partitions=2)
+    good = [b'{"id": %d, "v": %d}' % (i, i * 2) for i in range(RECORDS)]
+    run(conn, f'CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "json", "max_batch_interval" = "0.2", '
+              f'"max_batch_rows" = "300") {kafka_source(topic)}')
+    replica = Replica.open(config, tmp_path / "twin", "test-routine-load-twin")
+    stop = threading.Event()
+    thread: threading.Thread | None = None
+    try:
+        key = next(k for k, job in replica.projection.routine_loads.items() if job.name == "j"
+                   and replica.projection.databases[job.db_id].name == db)
+        twin = RoutineLoadTask(config, replica, LocalTiers.from_config(config), key, stop)
+        thread = threading.Thread(target=twin.run)
+        thread.start()
+        for start in range(0, RECORDS, 500):
+            produce(topic, good[start:start + 500])
+            time.sleep(0.05)
+        wait_for(lambda: show(conn, "j")["Statistic"]["totalRows"] >= RECORDS, "every record", timeout=120)
+    finally:
+        stop.set()
+        if thread is not None:
+            thread.join(timeout=60)
+        replica.close()
+    time.sleep(1)
+    assert rows(conn, "SELECT count(*), count(DISTINCT id), sum(v) FROM t") == [
+        (RECORDS, RECORDS, sum(i * 2 for i in range(RECORDS)))]
+    assert show(conn, "j")["Statistic"]["loadedRows"] == RECORDS
+    run(conn, f"DROP DATABASE {db} FORCE")
