@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -154,6 +155,9 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
     for ref in table_refs(expr):
         alias = ref.node.alias or ref.name
         view = f"__strata_{next(_view_ids)}"
+        selected = _selected_partitions(ref.node)
+        if selected and (ref.incr is not None or (ref.db or session.database or "").lower() == "information_schema"):
+            raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"PARTITION (...) is not supported on '{ref.name}' here")
         if (ref.db or session.database or "").lower() == "information_schema":
             if ref.incr is not None:
                 raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, "information_schema tables have no change feed")
@@ -164,10 +168,30 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
             cur.execute(f"CREATE TEMP VIEW {view} AS {changes}")
         else:
             snapshot = snapshot_for(ctx, session, QualifiedName(ref.name, ref.db), ref.as_of)
+            if selected:
+                snapshot = _only_partitions(snapshot, selected)
             cur.execute(f"CREATE TEMP VIEW {view} AS {snapshot_sql(snapshot, ctx.locator)}")
         ref.node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(
             this=exp.to_identifier(alias))))
     return expr.sql(dialect="duckdb")
+
+
+def _selected_partitions(node: exp.Table) -> tuple[str, ...]:
+    """`t PARTITION (p1, p2)`: the partition names a reference is limited to (none: all)."""
+    partition = node.args.get("partition")
+    return tuple(p.name for p in partition.expressions) if isinstance(partition, exp.Partition) else ()
+
+
+def _only_partitions(snapshot: Snapshot, names: tuple[str, ...]) -> Snapshot:
+    """The snapshot limited to the named partitions (those of the snapshot's instant); an unknown
+    name is an error, as in Doris, rather than silently reading every partition."""
+    by_name = {p.name.lower(): p.partition_id for p in snapshot.partitions}
+    for name in names:
+        if name.lower() not in by_name:
+            raise SqlFailure(ErrorCode.UNKNOWN_PARTITION,
+                             f"Unknown partition '{name}' in table '{snapshot.table.name}'")
+    wanted = {by_name[name.lower()] for name in names}
+    return replace(snapshot, partitions=tuple(p for p in snapshot.partitions if p.partition_id in wanted))
 
 
 def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:

@@ -41,6 +41,7 @@ STATEMENTS = Counter("strata_sql_statements_total", "statements handled", ["kind
 LATENCY = Histogram("strata_sql_statement_seconds", "statement latency", ["kind"])
 APPLIED = Gauge("strata_sql_projection_events_applied", "events the replica has applied")
 DECODE_ERRORS = Gauge("strata_sql_projection_decode_errors", "undecodable events skipped by the replica")
+APPLY_ERRORS = Gauge("strata_sql_projection_apply_errors", "events the replica's fold could not apply (skipped)")
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Statements mysql-mimic answers itself, like a MySQL server would.
@@ -190,6 +191,7 @@ def _http_app(engine: Engine) -> web.Application:
     async def metrics(request: web.Request) -> web.Response:
         APPLIED.set(engine.ctx.follower.applied_events)
         DECODE_ERRORS.set(engine.ctx.follower.decode_errors)
+        APPLY_ERRORS.set(engine.ctx.follower.apply_errors)
         cache_metrics.publish(engine.ctx.locator.cache)
         return web.Response(body=generate_latest(), content_type=CONTENT_TYPE_LATEST.split(";")[0])
 

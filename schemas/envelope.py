@@ -92,8 +92,10 @@ def _decode(raw: bytes | str | None, family: str) -> tuple[dict[str, Any], Paylo
         raise DecodeError("empty record")
     try:
         body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DecodeError(f"not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers JSONDecodeError, UnicodeDecodeError and an integer past Python's digit
+        # limit; RecursionError, arrays or objects nested thousands deep.
+        raise DecodeError(f"not JSON: {str(exc)[:200]}") from None
     if not isinstance(body, dict):
         raise DecodeError("record is not a JSON object")
     type_name = body.get("type")

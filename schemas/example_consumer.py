@@ -42,9 +42,11 @@ def events(bootstrap: str, idle_timeout_s: float) -> Iterator[dict[str, Any]]:
             if message.error() or value is None:
                 continue
             try:
-                yield json.loads(value)
-            except (TypeError, ValueError):
-                continue  # not an envelope: skip it, as Strata's own followers do
+                envelope = json.loads(value)
+            except (TypeError, ValueError, RecursionError):
+                continue  # not JSON (or nested past the parser's limit): skip it, as Strata's followers do
+            if isinstance(envelope, dict):
+                yield envelope
     finally:
         consumer.close()
 
@@ -84,7 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     follower = TableFollower(args.db, args.table)
     for envelope in events(args.bootstrap, args.idle_timeout):
-        found = follower.commit(envelope)
+        try:
+            found = follower.commit(envelope)
+        except (KeyError, TypeError, AttributeError, ValueError, OverflowError, OSError):
+            continue  # an envelope not of the shape its type promises: skip it too
         if found is not None:
             print(json.dumps(found), flush=True)
     return 0
