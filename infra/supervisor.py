@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,7 +32,7 @@ from infra import kafka_node, minio_node
 from infra.health import probe
 from infra.layout import PROCFILE, REPO_ROOT, Layout
 from infra.procfile import Component, read_procfile
-from infra.toolchain import StrataError, check_component_ports, find_tool
+from infra.toolchain import StrataError, check_component_ports, ensure_chromium, find_tool
 from schemas.config import Settings, settings
 
 INFRA_COMPONENTS = ("kafka", "minio")  # started first; the rest need Kafka (and topics)
@@ -148,6 +149,14 @@ def install_all(s: Settings, lay: Layout) -> dict[str, float]:
     if minio_node.install(lay):
         timings["minio_install_s"] = round(time.monotonic() - t, 2)
         console.print(f"  minio {s.minio_version} built in {timings['minio_install_s']} s")
+    t = time.monotonic()
+    had_chromium = shutil.which("chromium") is not None
+    problem = ensure_chromium()  # the console's end-to-end test drives headless Chromium
+    if problem:
+        console.print(f"[yellow]  {problem} (only tests/query/test_console.py needs it)[/yellow]")
+    elif not had_chromium:
+        timings["chromium_install_s"] = round(time.monotonic() - t, 2)
+        console.print(f"  chromium installed in {timings['chromium_install_s']} s")
     for d in (lay.run_dir, s.state_dir, s.ssd_dir, s.hdd_dir):  # the stack's standard directories
         try:
             d.mkdir(parents=True, exist_ok=True)

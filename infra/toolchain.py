@@ -10,6 +10,7 @@ import errno
 import os
 import shutil
 import socket
+import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -149,3 +150,35 @@ def check_component_ports(s: Settings, names: Iterable[str]) -> None:
     table: Mapping[str, list[Binding]] = component_ports(s)
     for name in names:
         check_ports_free(name, table.get(name, []))
+
+
+CHROMIUM_PACKAGE = "chromium"
+
+
+def _apt_install(packages: list[str]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    return subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", *packages], env=env,
+                          capture_output=True, text=True)
+
+
+def ensure_chromium() -> str | None:
+    """Installs Debian's `chromium` (headless browser of the console's end-to-end test) when missing.
+
+    Idempotent: nothing happens when `chromium` is on PATH. `apt-get update` runs only when the
+    first install fails (stale or empty package lists on a fresh machine). Never fatal: the stack
+    runs without a browser; returns why it could not be installed (None: present or installed)."""
+    if shutil.which("chromium"):
+        return None
+    if shutil.which("apt-get") is None:
+        return "chromium not found and apt-get is unavailable — install Chromium (package `chromium`) yourself"
+    if os.geteuid() != 0:
+        return "chromium not found — run `sudo apt-get install -y chromium` (infra/up installs it only as root)"
+    done = _apt_install([CHROMIUM_PACKAGE])
+    if done.returncode != 0:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update"], env=env, capture_output=True, text=True)
+        done = _apt_install([CHROMIUM_PACKAGE])
+    if done.returncode != 0 or not shutil.which("chromium"):
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+        return f"apt-get install -y chromium failed: {tail[0][:200]}"
+    return None

@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from query import group_commit
 from query.auth import StrataIdentityProvider
+from query.console.routes import add_routes as console_routes
 from query.context import Done, Rows, SessionState, SqlFailure
 from query.engine import Engine
 from query.parser import SqlError, SqlSyntaxError, parse_script, table_refs
@@ -206,6 +207,7 @@ def _http_app(engine: Engine) -> web.Application:
     app.router.add_post("/api/file_cache", file_cache)
     app.router.add_get("/health", health)
     app.router.add_get("/metrics", metrics)
+    console_routes(app, engine)  # /console (HTML) and /api/console/… (JSON), SQL logins
     return app
 
 

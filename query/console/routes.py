@@ -1,0 +1,176 @@
+"""The console's aiohttp handlers on the SQL server's HTTP port, and their login.
+
+Access follows the SQL users: HTTP Basic auth with a SQL login. root's password is the
+configuration's (`STRATA_ROOT_PASSWORD`, empty: no password); any other user's is checked against
+its stored mysql_native_password hash (SHA1(SHA1(password)), sealed on the log), compared in
+constant time. A wrong login waits like one on the SQL port (query.auth.FailedLogins) and gets
+401; an unknown user fails exactly like a wrong password.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hmac
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+from aiohttp import web
+from mysql_mimic.auth import NativePasswordAuthPlugin
+
+from projections.users import ROOT
+from query.auth import FailedLogins
+from query.console import data, html
+from query.engine import Engine
+from storage.secrets import SecretError
+
+log = logging.getLogger("strata.console")
+REALM = 'Basic realm="Strata console (SQL login)", charset="UTF-8"'
+
+
+def _hash(password: str) -> str:
+    return NativePasswordAuthPlugin.create_auth_string(password)
+
+
+def check_login(engine: Engine, name: str, password: str) -> data.Viewer | None:
+    """The viewer for a SQL login, or None when the name or password is wrong."""
+    ctx = engine.ctx
+    if name.lower() == ROOT:
+        expected = ctx.config.root_password.get_secret_value()
+        ok = hmac.compare_digest(_hash(password), _hash(expected))
+        return data.Viewer(ROOT, None) if ok else None
+    user = ctx.projection.users.get(name.lower())
+    stored = "" if user is None else user.auth_string
+    try:
+        auth_string = ctx.stores.box.open(stored) if stored else ""
+    except SecretError:
+        log.error("user '%s': its password hash was sealed with another key; it cannot log in", name)
+        return None
+    # No password set: only the empty password matches (as on the SQL port).
+    expected_hash = auth_string if auth_string else _hash("")
+    ok = hmac.compare_digest(_hash(password).encode(), expected_hash.lower().encode())
+    return data.Viewer(user.name, user) if ok and user is not None else None
+
+
+def _credentials(request: web.Request) -> tuple[str, str] | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "basic" or not token:
+        return None
+    try:
+        decoded = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    name, sep, password = decoded.partition(":")
+    return (name, password) if sep else None
+
+
+def _unauthorized(request: web.Request, message: str) -> web.Response:
+    headers = {"WWW-Authenticate": REALM}
+    if request.path.startswith("/api/"):
+        return web.json_response({"status": "error", "msg": message}, status=401, headers=headers)
+    return web.Response(text=html.error_page("Sign in", message), status=401, content_type="text/html",
+                        headers=headers)
+
+
+Handler = Callable[[web.Request, data.Viewer], Awaitable[web.StreamResponse]]
+
+
+def _authenticated(engine: Engine, failures: FailedLogins, handler: Handler) -> Callable[
+        [web.Request], Awaitable[web.StreamResponse]]:
+    async def wrapped(request: web.Request) -> web.StreamResponse:
+        given = _credentials(request)
+        if given is None:
+            return _unauthorized(request, "sign in with a SQL user (HTTP Basic auth)")
+        name, password = given
+        viewer = check_login(engine, name, password)
+        if viewer is None:
+            await asyncio.sleep(failures.delay_s(name))
+            count = failures.failed(name)
+            log.warning("console login failed for user '%s' (%d in a row)", name, count)
+            return _unauthorized(request, f"Access denied for user '{name}'")
+        failures.succeeded(name)
+        return await handler(request, viewer)
+    return wrapped
+
+
+async def _off_loop(fn: Callable[..., Any], *args: Any) -> Any:
+    """The facts read RocksDB and may ask Kafka for watermarks: not on the event loop."""
+    return await asyncio.get_running_loop().run_in_executor(None, partial(fn, *args))
+
+
+def parse_at(text: str | None) -> int | None:
+    """`?at=` as UTC milliseconds: a number of ms, or 'YYYY-MM-DD HH:MM:SS[.fff]' in UTC."""
+    if text is None or not text.strip():
+        return None
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S",
+                "%Y-%m-%dT%H:%M", "%Y-%m-%d"):
+        try:
+            return int(datetime.strptime(text, fmt).replace(tzinfo=UTC).timestamp() * 1000)
+        except ValueError:
+            continue
+    raise ValueError(f"'{text}' is not an instant; expected 'YYYY-MM-DD HH:MM:SS[.fff]' (UTC) or milliseconds")
+
+
+def _html(text: str, status: int = 200) -> web.Response:
+    return web.Response(text=text, status=status, content_type="text/html", charset="utf-8")
+
+
+def add_routes(app: web.Application, engine: Engine) -> None:
+    """Registers /console… (HTML) and /api/console/… (JSON) on the SQL server's HTTP app."""
+    ctx = engine.ctx
+    failures = FailedLogins()
+
+    async def api_tables(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
+        return web.json_response(await _off_loop(data.tables, ctx, viewer))
+
+    async def page_tables(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
+        return _html(html.tables_page(await _off_loop(data.tables, ctx, viewer)))
+
+    async def _timeline(request: web.Request, viewer: data.Viewer) -> tuple[dict[str, Any] | None, int, str]:
+        try:
+            at = parse_at(request.query.get("at"))
+        except ValueError as exc:
+            return None, 400, str(exc)
+        try:
+            found = await _off_loop(data.table_timeline, ctx, viewer, request.match_info["db"],
+                                    request.match_info["table"], at)
+        except data.NotFound as exc:
+            return None, 404, str(exc)
+        return found, 200, ""
+
+    async def api_table(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
+        found, status, message = await _timeline(request, viewer)
+        if found is None:
+            return web.json_response({"status": "error", "msg": message}, status=status)
+        return web.json_response(found)
+
+    async def page_table(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
+        found, status, message = await _timeline(request, viewer)
+        if found is None:
+            return _html(html.error_page("Table", message, viewer.name), status)
+        return _html(html.table_page(found, request.query.get("at", "")))
+
+    async def api_pipelines(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
+        return web.json_response(await _off_loop(data.pipelines, ctx, viewer))
+
+    async def page_pipelines(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
+        return _html(html.pipelines_page(await _off_loop(data.pipelines, ctx, viewer)))
+
+    def guard(handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        return _authenticated(engine, failures, handler)
+
+    app.router.add_get("/console", guard(page_tables))
+    app.router.add_get("/console/", guard(page_tables))
+    app.router.add_get("/console/table/{db}/{table}", guard(page_table))
+    app.router.add_get("/console/pipelines", guard(page_pipelines))
+    app.router.add_get("/api/console/tables", guard(api_tables))
+    app.router.add_get("/api/console/table/{db}/{table}", guard(api_table))
+    app.router.add_get("/api/console/pipelines", guard(api_pipelines))
