@@ -29,6 +29,7 @@ from schemas.topics import COMMANDS_TOPIC, EVENTS_TOPIC
 from streams.rules import Rejected, Rules
 
 log = logging.getLogger(__name__)
+TXN_TIMEOUT_S = 20.0
 
 
 class Sequencer:
@@ -124,9 +125,13 @@ class Sequencer:
             # Fold at once so the next command in this batch is decided against it.
             self.projection.apply(envelope, EVENTS_TOPIC, 0, -1)
             folded.append(envelope)
+        # Bounded: with no timeout a broker restart mid-transaction left these blocked for ~10 min
+        # (until the coordinator fenced the epoch), every write of the stack waiting meanwhile. A
+        # timeout raises KafkaException: `run` reopens, and init_transactions aborts what is open.
         self._producer.send_offsets_to_transaction(
-            self._consumer.position(self._consumer.assignment()), self._consumer.consumer_group_metadata())
-        self._producer.commit_transaction()
+            self._consumer.position(self._consumer.assignment()), self._consumer.consumer_group_metadata(),
+            TXN_TIMEOUT_S)
+        self._producer.commit_transaction(TXN_TIMEOUT_S)
         for partition, offset in delivered:
             self.projection.advance(EVENTS_TOPIC, partition, offset)
         with self.projection.lock:
