@@ -77,4 +77,13 @@ def rowset_locator_key(rowset_id: str) -> bytes:
 def table_prefixes(table_id: int) -> tuple[bytes, ...]:
     """Every per-commit key range of one table (rowsets, versions, deletes, history, labels)."""
     t = f"{table_id:010d}/".encode()
-    return (b"r/" + t, b"v/" + t, b"x/" + t, b"c/" + t, b"l/" + t)
+    return (b"r/" + t, b"v/" + t, b"x/" + t, b"c/" + t, b"l/" + t, b"mv/" + t)
+
+
+def move_prefix(table_id: int) -> bytes:
+    return f"mv/{table_id:010d}/".encode()
+
+
+def move_key(table_id: int, ts_ms: int) -> bytes:
+    """One table's tier moves of one instant (commit times are strictly increasing per table)."""
+    return move_prefix(table_id) + f"{ts_ms:015d}".encode()

@@ -25,6 +25,7 @@ from projections.state import (
     DatabaseState,
     DeleteRecord,
     LabelRecord,
+    MoveRecord,
     PartitionState,
     RowsetRecord,
     SchemaAt,
@@ -42,7 +43,7 @@ ROUTINE_LOAD_PREFIX = b"rl/"
 USER_PREFIX = b"usr/"
 # Bump when the key layout or a stored value's shape changes: a projection written in another
 # format is rebuilt from the log (the truth) instead of being misread.
-FORMAT_VERSION = b"5"
+FORMAT_VERSION = b"6"
 FORMAT_KEY = b"m/format"
 
 
@@ -202,6 +203,10 @@ class Projection:
 
     def commits(self, table_id: int) -> list[CommitRecord]:
         return [CommitRecord.model_validate_json(raw) for _, raw in self.store.scan(keys.commit_prefix(table_id))]
+
+    def moves(self, table_id: int) -> list[MoveRecord]:
+        """The table's tier moves, oldest first."""
+        return [MoveRecord.model_validate_json(raw) for _, raw in self.store.scan(keys.move_prefix(table_id))]
 
     def commit(self, table_id: int, commit_number: int) -> CommitRecord | None:
         raw = self.store.get(keys.commit_key(table_id, commit_number))
@@ -399,6 +404,7 @@ class Projection:
             if record is not None:
                 moved: Rowset = record.rowset.model_copy(update={"tier": move.to_tier, "path": move.path})
                 self._put_rowset(e.table_id, record.model_copy(update={"rowset": moved}))
+        self.store.put(keys.move_key(e.table_id, ts), _dump(MoveRecord(ts_ms=ts, moves=list(e.moves))))
 
     def _rowsets_recycled(self, e: ev.RowsetsRecycled, ts: int) -> None:
         table = self.tables.get(e.table_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from schemas.model import Distribution, KeysModel, Partition, Rowset, TableSchema
+from schemas.model import Distribution, KeysModel, Partition, Rowset, RowsetMove, TableSchema
 
 
 class DatabaseState(BaseModel):
@@ -125,6 +125,14 @@ class CommitRecord(BaseModel):
     rows_added: int = 0
     rows_removed: int = 0
     description: str = ""
+
+
+class MoveRecord(BaseModel):
+    """Rowsets that changed tier at one instant (a cooldown, or SSD → HDD): not a commit — no
+    answer changes — but part of a table's history the console draws."""
+
+    ts_ms: int
+    moves: list[RowsetMove]
 
 
 class LabelRecord(BaseModel):

@@ -192,8 +192,9 @@ def table_timeline(ctx: Any, viewer: Viewer, db: str, name: str, at_ms: int | No
         "tablets": [{"partition": p, "bucket": b,
                      "rowsets": sorted(rs, key=lambda r: (r["start_version"], -r["end_version"]))}
                     for (p, b), rs in sorted(tablets.items())],
-        # Moves between tiers are RowsetsMoved events; the projection keeps only each rowset's
-        # tier now, so the timeline shows where rowsets are, not when they moved.
+        "cooldowns": [{"ts_ms": m.ts_ms, "time": iso(m.ts_ms), "rowsets": len(m.moves),
+                       "moves": [{"rowset_id": mv.rowset_id, "from": mv.from_tier, "to": mv.to_tier} for mv in m.moves]}
+                      for m in ctx.projection.moves(table.table_id)],
         "tiers_now": summary["rowsets_by_tier"],
     }
     result["as_of"] = as_of(ctx, table, db, at_ms) if at_ms is not None else None

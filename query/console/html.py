@@ -26,7 +26,7 @@ svg text{font:11px system-ui,sans-serif}
 
 KIND_COLORS = {"load": "#2f6fdf", "delete": "#d92d20", "update": "#f79009", "schema_change": "#7a5af8",
                "add_partition": "#12b76a", "drop_partition": "#b54708", "restore": "#ee46bc", "truncate": "#912018",
-               "compaction": "#475467"}
+               "compaction": "#475467", "cooldown": "#0e9384"}
 TIER_COLORS = {"ssd": "#53b1fd", "hdd": "#fdb022"}
 REMOTE_COLOR = "#9e77ed"
 
@@ -102,13 +102,14 @@ def tables_page(data: dict[str, Any]) -> str:
 # -- one table ---------------------------------------------------------------------------------------
 def _commit_svg(data: dict[str, Any], href: str) -> str:
     commits, compactions = data["commits"], data["compactions"]
-    stamps = [c["ts_ms"] for c in commits] + [c["ts_ms"] for c in compactions]
+    cooldowns = data.get("cooldowns", [])
+    stamps = [c["ts_ms"] for c in commits] + [c["ts_ms"] for c in compactions] + [c["ts_ms"] for c in cooldowns]
     if not stamps:
         return "<p class=muted>No commits yet.</p>"
     lo, hi = min(stamps), max(stamps)
     span = max(hi - lo, 1)
     width, left, right = 1200, 100, 30
-    lanes = {"commit": 40, "compaction": 90}
+    lanes = {"commit": 40, "cooldown": 70, "compaction": 100}
 
     def x(ts: int) -> float:
         return left + (ts - lo) / span * (width - left - right)
@@ -119,7 +120,14 @@ def _commit_svg(data: dict[str, Any], href: str) -> str:
              f"<text x={left} y=140>{_e(data['commits'][0]['time'] if commits else '')}</text>",
              f"<text x={width - right} y=140 text-anchor=end>{_e(_iso_of(hi, commits, compactions))}</text>",
              f"<text x=4 y={lanes['commit'] + 4}>commits</text>",
-             f"<text x=4 y={lanes['compaction'] - 12}>compactions</text>"]
+             f"<text x=4 y={lanes['cooldown'] + 4}>cooldowns</text>",
+             f"<text x=4 y={lanes['compaction'] + 4}>compactions</text>"]
+    for c in cooldowns:
+        cx, cy = x(c["ts_ms"]), lanes["cooldown"]
+        targets = ", ".join(sorted({m["to"] for m in c["moves"]}))
+        parts.append(f"<g class=cooldown-mark><title>{c['rowsets']} rowset(s) moved to {_e(targets)} at "
+                     f"{_e(c['time'])}</title><path d='M{cx - 7:.1f} {cy - 6} L{cx + 7:.1f} {cy - 6} "
+                     f"L{cx:.1f} {cy + 7} Z' fill='{KIND_COLORS['cooldown']}'/></g>")
     for c in commits:
         color = KIND_COLORS.get(c["kind"], "#667085")
         parts.append(f"<a href='{href}?at={c['ts_ms']}'><g class=commit-mark data-kind='{_e(c['kind'])}' "
@@ -143,7 +151,8 @@ def _commit_svg(data: dict[str, Any], href: str) -> str:
         parts.append(f"<line id=as-of-line x1={ax:.1f} y1=15 x2={ax:.1f} y2=125 stroke='#101828' "
                      "stroke-dasharray='4 3'/>")
     parts.append("</svg>")
-    kinds = sorted({c["kind"] for c in commits}) + (["compaction"] if compactions else [])
+    kinds = (sorted({c["kind"] for c in commits}) + (["compaction"] if compactions else [])
+             + (["cooldown"] if cooldowns else []))
     legend = "".join(f"<span><i class=sw style='background:{KIND_COLORS.get(k, '#667085')}'></i>{_e(k)}</span>"
                      for k in kinds)
     return "".join(parts) + f"<div class=legend>{legend}</div>"
@@ -208,9 +217,8 @@ def table_page(data: dict[str, Any], at_text: str = "") -> str:
            + ", ".join(f"{_e(k)}: {human_bytes(v)}" for k, v in t["bytes_by_tier"].items())
            + f" · time travel: {retention}</p>",
            "<h2>Timeline</h2><div class=card>", _commit_svg(data, href),
-           "<p class=muted>Click a commit or a compaction to see the table as of then. Moves between tiers "
-           "(cooldowns) are not commits and the projection keeps only each rowset's tier now: see the rowsets "
-           "below.</p></div>"]
+           "<p class=muted>Click a commit or a compaction to see the table as of then. Cooldowns (rowsets "
+           "moving between tiers) change no answer: they are not commits.</p></div>"]
     # The moment picker: a GET form (no script needed), UTC.
     out.append(f"<h2>Read the table as of a moment</h2><form id=as-of-form method=get action='{href}'>"
                f"<input name=at size=28 placeholder='YYYY-MM-DD HH:MM:SS[.fff] (UTC)' value='{_e(at_text)}'> "
@@ -249,6 +257,14 @@ def table_page(data: dict[str, Any], at_text: str = "") -> str:
             out.append(f"<tr class=compaction><td>{_e(c['time'])}</td><td>{_e(c['partition'])}/{c['bucket']}</td>"
                        f"<td>{c['versions'][0]}–{c['versions'][1]}</td><td class=n>{len(c['inputs'])}</td>"
                        f"<td>{_e(c['tier'])}</td></tr>")
+        out.append("</table>")
+    if data.get("cooldowns"):
+        out.append("<h2>Cooldowns</h2><table class=cooldowns><tr><th>time (UTC)</th><th>rowsets</th>"
+                   "<th>from → to</th></tr>")
+        for c in data["cooldowns"]:
+            paths = ", ".join(sorted({f"{m['from']} → {m['to']}" for m in c["moves"]}))
+            out.append(f"<tr class=cooldown><td>{_e(c['time'])}</td><td class=n>{c['rowsets']}</td>"
+                       f"<td>{_e(paths)}</td></tr>")
         out.append("</table>")
     tiers = sorted({r["tier"] for tb in data["tablets"] for r in tb["rowsets"]})
     legend = "".join(f"<span><i class=sw style='background:{tier_color(k)}'></i>{_e(k)}</span>" for k in tiers)

@@ -180,6 +180,10 @@ def _check_json(config: Settings, db: str, remote: str, user: str, password: str
     assert compaction["versions"][0] < compaction["versions"][1] and len(compaction["inputs"]) >= 3
     rowsets = [r for tb in timeline["tablets"] for r in tb["rowsets"]]
     assert {r["state"] for r in rowsets} == {"visible", "stale"} and {r["tier"] for r in rowsets} == {remote}
+    # The cooldowns themselves, with when they happened: the three loads' rowsets went to the resource.
+    cooled = [m for c in timeline["cooldowns"] for m in c["moves"]]
+    assert len(cooled) >= 3 and {m["to"] for m in cooled} == {remote} and {m["from"] for m in cooled} <= {"ssd"}
+    assert all(timeline["commits"][0]["ts_ms"] < c["ts_ms"] for c in timeline["cooldowns"])
 
     # As of the second load: the SQL, the versions and the rowsets that read touches; the SQL works.
     second = timeline["commits"][1]
@@ -230,6 +234,7 @@ def _check_pages(chromium: str, config: Settings, conn: Conn, db: str, remote: s
     assert f'data-tier="{remote}" data-state="visible"' in timeline
     assert f'data-tier="{remote}" data-state="stale"' in timeline
     assert timeline.count('<tr class="commit"') == 5 and '<tr class="compaction">' in timeline
+    assert timeline.count('class="cooldown-mark"') >= 1 and '<tr class="cooldown">' in timeline
 
     first = rows(conn, f"SHOW TIME TRAVEL ON {db}.t")[0][5]  # commit 1's time, the session zone UTC
     picked = browse(chromium, config, f"/console/table/{quote(db)}/t?at={quote(str(first))}", "console-as-of")
