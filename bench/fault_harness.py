@@ -177,7 +177,10 @@ def _code(exc: BaseException) -> int | None:
 
 
 class Stack:
-    """Health probes, kills by pid file and `infra/up --detach`, serialised."""
+    """Health probes, kills by pid file and `infra/up --detach`, serialised. (The scale-out
+    rehearsal, bench/scale_out.py, gives the harness a cluster with the same methods.)"""
+
+    kinds: tuple[str, ...] = KINDS
 
     def __init__(self, s: Settings) -> None:
         from infra.layout import Layout
@@ -191,7 +194,7 @@ class Stack:
     def unhealthy(self) -> list[str]:
         from infra.health import probe
 
-        return [n for n in KINDS if probe(n, self.s) is not None]
+        return [n for n in self.kinds if probe(n, self.s) is not None]
 
     def pid(self, kind: str) -> int | None:
         from infra.supervisor import running_pid
@@ -254,7 +257,7 @@ class FaultInjector(threading.Thread):
         self.by_kind: Counter[str] = Counter()
         order: list[str] = []
         while len(order) < faults:
-            round_ = list(KINDS)
+            round_ = list(stack.kinds)
             rng.shuffle(round_)
             order.extend(round_)
         self.order = order[:faults]
@@ -365,14 +368,14 @@ class Step:
 
 
 class Harness:
-    def __init__(self, s: Settings, cfg: HarnessConfig) -> None:
+    def __init__(self, s: Settings, cfg: HarnessConfig, stack: Stack | None = None) -> None:
         self.s = s
         self.cfg = cfg
         self.seed = cfg.seed if cfg.seed is not None else random.randrange(1 << 30)
         self.rng = random.Random(self.seed)
         self.run_id = uuid.uuid4().hex[:8]
         self.db = f"fault_{self.run_id}"
-        self.stack = Stack(s)
+        self.stack = stack or Stack(s)
         self.client = Client(s, self.db)
         self.oracle = Oracle()
         self.history: dict[int, tuple[list[str], list[tuple[Any, ...]]]] = {}
@@ -779,6 +782,11 @@ class Harness:
             "remote_rowsets_seen_during_run": self.remote_rowsets_seen,
         }
 
+    def sequencer_states(self) -> list[Any]:
+        """The sequencers' projections on this machine (one per worker that ever led)."""
+        state = self.s.state_dir
+        return [p for p in [state / "sequencer", *sorted(state.glob("worker-*/sequencer"))] if p.is_dir()]
+
     def verify_replay(self) -> dict[str, Any]:
         """The SQL server's projection against a fresh replay of strata.events, at equal offsets."""
         from projections.replay import checksum, replay
@@ -801,9 +809,10 @@ class Harness:
                     live = before if replayed_offsets == before_offsets else after
                     out["checksum_equal"] = live == replayed
                     out["live_checksum"] = live
-                    seq_sum, seq_offsets = checksum(self.s.state_dir / "sequencer")
-                    if seq_offsets == replayed_offsets:
-                        out["sequencer_checksum_equal"] = seq_sum == replayed
+                    for sequencer in self.sequencer_states():
+                        seq_sum, seq_offsets = checksum(sequencer)
+                        if seq_offsets == replayed_offsets:
+                            out["sequencer_checksum_equal"] = seq_sum == replayed
                     return out
                 time.sleep(2)  # agents still writing (cooldowns, compactions): try again
             out["note"] = "the log kept moving; offsets never matched"
@@ -818,9 +827,11 @@ class Harness:
             _log("cleanup:", exc)
 
 
-def run_harness(s: Settings, cfg: HarnessConfig, *, keep_data: bool = False) -> dict[str, Any]:
-    """One run against the stack `s` (which must be up); returns the result (the JSON object)."""
-    harness = Harness(s, cfg)
+def run_harness(s: Settings, cfg: HarnessConfig, *, keep_data: bool = False,
+                stack: Stack | None = None) -> dict[str, Any]:
+    """One run against the stack `s` (which must be up; `stack` kills and restarts its processes,
+    the local stack's by default); returns the result (the JSON object)."""
+    harness = Harness(s, cfg, stack)
     try:
         return harness.run()
     finally:

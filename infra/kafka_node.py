@@ -69,25 +69,74 @@ def new_cluster_id() -> str:
             return text
 
 
+def voters(s: Settings) -> str:
+    """The KRaft controller quorum (controller.quorum.voters): the configured one, else this node alone."""
+    return s.kafka_voters or f"{s.kafka_node_id}@{s.kafka_host}:{s.kafka_controller_port}"
+
+
+def voter_ids(text: str) -> list[int]:
+    """The node ids of a voters string ("1@h:p,2@h:p"); StrataError when it is malformed."""
+    ids: list[int] = []
+    for entry in (e.strip() for e in text.split(",") if e.strip()):
+        node, sep, address = entry.partition("@")
+        host, colon, port = address.rpartition(":")
+        if not (sep and colon and host and node.isdigit() and port.isdigit()):
+            raise StrataError(f"STRATA_KAFKA_VOTERS: {entry!r} is not <node id>@<host>:<port>")
+        ids.append(int(node))
+    if not ids or len(set(ids)) != len(ids):
+        raise StrataError(f"STRATA_KAFKA_VOTERS: {text!r} names no node or one node twice")
+    return ids
+
+
+def shared_cluster_id(lay: Layout) -> str:
+    """The home's cluster id (home/kafka/cluster.id), made by whichever node gets there first.
+
+    Every node of one cluster must format its storage with the same id, and the nodes of a local
+    cluster may prepare at the same moment: the file appears atomically (link of a complete
+    temporary file), so a node never reads a half-written id nor replaces another's.
+    """
+    path = lay.kafka_cluster_id
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".cluster.id.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+        tmp.write_text(new_cluster_id() + "\n")
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another node won
+        finally:
+            tmp.unlink(missing_ok=True)
+    return path.read_text().strip()
+
+
 def server_properties(s: Settings, lay: Layout) -> str:
     h = s.kafka_host
+    quorum = voters(s)
+    if s.kafka_node_id not in voter_ids(quorum):  # every node is broker and controller
+        raise StrataError(f"STRATA_KAFKA_VOTERS: {quorum!r} does not name this node ({s.kafka_node_id})")
+    if s.kafka_min_insync_replicas > s.kafka_replication_factor:
+        raise StrataError(f"STRATA_KAFKA_MIN_INSYNC_REPLICAS={s.kafka_min_insync_replicas} exceeds "
+                          f"STRATA_KAFKA_REPLICATION_FACTOR={s.kafka_replication_factor}: acks=all could never succeed")
+    rf, isr = str(s.kafka_replication_factor), str(s.kafka_min_insync_replicas)
     props = {
-        "node.id": "1",
+        "node.id": str(s.kafka_node_id),
         "process.roles": "broker,controller",
         "listeners": f"PLAINTEXT://{h}:{s.kafka_port},CONTROLLER://{h}:{s.kafka_controller_port}",
         "advertised.listeners": f"PLAINTEXT://{h}:{s.kafka_port}",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
-        "controller.quorum.voters": f"1@{h}:{s.kafka_controller_port}",
+        "controller.quorum.voters": quorum,
         "log.dirs": str(lay.kafka_data),
         "num.partitions": str(s.topic_partitions),
-        "default.replication.factor": "1",
-        "min.insync.replicas": "1",
-        "offsets.topic.replication.factor": "1",
+        # Strata's topics are created with an explicit factor (infra/topics.py); these cover Kafka's
+        # own: the consumer offsets and the transaction state the sequencer's commits depend on.
+        "default.replication.factor": rf,
+        "min.insync.replicas": isr,
+        "offsets.topic.replication.factor": rf,
         "offsets.topic.num.partitions": "1",
-        "transaction.state.log.replication.factor": "1",
-        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.replication.factor": rf,
+        "transaction.state.log.min.isr": isr,
         "transaction.state.log.num.partitions": "1",
         "group.initial.rebalance.delay.ms": "0",
         "auto.create.topics.enable": "false",
@@ -97,7 +146,8 @@ def server_properties(s: Settings, lay: Layout) -> str:
         "unclean.leader.election.enable": "false",
         "delete.topic.enable": "true",
         # After a kill -9 the controller refuses the restarted broker's registration until the old
-        # incarnation's session expires (default 9 s); a single local node can afford a short one.
+        # incarnation's session expires (default 9 s); local nodes (one, or a few on loopback) can
+        # afford a short one.
         "broker.heartbeat.interval.ms": "1000",
         "broker.session.timeout.ms": "3000",
     }
@@ -124,11 +174,9 @@ def prepare(s: Settings, lay: Layout, quiet: bool = False) -> None:
     for d in (lay.kafka_home, lay.kafka_data, lay.kafka_logs):
         d.mkdir(parents=True, exist_ok=True)
     lay.kafka_config.write_text(server_properties(s, lay))
-    if not lay.kafka_cluster_id.is_file():
-        lay.kafka_cluster_id.write_text(new_cluster_id() + "\n")
+    cluster_id = shared_cluster_id(lay)
     if (lay.kafka_data / "meta.properties").is_file():
         return
-    cluster_id = lay.kafka_cluster_id.read_text().strip()
     cmd = java_base(s, lay)
     # The format tool needs no big heap.
     cmd = [c for c in cmd if not c.startswith(("-Xmx", "-Xms"))] + ["-Xmx256m"]

@@ -43,10 +43,12 @@ class Layout:
     def minio_bin(self) -> Path:
         return self.minio_dist / "minio"
 
-    # Kafka state.
+    # Kafka state. Node 1 (the single local broker) keeps home/kafka; the other nodes of a local
+    # multi-broker cluster get home/kafka-<id>, so that three brokers can share one STRATA_HOME.
     @property
     def kafka_home(self) -> Path:
-        return self.s.home / "kafka"
+        node = self.s.kafka_node_id
+        return self.s.home / ("kafka" if node == 1 else f"kafka-{node}")
 
     @property
     def kafka_data(self) -> Path:
@@ -62,7 +64,8 @@ class Layout:
 
     @property
     def kafka_cluster_id(self) -> Path:
-        return self.kafka_home / "cluster.id"
+        """One cluster id per home: every node of a local cluster formats its storage with it."""
+        return self.s.home / "kafka" / "cluster.id"
 
     @property
     def kafka_log4j(self) -> Path:

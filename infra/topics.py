@@ -24,23 +24,33 @@ from confluent_kafka.admin import (
 )
 
 from schemas.config import Settings, settings
-from schemas.topics import COMMANDS_TOPIC, DLQ_TOPIC, EVENTS_TOPIC
+from schemas.topics import COMMANDS_TOPIC, DLQ_TOPIC, EVENTS_TOPIC, WORKER_SLOTS, WORKERS_TOPIC
 
 SEVEN_DAYS_MS = str(7 * 24 * 3600 * 1000)
-REPLICATION_FACTOR = 1
 
 
 @dataclass(frozen=True)
 class TopicSpec:
     name: str
     config: Mapping[str, str] = field(default_factory=dict)
+    # A fixed partition count; None: settings.topic_partitions.
+    partitions: int | None = None
+
+    def want_partitions(self, s: Settings) -> int:
+        return self.partitions or s.topic_partitions
 
 
-SPECS: tuple[TopicSpec, ...] = (
-    TopicSpec(COMMANDS_TOPIC, {"retention.ms": SEVEN_DAYS_MS, "min.insync.replicas": "1"}),
-    TopicSpec(EVENTS_TOPIC, {"retention.ms": "-1", "min.insync.replicas": "1"}),
-    TopicSpec(DLQ_TOPIC, {"retention.ms": SEVEN_DAYS_MS, "min.insync.replicas": "1"}),
-)
+def topic_specs(s: Settings) -> tuple[TopicSpec, ...]:
+    """Strata's topics as `s` wants them (replication and min.insync.replicas come from the settings)."""
+    isr = str(s.kafka_min_insync_replicas)
+    return (
+        TopicSpec(COMMANDS_TOPIC, {"retention.ms": SEVEN_DAYS_MS, "min.insync.replicas": isr}),
+        TopicSpec(EVENTS_TOPIC, {"retention.ms": "-1", "min.insync.replicas": isr}),
+        TopicSpec(DLQ_TOPIC, {"retention.ms": SEVEN_DAYS_MS, "min.insync.replicas": isr}),
+        # The worker slots: a fixed count however many partitions the data topics have.
+        TopicSpec(WORKERS_TOPIC, {"retention.ms": SEVEN_DAYS_MS, "min.insync.replicas": isr},
+                  partitions=WORKER_SLOTS),
+    )
 
 _quiet = logging.getLogger("strata.infra.kafka-admin")
 _quiet.addHandler(logging.NullHandler())
@@ -73,22 +83,25 @@ def _topic_configs(admin: AdminClient, names: list[str], timeout: float) -> dict
 def _problems(admin: AdminClient, s: Settings, timeout: float) -> tuple[list[str], dict[str, Any]]:
     """(problems, facts) where facts says per topic what is missing or different."""
     md = admin.list_topics(timeout=timeout)
+    specs = topic_specs(s)
+    rf = s.kafka_replication_factor
     problems: list[str] = []
     facts: dict[str, Any] = {"missing": [], "few_partitions": {}, "configs": {}}
-    present = [spec for spec in SPECS if spec.name in md.topics and md.topics[spec.name].error is None]
-    for spec in SPECS:
+    present = [spec for spec in specs if spec.name in md.topics and md.topics[spec.name].error is None]
+    for spec in specs:
         if spec not in present:
             problems.append(f"{spec.name}: missing")
             facts["missing"].append(spec.name)
             continue
         parts = md.topics[spec.name].partitions
-        if len(parts) != s.topic_partitions:
-            problems.append(f"{spec.name}: {len(parts)} partitions, want {s.topic_partitions}")
-            if len(parts) < s.topic_partitions:
-                facts["few_partitions"][spec.name] = len(parts)
+        want = spec.want_partitions(s)
+        if len(parts) != want:
+            problems.append(f"{spec.name}: {len(parts)} partitions, want {want}")
+            if len(parts) < want:
+                facts["few_partitions"][spec.name] = want
         rfs = {len(p.replicas) for p in parts.values()}
-        if rfs != {REPLICATION_FACTOR}:
-            problems.append(f"{spec.name}: replication factor {sorted(rfs)}, want {REPLICATION_FACTOR}")
+        if rfs != {rf}:
+            problems.append(f"{spec.name}: replication factor {sorted(rfs)}, want {rf}")
     if present:
         actual = _topic_configs(admin, [spec.name for spec in present], timeout)
         for spec in present:
@@ -103,7 +116,7 @@ def _problems(admin: AdminClient, s: Settings, timeout: float) -> tuple[list[str
 
 def check_topics(s: Settings | None = None, admin: AdminClient | None = None,
                  timeout: float = 10.0) -> list[str]:
-    """Every way the topics differ from SPECS (empty when all is well)."""
+    """Every way the topics differ from topic_specs(s) (empty when all is well)."""
     s = s or settings()
     problems, _ = _problems(admin or admin_client(s), s, timeout)
     return problems
@@ -117,9 +130,9 @@ def ensure_topics(s: Settings | None = None, admin: AdminClient | None = None,
     _, facts = _problems(admin, s, timeout)
     actions: list[str] = []
     if facts["missing"]:
-        new = [NewTopic(spec.name, num_partitions=s.topic_partitions,
-                        replication_factor=REPLICATION_FACTOR, config=dict(spec.config))
-               for spec in SPECS if spec.name in facts["missing"]]
+        new = [NewTopic(spec.name, num_partitions=spec.want_partitions(s),
+                        replication_factor=s.kafka_replication_factor, config=dict(spec.config))
+               for spec in topic_specs(s) if spec.name in facts["missing"]]
         for name, fut in admin.create_topics(new, request_timeout=timeout).items():
             try:
                 fut.result(timeout=timeout)
@@ -128,10 +141,10 @@ def ensure_topics(s: Settings | None = None, admin: AdminClient | None = None,
                 if exc.args[0].name() != "TOPIC_ALREADY_EXISTS":  # a concurrent creator won
                     raise
     if facts["few_partitions"]:
-        grow = [NewPartitions(n, s.topic_partitions) for n in facts["few_partitions"]]
+        grow = [NewPartitions(n, want) for n, want in facts["few_partitions"].items()]
         for name, fut in admin.create_partitions(grow, request_timeout=timeout).items():
             fut.result(timeout=timeout)
-            actions.append(f"grew {name} to {s.topic_partitions} partitions")
+            actions.append(f"grew {name} to {facts['few_partitions'][name]} partitions")
     if facts["configs"]:
         resources = [
             ConfigResource(ResourceType.TOPIC, name, incremental_configs=[

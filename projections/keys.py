@@ -6,6 +6,8 @@ from __future__ import annotations
 DB = b"d/"
 TABLE = b"t/"
 COUNTERS = b"g/counters"
+# The sequencer's read position on strata.commands, carried by its events (see EventEnvelope).
+COMMANDS_POSITION = b"g/commands-position"
 
 
 def db_key(db_id: int) -> bytes:

@@ -67,6 +67,7 @@ class Projection:
         self.routine_loads: dict[str, RoutineLoadJob] = {}
         self.users: dict[str, UserRecord] = {}
         self.next_ids = {"db": 1, "table": 1, "partition": 1, "routine_load": 1}
+        self.commands_position: dict[int, int] = {}
         self._dirty_tables: set[int] = set()
         self._dirty_dbs: set[int] = set()
         self._offsets = self.store.offsets()
@@ -114,6 +115,9 @@ class Projection:
         counters = self.store.get(keys.COUNTERS)
         if counters:
             self.next_ids.update(json.loads(counters))
+        position = self.store.get(keys.COMMANDS_POSITION)
+        if position:
+            self.commands_position = {int(p): int(o) for p, o in json.loads(position).items()}
         for kind in NAMED_KINDS:
             prefix = f"n/{kind}/".encode()
             for key, raw in self.store.scan(prefix):
@@ -143,6 +147,8 @@ class Projection:
         handler = self._handlers.get(type(envelope.payload))
         if handler is not None:
             handler(envelope.payload, envelope.commit_ts_ms)
+        if envelope.commands_position:
+            self.commands_position.update(envelope.commands_position)
         if offset >= 0:  # the sequencer folds before it knows the offset, and advances after commit
             self.advance(topic, partition, offset)
 
@@ -160,6 +166,8 @@ class Projection:
         for db_id in self._dirty_dbs:
             self.store.put(keys.db_key(db_id), _dump(self.databases[db_id]))
         self.store.put(keys.COUNTERS, json.dumps(self.next_ids, sort_keys=True).encode())
+        if self.commands_position:
+            self.store.put(keys.COMMANDS_POSITION, json.dumps(self.commands_position, sort_keys=True).encode())
         self.store.commit(self._offsets)
         self._dirty_tables.clear()
         self._dirty_dbs.clear()

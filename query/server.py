@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from aiohttp import web
+from confluent_kafka import KafkaException
 from mysql_mimic import MysqlServer, Session
 from mysql_mimic.connection import Connection
 from mysql_mimic.errors import MysqlError
@@ -166,6 +167,14 @@ class StrataSession(Session):
         except SqlFailure as failure:
             STATEMENTS.labels(kind, "error").inc()
             raise MysqlError(failure.message, failure.code) from None  # type: ignore[arg-type]
+        except KafkaException as exc:
+            # The broker is down or restarting: not a bug, and the client should hear it plainly.
+            log.warning("statement %s failed: Kafka unreachable: %s", kind, exc)
+            STATEMENTS.labels(kind, "error").inc()
+            error: Any = exc.args[0] if exc.args else None
+            detail = error.name() if hasattr(error, "name") else str(exc)
+            raise MysqlError(f"{kind} failed: the commit log (Kafka) is unreachable ({detail}); retry once it is "
+                             "back (a write retried WITH LABEL is applied once)", ErrorCode.UNKNOWN_ERROR) from None  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 - a bug must cost one statement, not the connection
             log.exception("statement %s failed", kind)
             STATEMENTS.labels(kind, "internal_error").inc()

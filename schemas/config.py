@@ -65,6 +65,15 @@ class Settings(BaseSettings):
     # with an https:// endpoint verify against it; None: the system's CAs).
     s3_ca_file: Path | None = None
     kafka_controller_port: int = 9093
+    # A local multi-broker cluster (the scale-out rehearsal): this broker's KRaft node id, and the
+    # controller quorum every node of it names ("1@127.0.0.1:9093,2@127.0.0.1:9193,…"). None: a
+    # single node that is its own quorum ("<kafka_node_id>@<kafka_host>:<kafka_controller_port>").
+    kafka_node_id: int = Field(default=1, ge=1)
+    kafka_voters: str | None = None
+    # Replicas of Strata's internal topics and of Kafka's own (offsets, transaction state), and how
+    # many must have a write before acks=all returns. 1/1 for one broker; 3/2 survives losing one.
+    kafka_replication_factor: int = Field(default=1, ge=1)
+    kafka_min_insync_replicas: int = Field(default=1, ge=1)
     kafka_heap: str = "1G"
     topic_partitions: int = Field(default=1, ge=1, le=64)
 
@@ -81,6 +90,9 @@ class Settings(BaseSettings):
     sql_port: int = 9030
     http_port: int = 8030
     worker_port: int = 6066
+    # Names one worker process among several of a cluster (its group member id and its state
+    # directories); empty for the single worker of a local stack.
+    worker_instance: str = Field(default="", pattern=r"^[A-Za-z0-9_-]{0,40}$")
 
     ssd_root: Path | None = None
     hdd_root: Path | None = None
@@ -169,6 +181,11 @@ class Settings(BaseSettings):
     def state_dir(self) -> Path:
         """Where each process keeps its RocksDB projections."""
         return self.home / "state"
+
+    @property
+    def worker_state_dir(self) -> Path:
+        """This worker's projections (the sequencer's, the agents'): apart from another worker's."""
+        return self.state_dir / f"worker-{self.worker_instance}" if self.worker_instance else self.state_dir
 
     @property
     def cache_dir(self) -> Path:

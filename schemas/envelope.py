@@ -49,6 +49,12 @@ class EventEnvelope(BaseModel):
     commit_ts_ms: int
     command_id: str | None
     payload: SerializeAsAny[Event]
+    # On the last event of each sequencer transaction: strata.commands partition → the offset of the
+    # next command to decide. The sequencer's consumer position thus commits with the events it
+    # produced (no consumer-group offset commit, whose librdkafka call can hang past its timeout
+    # when the group coordinator restarts: confluentinc/librdkafka#5456), and a restarted sequencer
+    # reads it back from the log it replays anyway.
+    commands_position: dict[int, int] | None = None
 
 
 class CommandEnvelope(BaseModel):
@@ -84,6 +90,8 @@ def wrap_command(payload: Command, *, table_id: int | None, issued_ts_ms: int, o
 
 def encode(envelope: EventEnvelope | CommandEnvelope) -> bytes:
     body = envelope.model_dump(mode="json")
+    if body.get("commands_position", 0) is None:
+        del body["commands_position"]  # most events: keep them as they were
     return json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
 
 

@@ -3,3 +3,7 @@
 COMMANDS_TOPIC = "strata.commands"
 EVENTS_TOPIC = "strata.events"
 DLQ_TOPIC = "strata.dlq"
+# Nothing is written to it: its partitions are the slots the worker processes divide among
+# themselves through a consumer group (one slot's owner runs that slot's share of the work).
+WORKERS_TOPIC = "strata.workers"
+WORKER_SLOTS = 12

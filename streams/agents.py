@@ -1,7 +1,10 @@
 """The worker's background agents and the projection replica they share.
 
 Each agent is a periodic sweep over the replica (fed from `strata.events` by its follower);
-every change an agent makes goes through `strata.commands`, like any other writer's.
+every change an agent makes goes through `strata.commands`, like any other writer's. With several
+workers, each does the share `streams.ownership.WorkShare` gives it: compaction, cooldown and
+routine load of the tables it holds; the recycler and the dynamic partition scheduler, which look
+at every table, on the leader alone.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from projections.tablet_locks import TabletLocks
 from schemas.config import Settings
 from streams.compaction_agent import CompactionAgent
 from streams.dynamic_partition_scheduler import DynamicPartitionScheduler
+from streams.ownership import WorkShare
 from streams.recycler import Recycler
 from streams.routine_load_agent import RoutineLoadAgent
 from streams.tiering_agent import TieringAgent
@@ -29,27 +33,31 @@ ROUTINE_LOAD_SWEEP_S = 2.0
 
 
 class Agents:
-    def __init__(self, config: Settings) -> None:
+    def __init__(self, config: Settings, share: WorkShare) -> None:
         self.config = config
+        self.share = share
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.started = False
 
     def start(self) -> None:
         config = self.config
-        self.replica = Replica.open(config, config.state_dir / "worker-agents", "worker-agents",
-                                    catch_up_timeout=600)
+        name = "worker-agents" + (f"-{config.worker_instance}" if config.worker_instance else "")
+        self.replica = Replica.open(config, config.worker_state_dir / "worker-agents", name, catch_up_timeout=600)
         self.projection, self.proposer = self.replica.projection, self.replica.proposer
-        self.locator, stores = open_locator(config, self.projection, "worker-agents")
+        self.locator, stores = open_locator(config, self.projection, name)
+        share = self.share
         tiers = self.locator.tiers
         for tier in tiers.names():
             tiers.root(tier).mkdir(parents=True, exist_ok=True)
         locks = TabletLocks()  # compaction and cooldown never work on one tablet at once
-        self.compaction = CompactionAgent(Compactor(self.projection, self.proposer, self.locator, stores, locks))
+        self.compaction = CompactionAgent(Compactor(self.projection, self.proposer, self.locator, stores, locks),
+                                          owns=share.owns_table)
         clock = policy_clock(config)
         self.tiering = TieringAgent(Cooler(self.projection, self.proposer, tiers, stores), locks,
                                     local_grace_s=config.cooldown_local_grace_s, clock=clock,
-                                    default_cooldown_s=config.storage_cooldown_seconds)
+                                    default_cooldown_s=config.storage_cooldown_seconds, owns=share.owns_table)
+        share.add_listener(lambda _slots: self.tiering.rescan())
         # Run by the faust app's timer (streams/worker.py), not by a thread of its own.
         self.dynamic_partitions = DynamicPartitionScheduler(self.projection, self.proposer, clock=clock,
                                                             interval_s=config.dynamic_partition_check_interval_s)
@@ -57,11 +65,12 @@ class Agents:
         self.replica.follower.add_listener(self.tiering.on_event)
         self.recycler = Recycler(self.projection, self.proposer, tiers, stores, grace_s=config.recycle_grace_s,
                                  day_s=config.time_travel_day_s, recovery_window_s=config.recovery_window_s)
-        self.routine_load = RoutineLoadAgent(config, self.replica, tiers)
+        self.routine_load = RoutineLoadAgent(config, self.replica, tiers, owns=share.owns_table)
+        share.add_listener(lambda _slots: self.routine_load.wake.set())
         self.replica.follower.add_listener(self.routine_load.on_event)
         self._every(config.compaction_interval_s, "compaction", self.compaction.sweep)
         self._every(config.tiering_interval_s, "tiering", self.tiering.sweep, wake=self.tiering.wake)
-        self._every(config.recycle_interval_s, "recycler", self.recycler.sweep)
+        self._every(config.recycle_interval_s, "recycler", lambda: self.recycler.sweep() if share.leads() else 0)
         self._every(ROUTINE_LOAD_SWEEP_S, "routine-load", self.routine_load.sweep, wake=self.routine_load.wake)
         self.routine_load.sweep()
         self.started = True

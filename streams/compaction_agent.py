@@ -4,6 +4,7 @@ does, by rowset count: cumulative first, base when the pile above the base grows
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import duckdb
 
@@ -14,8 +15,9 @@ log = logging.getLogger(__name__)
 
 
 class CompactionAgent:
-    def __init__(self, compactor: Compactor) -> None:
+    def __init__(self, compactor: Compactor, owns: Callable[[int], bool] = lambda _table_id: True) -> None:
         self.compactor = compactor
+        self.owns = owns  # whether this worker holds the table's share of the work (streams.ownership)
         self.duck = duckdb.connect()
         self.compactions = 0
         self.conflicts = 0
@@ -26,7 +28,8 @@ class CompactionAgent:
         done = 0
         with projection.lock:
             tables = [t.model_copy(deep=True) for t in projection.tables.values()
-                      if t.dropped_ts_ms is None and t.properties.get("disable_auto_compaction") != "true"]
+                      if t.dropped_ts_ms is None and t.properties.get("disable_auto_compaction") != "true"
+                      and self.owns(t.table_id)]
         for table in tables:
             for partition in table.live_partitions():
                 for bucket in range(partition.partition.buckets):

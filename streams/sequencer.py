@@ -1,9 +1,10 @@
 """The sequencer: the only writer of `strata.events` (DESIGN §5).
 
 It consumes `strata.commands` in a consumer group, decides each command against its own
-projection, and produces the resulting events in one Kafka transaction together with the
-command offsets it consumed — so a crash at any instruction never emits an event twice nor loses
-one. Commit timestamps are strictly increasing (`max(previous + 1 ms, wall clock)`).
+projection, and produces the resulting events in one Kafka transaction; the last event of the transaction carries
+the command offsets it consumed (`EventEnvelope.commands_position`) — so a crash at any instruction
+never emits an event twice nor loses one. Commit timestamps are strictly increasing
+(`max(previous + 1 ms, wall clock)`).
 
 Exactly-once rests on confluent-kafka's transactions, not on faust (NOTES.md: faust's
 exactly-once has open issues on rebalance).
@@ -45,12 +46,9 @@ class Sequencer:
         self._last_ts = 0
 
     def _open(self) -> None:
-        self.projection = Projection(self.state_path)
-        follower = EventFollower(self.projection, self.config, name=f"{self.instance}-catchup")
-        follower.catch_up(timeout=300)
-        follower.stop()
-        self.rules = Rules(self.projection)
-        self._last_ts = max((t.last_commit_ts_ms for t in self.projection.tables.values()), default=0)
+        # init_transactions first: it fences a previous incarnation (a zombie, or this process
+        # before a reopen) and aborts its open transaction, so the catch-up below sees every event
+        # that will ever be committed before ours — the positions and state we decide from.
         self._producer = Producer({
             **self.config.kafka_client(),
             "transactional.id": f"strata-{self.instance}",
@@ -59,6 +57,12 @@ class Sequencer:
             "linger.ms": 0,
         })
         self._producer.init_transactions(30)
+        self.projection = Projection(self.state_path)
+        follower = EventFollower(self.projection, self.config, name=f"{self.instance}-catchup")
+        follower.catch_up(timeout=300)
+        follower.stop()
+        self.rules = Rules(self.projection)
+        self._last_ts = max((t.last_commit_ts_ms for t in self.projection.tables.values()), default=0)
         self._consumer = Consumer({
             **self.config.kafka_client(),
             "group.id": f"strata-{self.instance}",
@@ -71,11 +75,15 @@ class Sequencer:
         # (its transactional.id fences any zombie), and a restart starts at once instead of
         # waiting out the previous member's session timeout.
         metadata = self._consumer.list_topics(COMMANDS_TOPIC, timeout=10)
-        partitions = [TopicPartition(COMMANDS_TOPIC, p) for p in sorted(metadata.topics[COMMANDS_TOPIC].partitions)]
-        committed = self._consumer.committed(partitions, timeout=10)
-        self._consumer.assign([TopicPartition(COMMANDS_TOPIC, tp.partition,
-                                              tp.offset if tp.offset >= 0 else OFFSET_BEGINNING)
-                               for tp in committed])
+        partitions = sorted(metadata.topics[COMMANDS_TOPIC].partitions)
+        known = self.projection.commands_position
+        # A log written before positions rode on the events: the group offsets it committed then.
+        committed = {tp.partition: tp.offset for tp in self._consumer.committed(
+            [TopicPartition(COMMANDS_TOPIC, p) for p in partitions if p not in known], timeout=10)} \
+            if any(p not in known for p in partitions) else {}
+        starts = {p: known.get(p, committed.get(p, -1)) for p in partitions}
+        self._consumer.assign([TopicPartition(COMMANDS_TOPIC, p, o if o >= 0 else OFFSET_BEGINNING)
+                               for p, o in starts.items()])
 
     def _next_ts(self) -> int:
         self._last_ts = max(self._last_ts + 1, int(time.time() * 1000))
@@ -112,25 +120,29 @@ class Sequencer:
             if err is None:
                 delivered.append((msg.partition(), msg.offset()))  # type: ignore[attr-defined]
 
-        self._producer.begin_transaction()
-        folded = []
+        decided: list[tuple[EventEnvelope, int | None]] = []
         for message in messages:
             if message.error():
                 continue
             envelope, key = self._decide(message.value())
             if envelope is None:
                 continue
-            self._producer.produce(EVENTS_TOPIC, key=str(key if key is not None else "catalog").encode(),
-                                   value=encode(envelope), on_delivery=on_delivery)
             # Fold at once so the next command in this batch is decided against it.
             self.projection.apply(envelope, EVENTS_TOPIC, 0, -1)
-            folded.append(envelope)
-        # Bounded: with no timeout a broker restart mid-transaction left these blocked for ~10 min
-        # (until the coordinator fenced the epoch), every write of the stack waiting meanwhile. A
-        # timeout raises KafkaException: `run` reopens, and init_transactions aborts what is open.
-        self._producer.send_offsets_to_transaction(
-            self._consumer.position(self._consumer.assignment()), self._consumer.consumer_group_metadata(),
-            TXN_TIMEOUT_S)
+            decided.append((envelope, key))
+        if not decided:
+            return  # only undecodable commands: re-read (and skipped again) after a restart
+        position = {tp.partition: tp.offset for tp in self._consumer.position(self._consumer.assignment())
+                    if tp.offset >= 0}
+        last, last_key = decided[-1]
+        decided[-1] = (last.model_copy(update={"commands_position": position}), last_key)
+        self.projection.commands_position.update(position)
+        self._producer.begin_transaction()
+        for envelope, key in decided:
+            self._producer.produce(EVENTS_TOPIC, key=str(key if key is not None else "catalog").encode(),
+                                   value=encode(envelope), on_delivery=on_delivery)
+        # Bounded: a broker restart mid-transaction must reopen (init_transactions aborts what is
+        # open), not stall every write of the stack until the coordinator expires the transaction.
         self._producer.commit_transaction(TXN_TIMEOUT_S)
         for partition, offset in delivered:
             self.projection.advance(EVENTS_TOPIC, partition, offset)
@@ -150,6 +162,10 @@ class Sequencer:
             except KafkaException as exc:
                 self.healthy = False
                 log.error("sequencer: %s; restarting from the log", exc)
+                time.sleep(1)
+            except Exception:  # noqa: BLE001 - e.g. a catch-up that timed out: retry, never end the thread
+                self.healthy = False
+                log.exception("sequencer: failed; restarting from the log")
                 time.sleep(1)
             finally:
                 self._close()

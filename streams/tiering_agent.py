@@ -52,6 +52,8 @@ class TieringAgent:
     clock: Callable[[], float] = time.time
     # SSD data without its own storage_cooldown_time moves to HDD this long after its partition was created.
     default_cooldown_s: float | None = None
+    # Whether this worker holds a table's share of the work (streams.ownership); all, when alone.
+    owns: Callable[[int], bool] = lambda _table_id: True
     failures: int = 0
     _due: dict[TabletKey, float] = field(default_factory=dict)
     _backoff: dict[TabletKey, _Backoff] = field(default_factory=dict)
@@ -75,6 +77,12 @@ class TieringAgent:
                 return
         self.wake.set()
 
+    def rescan(self) -> None:
+        """This worker's share changed: the next sweep looks at every table it now holds."""
+        with self._guard:
+            self._dirty = None
+        self.wake.set()
+
     def _take_dirty(self) -> set[int] | None:
         with self._guard:
             dirty, self._dirty = self._dirty, set()
@@ -88,7 +96,8 @@ class TieringAgent:
         dirty = self._take_dirty()
         wanted: set[TabletKey] = {key for key, at in self._due.items() if at <= now * 1000}
         with projection.lock:
-            live = {t.table_id: t for t in projection.tables.values() if t.dropped_ts_ms is None}
+            live = {t.table_id: t for t in projection.tables.values()
+                    if t.dropped_ts_ms is None and self.owns(t.table_id)}
             for table_id in live.keys() if dirty is None else dirty & live.keys():
                 for partition in live[table_id].live_partitions():
                     wanted.update((table_id, partition.partition_id, b) for b in range(partition.partition.buckets))

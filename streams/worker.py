@@ -1,12 +1,13 @@
 """The worker process: a faust-streaming app that hosts Strata's agents.
 
-Today it runs the sequencer (on confluent-kafka transactions, in a thread of its own: faust's
-exactly-once is not trusted with the log, see NOTES.md) and serves `/health` and `/metrics`
-(Prometheus) on its web port. Its agents (compaction, tiering, recycler, routine load) run in
-threads of their own. Routine load tasks read user topics with confluent-kafka rather than as faust
-agents: their offsets must go on `strata.events` with the rows (a consumer group's committed
-offsets would be a second truth), and jobs come and go at run time while faust's topics are
-declared when the app starts.
+It runs the sequencer (on confluent-kafka transactions, in a thread of its own: faust's
+exactly-once is not trusted with the log, see NOTES.md) while it holds the leader slot of the
+workers' group (streams.ownership: with several workers one leads, the others stand by and share
+the per-table agents), and serves `/health` and `/metrics` (Prometheus) on its web port. Its
+agents (compaction, tiering, recycler, routine load) run in threads of their own. Routine load
+tasks read user topics with confluent-kafka rather than as faust agents: their offsets must go on
+`strata.events` with the rows (a consumer group's committed offsets would be a second truth), and
+jobs come and go at run time while faust's topics are declared when the app starts.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, Gauge, generate_latest
 from schemas.config import settings
 from storage import cache_metrics
 from streams.agents import Agents
+from streams.ownership import WorkShare
 from streams.sequencer import Sequencer
 
 log = logging.getLogger("strata.worker")
@@ -54,17 +56,61 @@ app = faust.App(
     web_port=config.worker_port,
     web_bind="127.0.0.1",
     topic_partitions=config.topic_partitions,
-    topic_replication_factor=1,
-    datadir=str(config.state_dir / "faust"),
+    topic_replication_factor=config.kafka_replication_factor,
+    datadir=str(config.worker_state_dir / "faust"),
     store="memory://",
     # A restarted worker rejoins its group only once the dead member's session expires; keep that short.
     broker_session_timeout=10.0,
     broker_heartbeat_interval=2.0,
 )
 
-sequencer = Sequencer(config, config.state_dir / "sequencer")
-agents = Agents(config)
-_sequencer_thread: threading.Thread | None = None
+share = WorkShare(config, config.worker_instance or "local")
+agents = Agents(config, share)
+
+
+class SequencerSeat:
+    """Runs the sequencer while this worker holds the leader slot, and only then: a fresh
+    Sequencer each time the slot comes (back), started once the previous one has let go of its
+    RocksDB state. Waiting for a slot after a crash costs nothing on a local stack — static
+    membership gives a restarted worker its slots at once."""
+
+    def __init__(self) -> None:
+        self.sequencer: Sequencer | None = None
+        self.thread: threading.Thread | None = None
+        self.terms = 0
+
+    def healthy(self) -> bool:
+        """Up as a leader (sequencer running), or a standby that has its share."""
+        if not share.assigned:
+            return False
+        if not share.leads():
+            return True
+        return self.sequencer is not None and self.sequencer.healthy and self.thread is not None \
+            and self.thread.is_alive()
+
+    def run(self) -> None:
+        while True:
+            leads = share.leads()
+            if leads and self.thread is None:
+                self.sequencer = Sequencer(config, config.worker_state_dir / "sequencer")
+                self.thread = threading.Thread(target=self.sequencer.run, name="sequencer", daemon=True)
+                self.thread.start()
+                self.terms += 1
+                log.info("worker %s leads: sequencer started", share.instance)
+            elif not leads and self.thread is not None:
+                assert self.sequencer is not None
+                self.sequencer.stop()
+                self.thread.join()
+                self.thread = None
+                log.info("worker %s no longer leads: sequencer stopped", share.instance)
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        if self.sequencer is not None:
+            self.sequencer.stop()
+
+
+seat = SequencerSeat()
 
 SEQUENCER_UP = Gauge("strata_sequencer_up", "1 when the sequencer is running")
 COMMANDS_APPLIED = Gauge("strata_sequencer_commands_applied", "commands turned into events")
@@ -83,6 +129,8 @@ PARTITIONS_ADDED = Gauge("strata_dynamic_partitions_added", "partitions the dyna
 PARTITIONS_DROPPED = Gauge("strata_dynamic_partitions_dropped", "partitions the dynamic partition scheduler dropped")
 LOAD_ERROR_ROWS = Gauge("strata_routine_load_error_rows", "rows routine load tasks sent to strata.dlq")
 DECODE_ERRORS = Gauge("strata_worker_projection_decode_errors", "undecodable events skipped by the agents' replica")
+WORKER_SLOTS = Gauge("strata_worker_slots", "slots of strata.workers (table shares) this worker holds")
+LEADER_TERMS = Gauge("strata_worker_leader_terms", "times this worker took the leader slot and started a sequencer")
 APPLY_ERRORS = Gauge("strata_worker_projection_apply_errors", "events the agents' replica could not apply, skipped")
 
 
@@ -90,7 +138,7 @@ APPLY_ERRORS = Gauge("strata_worker_projection_apply_errors", "events the agents
 async def dynamic_partitions() -> None:
     """The dynamic partition scheduler's timer: each tick runs a pass if one is due (its interval
     passed, or a dynamic table changed); the pass blocks on the log, so it runs off the event loop."""
-    if not agents.started:
+    if not agents.started or not share.leads():
         return
     try:
         await asyncio.get_running_loop().run_in_executor(None, agents.dynamic_partitions.tick)
@@ -99,19 +147,20 @@ async def dynamic_partitions() -> None:
 
 
 def _start_sequencer() -> None:
-    """Starts the sequencer at once: it does not depend on faust's consumer group, and waiting for a
-    rebalance after a crash would stall every write."""
-    global _sequencer_thread
-    _sequencer_thread = threading.Thread(target=sequencer.run, name="sequencer", daemon=True)
-    _sequencer_thread.start()
-    atexit.register(sequencer.stop)
+    """Joins the workers' group and runs the sequencer seat; it does not depend on faust's own
+    consumer group, whose rebalance after a crash would stall every write."""
+    share.start()
+    threading.Thread(target=seat.run, name="sequencer-seat", daemon=True).start()
+    atexit.register(seat.stop)
+    atexit.register(share.stop)
 
 
 def _start_agents() -> None:
-    """The agents need the sequencer's answers, so they start once it is up, in a thread of their own."""
+    """The agents start once this worker knows its share (and, leading, once the sequencer that
+    answers their commands is up), in a thread of their own."""
 
     def run() -> None:
-        while not sequencer.healthy:
+        while not seat.healthy():
             time.sleep(0.1)
         agents.start()
         atexit.register(agents.stop)
@@ -121,18 +170,22 @@ def _start_agents() -> None:
 
 @app.page("/health")
 async def health(web: Any, request: Any) -> Any:
-    seq_up = sequencer.healthy and _sequencer_thread is not None and _sequencer_thread.is_alive()
+    seq_up = seat.healthy()
     up = seq_up and agents.healthy()
-    return web.json({"status": "ok" if up else "starting", "sequencer": seq_up, "agents": agents.healthy()},
+    return web.json({"status": "ok" if up else "starting", "sequencer": seq_up, "agents": agents.healthy(),
+                     "leader": share.leads(), "slots": sorted(share.slots)},
                     status=200 if up else 503)
 
 
 @app.page("/metrics")
 async def metrics(web: Any, request: Any) -> Any:
-    SEQUENCER_UP.set(1 if sequencer.healthy else 0)
-    COMMANDS_APPLIED.set(sequencer.commands_applied)
-    COMMANDS_REJECTED.set(sequencer.commands_rejected)
-    BAD_COMMANDS.set(sequencer.bad_commands)
+    sequencer = seat.sequencer
+    SEQUENCER_UP.set(1 if sequencer is not None and sequencer.healthy and share.leads() else 0)
+    COMMANDS_APPLIED.set(sequencer.commands_applied if sequencer else 0)
+    COMMANDS_REJECTED.set(sequencer.commands_rejected if sequencer else 0)
+    BAD_COMMANDS.set(sequencer.bad_commands if sequencer else 0)
+    WORKER_SLOTS.set(len(share.slots))
+    LEADER_TERMS.set(seat.terms)
     if agents.started:
         COMPACTIONS.set(agents.compaction.compactions)
         RECYCLED.set(agents.recycler.recycled_rowsets)
@@ -154,7 +207,7 @@ async def metrics(web: Any, request: Any) -> Any:
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    config.state_dir.mkdir(parents=True, exist_ok=True)
+    config.worker_state_dir.mkdir(parents=True, exist_ok=True)
     _start_sequencer()
     _start_agents()
     app.main()

@@ -89,3 +89,12 @@ def test_a_command_is_not_decoded_as_an_event() -> None:
     raw = encode(wrap_command(cmd.CreateDatabase(name="d"), table_id=None, issued_ts_ms=1, origin="t"))
     with pytest.raises(UnknownType):
         decode_event(raw)
+
+
+def test_the_sequencer_position_rides_on_an_event_and_is_absent_from_the_others() -> None:
+    plain = wrap_event(ev.TableDropped(table_id=3, force=False), table_id=3, commit_ts_ms=9, command_id="c")
+    assert "commands_position" not in json.loads(encode(plain))
+    last = plain.model_copy(update={"commands_position": {0: 41, 2: 7}})
+    decoded = decode_event(encode(last))
+    assert decoded.commands_position == {0: 41, 2: 7} and decoded == last
+    assert decode_event(encode(plain)).commands_position is None
