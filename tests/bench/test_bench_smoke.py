@@ -78,3 +78,19 @@ def test_benchmark_prints_one_json_object(name: str, flags: list[str], bench_sta
     assert out["machine"]["nproc"] >= 1
     if name == "replay":
         assert out["checksum_equal"], out
+
+
+def test_scale_out_rehearsal_prints_one_json_object(tmp_path: object) -> None:
+    """The rehearsal brings up a cluster of its own (three brokers, two workers, two SQL servers)."""
+    if os.environ.get("STRATA_BENCH_SMOKE") != "1":
+        pytest.skip("starts a cluster of its own; set STRATA_BENCH_SMOKE=1 to run it")
+    proc = subprocess.run([sys.executable, "-m", "bench.scale_out", "--duration-s", "20", "--faults", "2",
+                           "--home", f"{tmp_path}/scale-out", "--base-port", "24000"], cwd=REPO_ROOT, env=ENV,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    assert len(lines) == 1, proc.stdout
+    out = json.loads(lines[0])
+    assert out["bench"] == "scale_out" and out["goal_met"], out
+    assert out["rows_lost"] == out["duplicates"] == out["mismatches"] == 0, out
+    assert out["sql_b"]["latest_equal"] and out["sizes"]["brokers"] == 3, out
