@@ -169,3 +169,31 @@ def test_a_dropped_user_is_locked_out(conn: Conn) -> None:
     fails(conn, f"DROP USER '{name}'", 1105, "does not exist")
     fails(conn, f"GRANT SELECT_PRIV ON *.* TO '{name}'", 1105, "does not exist")
     fails(conn, "CREATE USER 'x'@'10.0.0.1'", 1235, "only the host '%'")
+
+
+class _Sha2Client(pymysql.connections.Connection):  # type: ignore[misc]
+    """A client whose own plugin is caching_sha2_password (MySQL 8's default, MySQL 9's only password
+    plugin): it answers the handshake with a SHA-256 scramble whatever the server announced."""
+
+    def _get_server_information(self) -> None:
+        super()._get_server_information()
+        self._auth_plugin_name = "caching_sha2_password"
+
+
+def _sha2_login(user: str, password: str) -> Conn:
+    return _Sha2Client(host="127.0.0.1", port=int(os.environ["STRATA_SQL_PORT"]), user=user, password=password,
+                       autocommit=True, connect_timeout=20)
+
+
+def test_a_caching_sha2_password_client_logs_in_with_the_servers_public_key(user: tuple[str, str]) -> None:
+    name, password = user
+    conn = _sha2_login(name, password)
+    assert rows(conn, "SELECT current_user()")[0][0].startswith(name)
+    # The exchange took the full path: the key was asked for and sent.
+    assert conn.server_public_key and conn.server_public_key.startswith(b"-----BEGIN PUBLIC KEY-----")
+    for who, what in ((name, "wrong"), (f"nobody_{uuid.uuid4().hex[:6]}", "x")):
+        with pytest.raises(pymysql.MySQLError) as refused:
+            _sha2_login(who, what)
+        assert refused.value.args[0] == 1045 and "Access denied" in refused.value.args[1]
+    root = _sha2_login("root", os.environ.get("STRATA_ROOT_PASSWORD", ""))  # empty: the fast "no password" path
+    assert rows(root, "SELECT 1") == [(1,)]
