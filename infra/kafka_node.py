@@ -118,12 +118,29 @@ def server_properties(s: Settings, lay: Layout) -> str:
         raise StrataError(f"STRATA_KAFKA_MIN_INSYNC_REPLICAS={s.kafka_min_insync_replicas} exceeds "
                           f"STRATA_KAFKA_REPLICATION_FACTOR={s.kafka_replication_factor}: acks=all could never succeed")
     rf, isr = str(s.kafka_replication_factor), str(s.kafka_min_insync_replicas)
+    listeners, advertised = f"PLAINTEXT://{h}:{s.kafka_port}", f"PLAINTEXT://{h}:{s.kafka_port}"
+    protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+    sasl: dict[str, str] = {}
+    if s.kafka_sasl_listener_port is not None:
+        password = s.kafka_sasl_listener_password.get_secret_value()
+        if not password or any(c in password for c in '"\\;\n'):
+            raise StrataError("STRATA_KAFKA_SASL_LISTENER_PASSWORD: needed with a SASL listener, and without "
+                              "quotes, backslashes, semicolons or newlines")
+        user = s.kafka_sasl_listener_user
+        listeners += f",SASL_PLAINTEXT://{h}:{s.kafka_sasl_listener_port}"
+        advertised += f",SASL_PLAINTEXT://{h}:{s.kafka_sasl_listener_port}"
+        protocols += ",SASL_PLAINTEXT:SASL_PLAINTEXT"
+        sasl = {"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+                "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+                    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                    f'username="{user}" password="{password}" user_{user}="{password}";'}
     props = {
         "node.id": str(s.kafka_node_id),
         "process.roles": "broker,controller",
-        "listeners": f"PLAINTEXT://{h}:{s.kafka_port},CONTROLLER://{h}:{s.kafka_controller_port}",
-        "advertised.listeners": f"PLAINTEXT://{h}:{s.kafka_port}",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "listeners": f"{listeners},CONTROLLER://{h}:{s.kafka_controller_port}",
+        "advertised.listeners": advertised,
+        "listener.security.protocol.map": protocols,
+        **sasl,
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
         "controller.quorum.voters": quorum,
@@ -174,6 +191,7 @@ def prepare(s: Settings, lay: Layout, quiet: bool = False) -> None:
     for d in (lay.kafka_home, lay.kafka_data, lay.kafka_logs):
         d.mkdir(parents=True, exist_ok=True)
     lay.kafka_config.write_text(server_properties(s, lay))
+    lay.kafka_config.chmod(0o600)  # it holds the SASL listener's password when there is one
     cluster_id = shared_cluster_id(lay)
     if (lay.kafka_data / "meta.properties").is_file():
         return

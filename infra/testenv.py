@@ -30,6 +30,9 @@ def test_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     for name in PORT_FIELDS:
         default = Settings.model_fields[name].default
         out[f"STRATA_{name.upper()}"] = str(int(default) + PORT_SHIFT)
+    # A SASL listener next to the broker, for tests of a secured client configuration.
+    out["STRATA_KAFKA_SASL_LISTENER_PORT"] = str(int(Settings.model_fields["kafka_port"].default) + PORT_SHIFT + 2)
+    out["STRATA_KAFKA_SASL_LISTENER_PASSWORD"] = "strata-test-sasl"
     return {k: environ.get(k, v) for k, v in out.items()}
 
 

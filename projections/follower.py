@@ -15,13 +15,17 @@ import threading
 import time
 from collections.abc import Callable
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
 from projections.kafka_batch import consume_available
 from projections.projection import Projection
 from schemas.config import Settings
 from schemas.envelope import DecodeError, EventEnvelope, decode_event
 from schemas.topics import EVENTS_TOPIC
+
+# Answers while a partition's leadership moves to another broker: worth a retry, not an error.
+_LEADER_MOVED = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError._TIMED_OUT,
+                 KafkaError._TRANSPORT, KafkaError.REQUEST_TIMED_OUT)
 
 log = logging.getLogger(__name__)
 
@@ -102,10 +106,24 @@ class EventFollower:
         ends = {}
         with self._probe_lock:
             for p in self._partitions:
-                _, high = self._probe.get_watermark_offsets(TopicPartition(self.topic, p), timeout=10,
-                                                            cached=False)
-                ends[p] = high
+                ends[p] = self._end_offset(p)
         return ends
+
+    def _end_offset(self, partition: int, retry_for_s: float = 15.0) -> int:
+        """One partition's end; a leader that just moved (a broker of the cluster died) is waited
+        for a while instead of failing the statement that asked."""
+        deadline = time.monotonic() + retry_for_s
+        while True:
+            try:
+                _, high = self._probe.get_watermark_offsets(TopicPartition(self.topic, partition), timeout=10,
+                                                            cached=False)
+                return int(high)
+            except KafkaException as exc:
+                error = exc.args[0] if exc.args else None
+                transient = isinstance(error, KafkaError) and (error.retriable() or error.code() in _LEADER_MOVED)
+                if not transient or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     def position(self) -> dict[int, int]:
         """Offsets whose effects are flushed, so a reader that sees them can read RocksDB too."""

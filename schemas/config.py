@@ -65,6 +65,12 @@ class Settings(BaseSettings):
     # with an https:// endpoint verify against it; None: the system's CAs).
     s3_ca_file: Path | None = None
     kafka_controller_port: int = 9093
+    # A SASL_PLAINTEXT (PLAIN) listener of the local broker on this port, besides the plain one, with
+    # one user: to try a secured client configuration (the settings above) against a real broker;
+    # the test stack opens one. None: no such listener.
+    kafka_sasl_listener_port: int | None = None
+    kafka_sasl_listener_user: str = Field(default="strata", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    kafka_sasl_listener_password: SecretStr = SecretStr("")
     # A local multi-broker cluster (the scale-out rehearsal): this broker's KRaft node id, and the
     # controller quorum every node of it names ("1@127.0.0.1:9093,2@127.0.0.1:9193,…"). None: a
     # single node that is its own quorum ("<kafka_node_id>@<kafka_host>:<kafka_controller_port>").

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from bench.scale_out import NAMES, ScaleOutCluster
 from infra import kafka_node
@@ -40,7 +41,8 @@ def test_single_node_defaults_are_unchanged(tmp_path: Path) -> None:
 
 def test_node_of_a_three_node_cluster(tmp_path: Path) -> None:
     s = Settings(home=tmp_path, kafka_node_id=2, kafka_voters=VOTERS, kafka_port=45010,
-                 kafka_controller_port=45011, kafka_replication_factor=3, kafka_min_insync_replicas=2)
+                 kafka_controller_port=45011, kafka_replication_factor=3, kafka_min_insync_replicas=2,
+                 kafka_sasl_listener_port=None)
     props = _props(s)
     assert props["node.id"] == "2"
     assert props["controller.quorum.voters"] == VOTERS
@@ -202,3 +204,19 @@ def test_scale_out_plan(tmp_path: Path) -> None:
     assert c.unhealthy() == list(NAMES)  # nothing started
     with pytest.raises(KeyError, match="no process 'kafka-4'"):
         c.kill("kafka-4")
+
+
+def test_a_sasl_listener_opens_next_to_the_plain_one(tmp_path: Path) -> None:
+    s = Settings(home=tmp_path, kafka_port=45000, kafka_controller_port=45001, kafka_sasl_listener_port=45002,
+                 kafka_sasl_listener_password="pw-1")
+    props = _props(s)
+    assert props["listeners"] == ("PLAINTEXT://127.0.0.1:45000,SASL_PLAINTEXT://127.0.0.1:45002,"
+                                  "CONTROLLER://127.0.0.1:45001")
+    assert props["advertised.listeners"] == "PLAINTEXT://127.0.0.1:45000,SASL_PLAINTEXT://127.0.0.1:45002"
+    assert props["inter.broker.listener.name"] == "PLAINTEXT"
+    assert props["listener.name.sasl_plaintext.sasl.enabled.mechanisms"] == "PLAIN"
+    assert 'user_strata="pw-1"' in props["listener.name.sasl_plaintext.plain.sasl.jaas.config"]
+    for bad in ("", 'a"b', "a;b"):
+        with pytest.raises(StrataError, match="SASL_LISTENER_PASSWORD"):
+            kafka_node.server_properties(s.model_copy(update={"kafka_sasl_listener_password": SecretStr(bad)}),
+                                         Layout(s))

@@ -104,13 +104,14 @@ def test_test_env_shifts_every_port_by_10000() -> None:
         "STRATA_KAFKA_PORT": 19092, "STRATA_KAFKA_CONTROLLER_PORT": 19093,
         "STRATA_MINIO_PORT": 19000, "STRATA_MINIO_CONSOLE_PORT": 19001,
         "STRATA_SQL_PORT": 19030, "STRATA_HTTP_PORT": 18030, "STRATA_WORKER_PORT": 16066,
+        "STRATA_KAFKA_SASL_LISTENER_PORT": 19094,
     }
     assert make_test_env({"STRATA_KAFKA_PORT": "29092"})["STRATA_KAFKA_PORT"] == "29092"
     assert env["STRATA_COOLDOWN_LOCAL_GRACE_S"] == "2"  # tiering delays are shortened for tests
 
 
 def test_server_properties_follow_config(tmp_path) -> None:
-    s = load_settings(home=tmp_path, kafka_port=29092, kafka_controller_port=29093)
+    s = load_settings(home=tmp_path, kafka_port=29092, kafka_controller_port=29093, kafka_sasl_listener_port=None)
     props = dict(line.split("=", 1) for line in kafka_node.server_properties(s, Layout(s)).splitlines()
                  if line and not line.startswith("#"))
     assert props["process.roles"] == "broker,controller"
