@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import ssl
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -121,6 +122,19 @@ def expected_etag(path: Path, part_size: int = PART_SIZE) -> str:
     return file_digests(path, part_size)[1]
 
 
+def _certificate_error(exc: BaseException) -> str | None:
+    """The verification message, when `exc` (or what it wraps) is a refused TLS certificate."""
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            return None
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return str(seen.verify_message or seen)
+        seen = getattr(seen, "reason", None) or seen.__cause__ or seen.__context__ or \
+            next((a for a in getattr(seen, "args", ()) if isinstance(a, BaseException)), None)
+    return None
+
+
 class ObjectStore:
     def __init__(self, name: str, location: S3Location, *, connect_timeout_s: float = 3.0,
                  read_timeout_s: float = 20.0, ca_file: Path | None = None) -> None:
@@ -142,6 +156,10 @@ class ObjectStore:
         if isinstance(exc, S3Error):
             return ResourceError(self.name, f"{action} refused by the store: {exc.code}: {exc.message}")
         reason = getattr(exc, "reason", None) or exc
+        verify = _certificate_error(exc)
+        if verify is not None:  # it answered, but its certificate is not one this process trusts
+            return ResourceError(self.name, f"{action} failed: the TLS certificate of {self.location.endpoint} was "
+                                            f"not accepted ({verify}); give its CA bundle as s3_ca_file")
         return RemoteUnavailable(self.name, f"{action} failed: the store at {self.location.endpoint} did not answer "
                                             f"({type(reason).__name__})")
 
