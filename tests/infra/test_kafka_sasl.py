@@ -74,3 +74,37 @@ def test_a_wrong_sasl_password_is_refused() -> None:
     while not reported and time.monotonic() < deadline:
         admin.poll(0.5)  # error_cb is served by poll
     assert any(e.code() == KafkaError._AUTHENTICATION for e in reported), reported
+
+
+def test_a_worker_configured_for_sasl_joins_leads_and_answers_through_it(tmp_path: Path) -> None:
+    """A second worker process whose every client (faust's included) speaks SASL: it joins the
+    workers' group, takes its half of the slots — the leader's slot, if the assignor hands it over,
+    and then its sequencer answers the stack's writes through SASL — and leaves cleanly."""
+    import json
+    import signal
+
+    from tests.query.sqlkit import connect, rows, run
+    from tests.streams.workerkit import free_port, health, slots, start_worker, until
+
+    secured, local = _secured(), load_settings()
+    env = {"STRATA_KAFKA_BROKERS": secured.kafka_brokers or "",
+           "STRATA_KAFKA_CLIENT_PROPERTIES": json.dumps(secured.kafka_client_properties),
+           "STRATA_KAFKA_SASL_PASSWORD": secured.kafka_sasl_password.get_secret_value()}
+    port = free_port()
+    worker, log = start_worker("sasl", port, local.run_dir / "worker-sasl.log", **env)
+    try:
+        assert until(lambda: len(slots(port)) == 6, 90), health(port)
+        conn = connect()
+        name = f"sasl_{uuid.uuid4().hex[:8]}"
+        run(conn, f"CREATE DATABASE {name}")  # answered by whichever sequencer leads now
+        assert (name,) in rows(conn, "SHOW DATABASES")
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(60)
+        assert until(lambda: slots(local.worker_port) == set(range(12)), 60), health(local.worker_port)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(30)
+        log.close()
+    text = (local.run_dir / "worker-sasl.log").read_text(errors="replace")
+    assert secured.kafka_sasl_password.get_secret_value() not in text  # never logged

@@ -7,55 +7,23 @@ end, so the stack's worker holds every slot again for the tests after this one."
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import socket
 import subprocess
 import time
-import urllib.request
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import pymysql
 import pytest
 
-from infra.layout import VENV_PYTHON, Layout
+from infra.layout import Layout
 from infra.supervisor import running_pid
 from schemas.config import REPO_ROOT, load_settings
 from schemas.topics import WORKER_SLOTS
+from tests.streams.workerkit import free_port, health, slots, start_worker, until
 
 pytestmark = pytest.mark.integration
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _health(port: int) -> dict[str, Any] | None:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
-            return dict(json.loads(answer.read()))
-    except OSError as exc:
-        body = getattr(exc, "read", None)
-        return dict(json.loads(body())) if callable(body) else None
-
-
-def _until(condition: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
-
-
-def _slots(port: int) -> set[int]:
-    health = _health(port) or {}
-    return set(health.get("slots", [])) if health.get("status") == "ok" else set()
 
 
 def _insert(cur: Any, label: str, k: int, timeout: float = 120.0) -> float:
@@ -78,21 +46,18 @@ def _insert(cur: Any, label: str, k: int, timeout: float = 120.0) -> float:
 def test_the_standby_worker_takes_over_when_the_leader_is_killed() -> None:
     s = load_settings()
     layout = Layout(s)
-    port_b = _free_port()
-    log_b = open(s.run_dir / "worker-b-failover.log", "ab")  # noqa: SIM115 - closed in finally
-    env = {**os.environ, "STRATA_WORKER_INSTANCE": "b", "STRATA_WORKER_PORT": str(port_b)}
-    worker_b = subprocess.Popen([str(VENV_PYTHON), "-m", "streams.worker"], cwd=REPO_ROOT, env=env,
-                                stdout=log_b, stderr=subprocess.STDOUT)
+    port_b = free_port()
+    worker_b, log_b = start_worker("b", port_b, s.run_dir / "worker-b-failover.log")
     conn = pymysql.connect(host="127.0.0.1", port=s.sql_port, user="root", autocommit=True)
     cur = conn.cursor()
     try:
         # Both up: the slots split in halves, exactly one leads (the assignor may hand the leader
         # slot to the newcomer: the sequencer then moves over, fenced by its transactional.id).
-        assert _until(lambda: len(_slots(port_b)) == WORKER_SLOTS // 2 == len(_slots(s.worker_port)), 90), \
-            (_health(s.worker_port), _health(port_b))
-        assert _slots(s.worker_port) | _slots(port_b) == set(range(WORKER_SLOTS))
-        leaders = [port for port in (s.worker_port, port_b) if (_health(port) or {}).get("leader")]
-        assert len(leaders) == 1, (_health(s.worker_port), _health(port_b))
+        assert until(lambda: len(slots(port_b)) == WORKER_SLOTS // 2 == len(slots(s.worker_port)), 90), \
+            (health(s.worker_port), health(port_b))
+        assert slots(s.worker_port) | slots(port_b) == set(range(WORKER_SLOTS))
+        leaders = [port for port in (s.worker_port, port_b) if (health(port) or {}).get("leader")]
+        assert len(leaders) == 1, (health(s.worker_port), health(port_b))
         survivor = port_b if leaders[0] == s.worker_port else s.worker_port
 
         cur.execute("CREATE DATABASE IF NOT EXISTS failover_test")
@@ -115,8 +80,8 @@ def test_the_standby_worker_takes_over_when_the_leader_is_killed() -> None:
         else:
             worker_b.kill()
         failover_s = _insert(cur, f"ha_{run}_10", 10)
-        assert _until(lambda: _slots(survivor) == set(range(WORKER_SLOTS)), 30), _health(survivor)
-        assert (_health(survivor) or {}).get("leader")
+        assert until(lambda: slots(survivor) == set(range(WORKER_SLOTS)), 30), health(survivor)
+        assert (health(survivor) or {}).get("leader")
         print(f"failover: first write after the kill answered in {failover_s:.1f} s")
         for k in range(11, 20):
             _insert(cur, f"ha_{run}_{k}", k)
@@ -125,11 +90,11 @@ def test_the_standby_worker_takes_over_when_the_leader_is_killed() -> None:
             # The stack's worker comes back (same instance: it rejoins at once), then b leaves cleanly.
             subprocess.run([str(REPO_ROOT / "infra" / "up"), "--detach"], check=True, capture_output=True,
                            timeout=180)
-            assert _until(lambda: len(_slots(s.worker_port)) == WORKER_SLOTS // 2, 60), _health(s.worker_port)
+            assert until(lambda: len(slots(s.worker_port)) == WORKER_SLOTS // 2, 60), health(s.worker_port)
             worker_b.send_signal(signal.SIGTERM)
         worker_b.wait(60)
-        assert _until(lambda: _slots(s.worker_port) == set(range(WORKER_SLOTS))
-                      and bool((_health(s.worker_port) or {}).get("leader")), 60), _health(s.worker_port)
+        assert until(lambda: slots(s.worker_port) == set(range(WORKER_SLOTS))
+                      and bool((health(s.worker_port) or {}).get("leader")), 60), health(s.worker_port)
         for k in range(20, 25):
             _insert(cur, f"ha_{run}_{k}", k)
 
@@ -147,4 +112,4 @@ def test_the_standby_worker_takes_over_when_the_leader_is_killed() -> None:
         log_b.close()
         conn.close()
         subprocess.run([str(REPO_ROOT / "infra" / "up"), "--detach"], capture_output=True, timeout=180)
-        _until(lambda: _slots(s.worker_port) == set(range(WORKER_SLOTS)), 60)
+        until(lambda: slots(s.worker_port) == set(range(WORKER_SLOTS)), 60)
