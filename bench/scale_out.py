@@ -45,7 +45,7 @@ from infra.health import kafka_ok, minio_ok, sql_ok, worker_ok
 from infra.layout import REPO_ROOT, VENV_PYTHON, Layout
 from infra.testenv import TEST_OVERRIDES
 from schemas.config import Settings, load_settings
-from schemas.topics import COMMANDS_TOPIC, DLQ_TOPIC, EVENTS_TOPIC, WORKERS_TOPIC
+from schemas.topics import COMMANDS_TOPIC, DLQ_TOPIC, EVENTS_TOPIC, LEADER_TOPIC, WORKERS_TOPIC
 
 BROKERS = ("kafka-1", "kafka-2", "kafka-3")
 WORKERS = ("worker-a", "worker-b")
@@ -53,7 +53,7 @@ SQL_SERVERS = ("sql-a", "sql-b")
 NAMES = (*BROKERS, "minio", *WORKERS, *SQL_SERVERS)
 REPLICATION_FACTOR = 3
 MIN_INSYNC_REPLICAS = 2
-INTERNAL_TOPICS = (COMMANDS_TOPIC, EVENTS_TOPIC, DLQ_TOPIC, WORKERS_TOPIC)
+INTERNAL_TOPICS = (COMMANDS_TOPIC, EVENTS_TOPIC, DLQ_TOPIC, WORKERS_TOPIC, LEADER_TOPIC)
 # Inherited variables that would point a process at another stack: every process gets its own.
 _PLACEMENT_KEYS = ("STRATA_CONFIG", "STRATA_HOME", "STRATA_KAFKA_BROKERS", "STRATA_KAFKA_HOST",
                    "STRATA_KAFKA_NODE_ID", "STRATA_KAFKA_VOTERS", "STRATA_WORKER_INSTANCE")

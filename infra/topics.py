@@ -24,7 +24,7 @@ from confluent_kafka.admin import (
 )
 
 from schemas.config import Settings, settings
-from schemas.topics import COMMANDS_TOPIC, DLQ_TOPIC, EVENTS_TOPIC, WORKER_SLOTS, WORKERS_TOPIC
+from schemas.topics import COMMANDS_TOPIC, DLQ_TOPIC, EVENTS_TOPIC, LEADER_TOPIC, WORKER_SLOTS, WORKERS_TOPIC
 
 SEVEN_DAYS_MS = str(7 * 24 * 3600 * 1000)
 
@@ -50,6 +50,8 @@ def topic_specs(s: Settings) -> tuple[TopicSpec, ...]:
         # The worker slots: a fixed count however many partitions the data topics have.
         TopicSpec(WORKERS_TOPIC, {"retention.ms": SEVEN_DAYS_MS, "min.insync.replicas": isr},
                   partitions=WORKER_SLOTS),
+        # The leader's lease: one partition, so exactly one worker holds it.
+        TopicSpec(LEADER_TOPIC, {"retention.ms": SEVEN_DAYS_MS, "min.insync.replicas": isr}, partitions=1),
     )
 
 _quiet = logging.getLogger("strata.infra.kafka-admin")

@@ -7,3 +7,5 @@ DLQ_TOPIC = "strata.dlq"
 # themselves through a consumer group (one slot's owner runs that slot's share of the work).
 WORKERS_TOPIC = "strata.workers"
 WORKER_SLOTS = 12
+# One partition: whoever holds it in the workers' lease group leads (streams.ownership).
+LEADER_TOPIC = "strata.leader"

@@ -1,9 +1,9 @@
 """The worker process: a faust-streaming app that hosts Strata's agents.
 
 It runs the sequencer (on confluent-kafka transactions, in a thread of its own: faust's
-exactly-once is not trusted with the log, see NOTES.md) while it holds the leader slot of the
-workers' group (streams.ownership: with several workers one leads, the others stand by and share
-the per-table agents), and serves `/health` and `/metrics` (Prometheus) on its web port. Its
+exactly-once is not trusted with the log, see NOTES.md) while it holds the workers' lease
+(streams.ownership: with several workers one leads, the others stand by and share the per-table
+agents), and serves `/health` and `/metrics` (Prometheus) on its web port. Its
 agents (compaction, tiering, recycler, routine load) run in threads of their own. Routine load
 tasks read user topics with confluent-kafka rather than as faust agents: their offsets must go on
 `strata.events` with the rows (a consumer group's committed offsets would be a second truth), and
@@ -69,10 +69,10 @@ agents = Agents(config, share)
 
 
 class SequencerSeat:
-    """Runs the sequencer while this worker holds the leader slot, and only then: a fresh
-    Sequencer each time the slot comes (back), started once the previous one has let go of its
+    """Runs the sequencer while this worker holds the lease, and only then: a fresh
+    Sequencer each time the lease comes (back), started once the previous one has let go of its
     RocksDB state. Waiting for a slot after a crash costs nothing on a local stack — static
-    membership gives a restarted worker its slots at once."""
+    membership gives a restarted worker its share at once."""
 
     def __init__(self) -> None:
         self.sequencer: Sequencer | None = None
@@ -130,7 +130,7 @@ PARTITIONS_DROPPED = Gauge("strata_dynamic_partitions_dropped", "partitions the 
 LOAD_ERROR_ROWS = Gauge("strata_routine_load_error_rows", "rows routine load tasks sent to strata.dlq")
 DECODE_ERRORS = Gauge("strata_worker_projection_decode_errors", "undecodable events skipped by the agents' replica")
 WORKER_SLOTS = Gauge("strata_worker_slots", "slots of strata.workers (table shares) this worker holds")
-LEADER_TERMS = Gauge("strata_worker_leader_terms", "times this worker took the leader slot and started a sequencer")
+LEADER_TERMS = Gauge("strata_worker_leader_terms", "times this worker took the lease and started a sequencer")
 APPLY_ERRORS = Gauge("strata_worker_projection_apply_errors", "events the agents' replica could not apply, skipped")
 
 

@@ -11,7 +11,7 @@ from confluent_kafka.admin import ConfigResource, ResourceType
 
 from infra.topics import SEVEN_DAYS_MS, admin_client, check_topics
 from schemas.config import Settings
-from schemas.topics import COMMANDS_TOPIC, DLQ_TOPIC, EVENTS_TOPIC, WORKER_SLOTS, WORKERS_TOPIC
+from schemas.topics import COMMANDS_TOPIC, DLQ_TOPIC, EVENTS_TOPIC, LEADER_TOPIC, WORKER_SLOTS, WORKERS_TOPIC
 
 pytestmark = pytest.mark.integration
 
@@ -20,7 +20,9 @@ WANT = {
     EVENTS_TOPIC: {"retention.ms": "-1", "min.insync.replicas": "1"},
     DLQ_TOPIC: {"retention.ms": SEVEN_DAYS_MS, "min.insync.replicas": "1"},
     WORKERS_TOPIC: {"retention.ms": SEVEN_DAYS_MS, "min.insync.replicas": "1"},
+    LEADER_TOPIC: {"retention.ms": SEVEN_DAYS_MS, "min.insync.replicas": "1"},
 }
+FIXED_PARTITIONS = {WORKERS_TOPIC: WORKER_SLOTS, LEADER_TOPIC: 1}
 
 
 def test_topics_exist_with_their_configs(stack: Settings) -> None:
@@ -29,7 +31,7 @@ def test_topics_exist_with_their_configs(stack: Settings) -> None:
     for name in WANT:
         assert name in md.topics, name
         parts = md.topics[name].partitions
-        assert len(parts) == (WORKER_SLOTS if name == WORKERS_TOPIC else stack.topic_partitions)
+        assert len(parts) == FIXED_PARTITIONS.get(name, stack.topic_partitions)
         assert all(len(p.replicas) == 1 for p in parts.values())
     futures = admin.describe_configs([ConfigResource(ResourceType.TOPIC, n) for n in WANT])
     for res, fut in futures.items():

@@ -16,7 +16,7 @@ from infra.layout import Layout
 from infra.toolchain import StrataError
 from infra.topics import SEVEN_DAYS_MS, topic_specs
 from schemas.config import ConfigError, Settings, load_settings
-from schemas.topics import COMMANDS_TOPIC, DLQ_TOPIC, EVENTS_TOPIC, WORKER_SLOTS, WORKERS_TOPIC
+from schemas.topics import COMMANDS_TOPIC, DLQ_TOPIC, EVENTS_TOPIC, LEADER_TOPIC, WORKER_SLOTS, WORKERS_TOPIC
 
 VOTERS = "1@127.0.0.1:45001,2@127.0.0.1:45011,3@127.0.0.1:45021"
 
@@ -114,13 +114,13 @@ def test_nodes_racing_for_the_cluster_id_agree(tmp_path: Path) -> None:
 
 def test_topic_specs_follow_the_settings() -> None:
     single = {spec.name: spec for spec in topic_specs(Settings(topic_partitions=4))}
-    assert list(single) == [COMMANDS_TOPIC, EVENTS_TOPIC, DLQ_TOPIC, WORKERS_TOPIC]
+    assert list(single) == [COMMANDS_TOPIC, EVENTS_TOPIC, DLQ_TOPIC, WORKERS_TOPIC, LEADER_TOPIC]
     assert all(spec.config["min.insync.replicas"] == "1" for spec in single.values())
     assert single[EVENTS_TOPIC].config["retention.ms"] == "-1"
     assert single[WORKERS_TOPIC].config["retention.ms"] == SEVEN_DAYS_MS
     assert single[COMMANDS_TOPIC].config["retention.ms"] == SEVEN_DAYS_MS
     s = Settings(topic_partitions=4)
-    assert [spec.want_partitions(s) for spec in single.values()] == [4, 4, 4, WORKER_SLOTS]
+    assert [spec.want_partitions(s) for spec in single.values()] == [4, 4, 4, WORKER_SLOTS, 1]
     assert WORKER_SLOTS == 12
     replicated = topic_specs(Settings(kafka_replication_factor=3, kafka_min_insync_replicas=2))
     assert {spec.config["min.insync.replicas"] for spec in replicated} == {"2"}
@@ -164,7 +164,7 @@ def test_check_uses_replication_and_worker_slots_from_the_settings() -> None:
 
     s = Settings(topic_partitions=2, kafka_replication_factor=3, kafka_min_insync_replicas=2)
     good = {COMMANDS_TOPIC: _Topic(2, 3), EVENTS_TOPIC: _Topic(2, 3), DLQ_TOPIC: _Topic(2, 3),
-            WORKERS_TOPIC: _Topic(WORKER_SLOTS, 3)}
+            WORKERS_TOPIC: _Topic(WORKER_SLOTS, 3), LEADER_TOPIC: _Topic(1, 3)}
     assert check_topics(s, _FakeAdmin(good, "2")) == []  # type: ignore[arg-type]
     bad = {**good, EVENTS_TOPIC: _Topic(2, 1), WORKERS_TOPIC: _Topic(2, 3)}
     del bad[DLQ_TOPIC]
@@ -175,6 +175,7 @@ def test_check_uses_replication_and_worker_slots_from_the_settings() -> None:
         f"{COMMANDS_TOPIC}: min.insync.replicas=1, want 2",
         f"{EVENTS_TOPIC}: min.insync.replicas=1, want 2",
         f"{WORKERS_TOPIC}: min.insync.replicas=1, want 2",
+        f"{LEADER_TOPIC}: min.insync.replicas=1, want 2",
     ]
 
 

@@ -78,11 +78,17 @@ def test_a_wrong_sasl_password_is_refused() -> None:
 
 def test_a_worker_configured_for_sasl_joins_leads_and_answers_through_it(tmp_path: Path) -> None:
     """A second worker process whose every client (faust's included) speaks SASL: it joins the
-    workers' group, takes its half of the slots — the leader's slot, if the assignor hands it over,
-    and then its sequencer answers the stack's writes through SASL — and leaves cleanly."""
+    workers' group and takes its half of the slots; when the stack's worker is killed it takes the
+    lease, and its sequencer answers the stack's writes through SASL; it leaves cleanly once the
+    stack's worker is back."""
     import json
+    import os
     import signal
+    import subprocess
 
+    from infra.layout import Layout
+    from infra.supervisor import running_pid
+    from schemas.config import REPO_ROOT
     from tests.query.sqlkit import connect, rows, run
     from tests.streams.workerkit import free_port, health, slots, start_worker, until
 
@@ -94,10 +100,15 @@ def test_a_worker_configured_for_sasl_joins_leads_and_answers_through_it(tmp_pat
     worker, log = start_worker("sasl", port, local.run_dir / "worker-sasl.log", **env)
     try:
         assert until(lambda: len(slots(port)) == 6, 90), health(port)
-        conn = connect()
+        pid = running_pid(Layout(local).pid_file("worker"))
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        assert until(lambda: len(slots(port)) == 12 and bool((health(port) or {}).get("leader")), 60), health(port)
         name = f"sasl_{uuid.uuid4().hex[:8]}"
-        run(conn, f"CREATE DATABASE {name}")  # answered by whichever sequencer leads now
-        assert (name,) in rows(conn, "SHOW DATABASES")
+        run(connect(), f"CREATE DATABASE {name}")  # decided by the SASL worker's sequencer
+        assert (name,) in rows(connect(), "SHOW DATABASES")
+        subprocess.run([str(REPO_ROOT / "infra" / "up"), "--detach"], check=True, capture_output=True, timeout=180)
+        assert until(lambda: len(slots(local.worker_port)) == 6, 60), health(local.worker_port)
         worker.send_signal(signal.SIGTERM)
         worker.wait(60)
         assert until(lambda: slots(local.worker_port) == set(range(12)), 60), health(local.worker_port)
@@ -106,5 +117,6 @@ def test_a_worker_configured_for_sasl_joins_leads_and_answers_through_it(tmp_pat
             worker.kill()
             worker.wait(30)
         log.close()
+        subprocess.run([str(REPO_ROOT / "infra" / "up"), "--detach"], capture_output=True, timeout=180)
     text = (local.run_dir / "worker-sasl.log").read_text(errors="replace")
     assert secured.kafka_sasl_password.get_secret_value() not in text  # never logged

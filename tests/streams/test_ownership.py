@@ -1,4 +1,5 @@
-"""Workers dividing the slots of `strata.workers` through a real Kafka consumer group.
+"""Workers dividing the slots of `strata.workers`, and holding the lease of `strata.leader`, through
+real Kafka consumer groups.
 
 Each test uses a group of its own, so the stack's running worker keeps its share."""
 
@@ -12,8 +13,8 @@ import pytest
 from confluent_kafka import TopicPartition
 
 from schemas.config import load_settings
-from schemas.topics import WORKER_SLOTS, WORKERS_TOPIC
-from streams.ownership import LEADER_SLOT, WorkShare, slot_of
+from schemas.topics import LEADER_TOPIC, WORKER_SLOTS, WORKERS_TOPIC
+from streams.ownership import WorkShare, slot_of
 
 ALL = frozenset(range(WORKER_SLOTS))
 
@@ -34,37 +35,39 @@ def test_a_table_belongs_to_one_slot() -> None:
 
 def test_assignments_and_revocations_change_the_share_and_tell_listeners() -> None:
     share = WorkShare(load_settings(), "unit")
-    seen: list[frozenset[int]] = []
-    share.add_listener(seen.append)
+    seen: list[tuple[frozenset[int], bool]] = []
+    share.add_listener(lambda slots: seen.append((slots, share.leads())))
     assert not share.assigned and not share.leads() and not share.owns_table(3)
-    share._change([TopicPartition(WORKERS_TOPIC, p) for p in (0, 3)], [])
-    assert share.assigned and share.leads() and share.owns_table(3) and share.owns_table(WORKER_SLOTS + 3)
+    share._slots.change([TopicPartition(WORKERS_TOPIC, p) for p in (0, 3)], [])
+    assert not share.assigned, "the lease group has not answered yet"
+    share._lease.change([], [])
+    assert share.assigned and not share.leads() and share.owns_table(3) and share.owns_table(WORKER_SLOTS + 3)
     assert not share.owns_table(4)
-    share._change([], [TopicPartition(WORKERS_TOPIC, 0)])
-    assert not share.leads() and share.owns_table(3)
-    share._change([], [TopicPartition(WORKERS_TOPIC, 0)])  # no change: listeners are not called again
-    assert seen == [frozenset({0, 3}), frozenset({3})]
+    share._lease.change([TopicPartition(LEADER_TOPIC, 0)], [])
+    assert share.leads()
+    share._slots.change([], [TopicPartition(WORKERS_TOPIC, 0)])
+    assert share.leads() and not share.owns_table(0) and share.owns_table(3)
+    share._slots.change([], [TopicPartition(WORKERS_TOPIC, 0)])  # no change: listeners are not called again
+    assert seen == [(frozenset({0, 3}), False), (frozenset({0, 3}), True), (frozenset({3}), True)]
 
 
 @pytest.mark.integration
-def test_two_workers_split_the_slots_and_one_takes_all_when_the_other_leaves() -> None:
+def test_two_workers_split_the_slots_keep_the_leader_and_one_takes_all_when_the_other_leaves() -> None:
     config = load_settings()
     group = f"strata-workers-test-{uuid.uuid4().hex[:8]}"
     a, b = WorkShare(config, "a", group=group), WorkShare(config, "b", group=group)
     a.start()
     try:
-        assert _until(lambda: a.slots == ALL), a.slots
+        assert _until(lambda: a.slots == ALL and a.leads()), (a.slots, a.leads())
         b.start()
-        # Cooperative rebalancing: b gets its half without a ever holding nothing.
+        # Cooperative rebalancing: b gets its half without a ever holding nothing; the lease stays.
         assert _until(lambda: bool(b.slots) and a.slots | b.slots == ALL and not a.slots & b.slots), \
             (a.slots, b.slots)
+        assert _until(lambda: b.assigned, 10)
         assert len(a.slots) == len(b.slots) == WORKER_SLOTS // 2
-        assert a.leads() != b.leads(), "exactly one worker holds the leader slot"
-        leader, standby = (a, b) if a.leads() else (b, a)
-        assert LEADER_SLOT in leader.slots
-        leader.stop()  # a clean leave: the standby needs no session timeout
-        assert _until(lambda: standby.slots == ALL, timeout=20), standby.slots
-        assert standby.leads()
+        assert a.leads() and not b.leads(), "a joining worker does not take the lease"
+        a.stop()  # a clean leave: the standby needs no session timeout
+        assert _until(lambda: b.slots == ALL and b.leads(), timeout=20), (b.slots, b.leads())
     finally:
         a.stop()
         b.stop()
