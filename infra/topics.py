@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -161,16 +161,27 @@ def ensure_topics(s: Settings | None = None, admin: AdminClient | None = None,
     return actions
 
 
-def ensure_and_check(s: Settings | None = None, timeout: float = 30.0) -> tuple[list[str], list[str]]:
+def ensure_and_check(s: Settings | None = None, timeout: float = 30.0,
+                     admin: AdminClient | None = None) -> tuple[list[str], list[str]]:
     """ensure_topics, then check until clean (metadata propagates asynchronously) or timeout."""
     s = s or settings()
-    admin = admin_client(s)
+    admin = admin or admin_client(s)
     actions = ensure_topics(s, admin)
     deadline = time.monotonic() + timeout
-    problems = check_topics(s, admin)
+
+    def check() -> list[str]:
+        try:
+            return check_topics(s, admin)
+        except KafkaException as exc:
+            # A topic just created is not yet known to every broker of a cluster: not a problem yet.
+            if exc.args and exc.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART and time.monotonic() < deadline:
+                return [f"not yet known to every broker: {exc.args[0].str()}"]
+            raise
+
+    problems = check()
     while problems and time.monotonic() < deadline:
         time.sleep(0.2)
-        problems = check_topics(s, admin)
+        problems = check()
     return actions, problems
 
 

@@ -221,3 +221,30 @@ def test_a_sasl_listener_opens_next_to_the_plain_one(tmp_path: Path) -> None:
         with pytest.raises(StrataError, match="SASL_LISTENER_PASSWORD"):
             kafka_node.server_properties(s.model_copy(update={"kafka_sasl_listener_password": SecretStr(bad)}),
                                          Layout(s))
+
+
+def test_a_topic_not_yet_known_to_every_broker_is_waited_for() -> None:
+    from concurrent.futures import Future
+
+    from confluent_kafka import KafkaError, KafkaException
+
+    from infra.topics import ensure_and_check
+
+    s = Settings(topic_partitions=2, kafka_replication_factor=3, kafka_min_insync_replicas=2)
+    topics = {COMMANDS_TOPIC: _Topic(2, 3), EVENTS_TOPIC: _Topic(2, 3), DLQ_TOPIC: _Topic(2, 3),
+              WORKERS_TOPIC: _Topic(WORKER_SLOTS, 3), LEADER_TOPIC: _Topic(1, 3)}
+
+    class _Propagating(_FakeAdmin):
+        calls = 0
+
+        def describe_configs(self, resources: list, request_timeout: float = 0) -> dict:
+            self.calls += 1
+            if self.calls == 2:  # the first check after ensure: one broker does not know a topic yet
+                fut: Future = Future()
+                fut.set_exception(KafkaException(KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART)))
+                return {resources[0]: fut}
+            return super().describe_configs(resources, request_timeout)
+
+    admin = _Propagating(topics, "2")
+    assert ensure_and_check(s, timeout=10, admin=admin) == ([], [])  # type: ignore[arg-type]
+    assert admin.calls == 3
