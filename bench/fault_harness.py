@@ -235,7 +235,7 @@ class Stack:
             if time.monotonic() - t0 > timeout:
                 raise RuntimeError(f"stack not healthy after {timeout:.0f} s: {down}")
             if time.monotonic() - last_heal > heal_after and not self.lock.locked():
-                _log(f"still down after {time.monotonic() - last_heal:.0f} s: {down}; running infra/up --detach")
+                _log(f"still down after {time.monotonic() - last_heal:.0f} s: {down}; starting them again")
                 self.up()
                 last_heal = time.monotonic()
             time.sleep(0.3)

@@ -40,6 +40,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from bench.fault_harness import Stack
 from infra import kafka_node, minio_node
 from infra.health import kafka_ok, minio_ok, sql_ok, worker_ok
 from infra.layout import REPO_ROOT, VENV_PYTHON, Layout
@@ -629,8 +630,8 @@ def main(argv: list[str] | None = None) -> int:
 # ------------------------------------------------------------ the rehearsal: the fault harness on the cluster
 
 
-class ClusterFaults:
-    """The fault harness's view of the cluster (bench.fault_harness.Stack's methods): a "broker"
+class ClusterFaults(Stack):
+    """The fault harness's view of the cluster (a bench.fault_harness.Stack): a "broker"
     fault kill -9s one of the three brokers, a "worker" fault the worker that leads (so the
     sequencer moves to the other); `up` starts again whatever is down. The injector waits for the
     cluster to be whole before each kill, so at most one broker and one worker are down at once."""
@@ -638,8 +639,10 @@ class ClusterFaults:
     kinds: tuple[str, ...] = ("broker", "worker")
 
     def __init__(self, cluster: ScaleOutCluster, rng: Any) -> None:
+        # Not Stack.__init__: the cluster has no local stack's layout or pid files.
         import threading
 
+        self.s = cluster.settings
         self.cluster = cluster
         self.rng = rng
         self.lock = threading.Lock()
@@ -687,20 +690,6 @@ class ClusterFaults:
             finally:
                 self.up_runs.append(time.monotonic() - t0)
 
-    def wait_healthy(self, timeout: float = 400.0, heal_after: float = 25.0) -> float:
-        t0 = time.monotonic()
-        last_heal = t0
-        while True:
-            down = self.unhealthy()
-            if not down:
-                return time.monotonic() - t0
-            if time.monotonic() - t0 > timeout:
-                raise RuntimeError(f"cluster not healthy after {timeout:.0f} s: {down}")
-            if time.monotonic() - last_heal > heal_after and not self.lock.locked():
-                self.up()
-                last_heal = time.monotonic()
-            time.sleep(0.3)
-
 
 def _second_server_reads(harness: Any, s_b: Settings) -> dict[str, Any]:
     """sql-b, the SQL server the workload never wrote through, reads what the oracle holds: the
@@ -744,7 +733,7 @@ def rehearse(cluster: ScaleOutCluster, cfg: Any) -> dict[str, Any]:
                 os.environ[key] = value
         settings.cache_clear()
         faults = ClusterFaults(cluster, random.Random(cfg.seed))
-        harness = Harness(s_a, cfg, faults)  # type: ignore[arg-type]
+        harness = Harness(s_a, cfg, faults)
         result = harness.run()
         faults.wait_healthy()
         second = _second_server_reads(harness, cluster.settings_for("sql-b"))
