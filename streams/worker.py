@@ -71,7 +71,7 @@ agents = Agents(config, share)
 class SequencerSeat:
     """Runs the sequencer while this worker holds the lease, and only then: a fresh
     Sequencer each time the lease comes (back), started once the previous one has let go of its
-    RocksDB state. Waiting for a slot after a crash costs nothing on a local stack — static
+    RocksDB state. Waiting for the lease after a crash costs nothing on a local stack — static
     membership gives a restarted worker its share at once."""
 
     def __init__(self) -> None:
