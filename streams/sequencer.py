@@ -76,14 +76,12 @@ class Sequencer:
         # waiting out the previous member's session timeout.
         metadata = self._consumer.list_topics(COMMANDS_TOPIC, timeout=10)
         partitions = sorted(metadata.topics[COMMANDS_TOPIC].partitions)
-        known = self.projection.commands_position
-        # A log written before positions rode on the events: the group offsets it committed then.
-        committed = {tp.partition: tp.offset for tp in self._consumer.committed(
-            [TopicPartition(COMMANDS_TOPIC, p) for p in partitions if p not in known], timeout=10)} \
-            if any(p not in known for p in partitions) else {}
-        starts = {p: known.get(p, committed.get(p, -1)) for p in partitions}
-        self._consumer.assign([TopicPartition(COMMANDS_TOPIC, p, o if o >= 0 else OFFSET_BEGINNING)
-                               for p, o in starts.items()])
+        starts = dict(self.projection.commands_position)
+        unknown = [TopicPartition(COMMANDS_TOPIC, p) for p in partitions if p not in starts]
+        if unknown:  # a log written before positions rode on the events: the group offsets it committed then
+            starts.update({tp.partition: tp.offset for tp in self._consumer.committed(unknown, timeout=10)})
+        self._consumer.assign([TopicPartition(COMMANDS_TOPIC, p, starts[p] if starts[p] >= 0 else OFFSET_BEGINNING)
+                               for p in partitions])
 
     def _next_ts(self) -> int:
         self._last_ts = max(self._last_ts + 1, int(time.time() * 1000))
