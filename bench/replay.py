@@ -63,8 +63,9 @@ def events_end_offset(s: Settings) -> int:
 
     from schemas.topics import EVENTS_TOPIC
 
-    c = Consumer({"bootstrap.servers": s.kafka_bootstrap, "group.id": f"bench-probe-{uuid.uuid4().hex[:6]}",
-                  "isolation.level": "read_committed", "enable.auto.commit": False})
+    # As Strata's principal: the broker lets nobody else read strata.events.
+    c = Consumer(s.kafka_client(**{"group.id": f"bench-probe-{uuid.uuid4().hex[:6]}",
+                                   "isolation.level": "read_committed", "enable.auto.commit": False}))
     try:
         parts = c.list_topics(EVENTS_TOPIC, timeout=10).topics[EVENTS_TOPIC].partitions
         return sum(c.get_watermark_offsets(TopicPartition(EVENTS_TOPIC, p), timeout=10, cached=False)[1]
@@ -97,9 +98,9 @@ def produce_commands(s: Settings, table_id: int, template, n: int, run_id: str) 
     from schemas.envelope import encode, wrap_command
     from schemas.topics import COMMANDS_TOPIC
 
-    producer = Producer({"bootstrap.servers": s.kafka_bootstrap, "enable.idempotence": True, "acks": "all",
-                         "linger.ms": 20, "batch.num.messages": 10000,
-                         "queue.buffering.max.messages": 200000})
+    # As Strata's principal: the broker lets nobody else write strata.commands.
+    producer = Producer(s.kafka_client(**{"enable.idempotence": True, "acks": "all", "linger.ms": 20,
+                                          "batch.num.messages": 10000, "queue.buffering.max.messages": 200000}))
     errors: list[str] = []
 
     def on_delivery(err, _msg) -> None:

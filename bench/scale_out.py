@@ -12,7 +12,7 @@ Every process is `.venv/bin/python -m <module>` as in the Procfile (the brokers 
 `infra.kafka_node run`, which execs the JVM, so a pid is the broker's), in its own session, its
 output in home/logs/<name>.log. Ports, from base_port:
 
-    kafka-N   base+10(N-1) (client), base+10(N-1)+1 (controller)      N = 1, 2, 3
+    kafka-N   base+10(N-1) (client), +1 (controller), +2 (Strata)  N = 1, 2, 3
     minio     base+30, console base+31
     worker-a  base+40              worker-b  base+41
     sql-a     base+50, http base+51     sql-b   base+60, http base+61
@@ -57,7 +57,8 @@ MIN_INSYNC_REPLICAS = 2
 INTERNAL_TOPICS = (COMMANDS_TOPIC, EVENTS_TOPIC, DLQ_TOPIC, WORKERS_TOPIC, LEADER_TOPIC)
 # Inherited variables that would point a process at another stack: every process gets its own.
 _PLACEMENT_KEYS = ("STRATA_CONFIG", "STRATA_HOME", "STRATA_KAFKA_BROKERS", "STRATA_KAFKA_HOST",
-                   "STRATA_KAFKA_NODE_ID", "STRATA_KAFKA_VOTERS", "STRATA_WORKER_INSTANCE")
+                   "STRATA_KAFKA_NODE_ID", "STRATA_KAFKA_VOTERS", "STRATA_WORKER_INSTANCE",
+                   "STRATA_KAFKA_STRATA_LISTENERS", "STRATA_KAFKA_CLIENT_PROPERTIES", "STRATA_KAFKA_SASL_PASSWORD")
 
 
 def log(*parts: object) -> None:
@@ -111,16 +112,21 @@ class ScaleOutCluster:
         b = self.base_port
         host = "127.0.0.1"
         broker_ports = {n: (b + 10 * i, b + 10 * i + 1) for i, n in enumerate(BROKERS)}
+        # Outside clients (the fault harness's feed producer) use the plain listeners; Strata's
+        # processes the brokers' Strata listeners (SCRAM, with the home's password).
         self.bootstrap = ",".join(f"{host}:{client}" for client, _ in broker_ports.values())
+        self.strata_listeners = ",".join(f"{host}:{client + 2}" for client, _ in broker_ports.values())
         self.voters = ",".join(f"{i + 1}@{host}:{ctl}" for i, (_, ctl) in enumerate(broker_ports.values()))
         minio = {"minio_port": b + 30, "minio_console_port": b + 31}
         common = {
             "STRATA_HOME": str(self.home),
             "STRATA_KAFKA_HOST": host,
             "STRATA_KAFKA_BROKERS": self.bootstrap,
+            "STRATA_KAFKA_STRATA_LISTENERS": self.strata_listeners,
             # The single-broker fields of a client point at kafka-1 (the bootstrap list wins anyway).
             "STRATA_KAFKA_PORT": str(broker_ports["kafka-1"][0]),
             "STRATA_KAFKA_CONTROLLER_PORT": str(broker_ports["kafka-1"][1]),
+            "STRATA_KAFKA_SASL_LISTENER_PORT": str(broker_ports["kafka-1"][0] + 2),
             "STRATA_KAFKA_REPLICATION_FACTOR": str(REPLICATION_FACTOR),
             "STRATA_KAFKA_MIN_INSYNC_REPLICAS": str(MIN_INSYNC_REPLICAS),
             "STRATA_MINIO_PORT": str(minio["minio_port"]),
@@ -140,7 +146,8 @@ class ScaleOutCluster:
 
         for i, name in enumerate(BROKERS):
             client, ctl = broker_ports[name]
-            add(name, "kafka", "infra.kafka_node", ("run",), {"kafka_port": client, "kafka_controller_port": ctl},
+            add(name, "kafka", "infra.kafka_node", ("run",),
+                {"kafka_port": client, "kafka_controller_port": ctl, "kafka_sasl_listener_port": client + 2},
                 {"STRATA_KAFKA_NODE_ID": str(i + 1), "STRATA_KAFKA_VOTERS": self.voters,
                  "STRATA_KAFKA_HEAP": self.kafka_heap})
         add("minio", "minio", "infra.minio_node", ("run",), minio)
@@ -172,8 +179,9 @@ class ScaleOutCluster:
             return "not started" if proc.popen is None else f"exited ({code})"
         s = self.settings_for(name)
         if proc.kind == "kafka":
-            # This broker alone must answer, and as itself (kafka_ok would accept any of the three).
-            alone = s.model_copy(update={"kafka_brokers": f"{s.kafka_host}:{s.kafka_port}"})
+            # This broker alone must answer, and as itself (kafka_ok would accept any of the three):
+            # its plain listener for the health probe, its Strata listener for the registration.
+            alone = s.model_copy(update={"kafka_brokers": None, "kafka_strata_listeners": None})
             reason = kafka_ok(alone)
             if reason is None and s.kafka_node_id not in self._broker_ids(alone):
                 reason = f"node {s.kafka_node_id} not registered yet"
@@ -401,10 +409,14 @@ class ScaleOutCluster:
         return {"apps_healthy_s": healthy, "apps_s": round(time.monotonic() - t, 2)}
 
     def ensure_topics(self, timeout: float = 60.0) -> list[str]:
-        """Creates Strata's topics with RF 3 / min.insync 2 and checks that is what the cluster has."""
+        """Secures the brokers (credential, ACLs), creates Strata's topics with RF 3 / min.insync 2 and
+        checks that is what the cluster has."""
+        from infra.kafka_acl import secure
         from infra.topics import ensure_and_check
 
-        actions, problems = ensure_and_check(self.settings, timeout)
+        actions = secure(self.settings)
+        more, problems = ensure_and_check(self.settings, timeout)
+        actions += more
         if problems:
             raise ClusterError("topics are not as specified: " + "; ".join(problems))
         for name, desc in self.describe_topics().items():

@@ -32,18 +32,25 @@ def tcp_ok(host: str, port: int, timeout: float = 1.0) -> str | None:
 
 
 def kafka_ok(s: Settings) -> str | None:
-    """Healthy when the broker answers a metadata request."""
+    """Healthy when the broker answers a metadata request.
+
+    The local broker is asked on its plain listener, anonymously: a broker that answers is up even
+    before its Strata principal can log in (a storage formatted without the credential gets it
+    right after, from infra/kafka_acl.py). A configured cluster is asked as Strata asks it.
+    """
     down = tcp_ok(s.kafka_host, s.kafka_port)
     if down:
         return down
     from infra.topics import admin_client  # confluent_kafka is heavy; import on demand
 
+    local = s.kafka_brokers is None
+    address = f"{s.kafka_host}:{s.kafka_port}" if local else s.kafka_bootstrap
     try:
-        md = admin_client(s).list_topics(timeout=3)
+        md = admin_client(s, anonymous=local).list_topics(timeout=3)
     except Exception as exc:  # KafkaException, or a timeout while the broker starts
-        return f"metadata request to {s.kafka_bootstrap}: {exc}"
+        return f"metadata request to {address}: {exc}"
     if not md.brokers:
-        return f"metadata from {s.kafka_bootstrap} lists no broker"
+        return f"metadata from {address} lists no broker"
     return None
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -109,6 +110,62 @@ def shared_cluster_id(lay: Layout) -> str:
     return path.read_text().strip()
 
 
+def ensure_kafka_password(s: Settings) -> str:
+    """The Strata principal's password: read from the home's password file, made there (mode 0600)
+    on first use. Like `shared_cluster_id`, the file appears atomically: the nodes of a local
+    cluster prepare at once and must all get the same password."""
+    path = s.kafka_password_file
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            # url-safe: nothing that needs quoting in a JAAS line or in --add-scram's [name=…,password=…]
+            fh.write(secrets.token_urlsafe(32) + "\n")
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another node won
+        finally:
+            tmp.unlink(missing_ok=True)
+    password = s.local_kafka_password()
+    if password is None or not all(c.isalnum() or c in "-_" for c in password):
+        raise StrataError(f"{path}: holds no usable password (letters, digits, - and _ only); "
+                          "delete it and the Kafka storage to start over")
+    return password
+
+
+def _security(s: Settings, password: str) -> dict[str, str]:
+    """Authentication and authorization of the local broker (see README, Security).
+
+    Three listeners: PLAINTEXT for outside clients of user topics (anonymous); the Strata listener
+    (SASL_PLAINTEXT, SCRAM-SHA-512), which Strata's processes and the brokers among themselves use;
+    and the controller listener, authenticated too (SASL PLAIN: SCRAM credentials live in the
+    metadata log the controllers serve, so they cannot authenticate the controllers themselves).
+    Were the controller listener plain, its ANONYMOUS principal would have to be a super user, and
+    ANONYMOUS is also whoever connects to the plain listener. User:strata is the only super user;
+    StandardAuthorizer keeps ACLs in the metadata log, and a resource without any ACL stays open
+    (user topics), while Strata's resources get ACLs at start (infra/kafka_acl.py).
+    """
+    user = s.kafka_sasl_listener_user
+    return {
+        "inter.broker.listener.name": "SASL_PLAINTEXT",
+        "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512",
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config":
+            f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{user}" '
+            f'password="{password}";',
+        "sasl.mechanism.controller.protocol": "PLAIN",
+        "listener.name.controller.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.controller.plain.sasl.jaas.config":
+            "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            f'username="{user}" password="{password}" user_{user}="{password}";',
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": f"User:{user}",
+        "allow.everyone.if.no.acl.found": "true",
+    }
+
+
 def server_properties(s: Settings, lay: Layout) -> str:
     h = s.kafka_host
     quorum = voters(s)
@@ -118,31 +175,15 @@ def server_properties(s: Settings, lay: Layout) -> str:
         raise StrataError(f"STRATA_KAFKA_MIN_INSYNC_REPLICAS={s.kafka_min_insync_replicas} exceeds "
                           f"STRATA_KAFKA_REPLICATION_FACTOR={s.kafka_replication_factor}: acks=all could never succeed")
     rf, isr = str(s.kafka_replication_factor), str(s.kafka_min_insync_replicas)
-    listeners, advertised = f"PLAINTEXT://{h}:{s.kafka_port}", f"PLAINTEXT://{h}:{s.kafka_port}"
-    protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
-    sasl: dict[str, str] = {}
-    if s.kafka_sasl_listener_port is not None:
-        password = s.kafka_sasl_listener_password.get_secret_value()
-        if not password or any(c in password for c in '"\\;\n'):
-            raise StrataError("STRATA_KAFKA_SASL_LISTENER_PASSWORD: needed with a SASL listener, and without "
-                              "quotes, backslashes, semicolons or newlines")
-        user = s.kafka_sasl_listener_user
-        listeners += f",SASL_PLAINTEXT://{h}:{s.kafka_sasl_listener_port}"
-        advertised += f",SASL_PLAINTEXT://{h}:{s.kafka_sasl_listener_port}"
-        protocols += ",SASL_PLAINTEXT:SASL_PLAINTEXT"
-        sasl = {"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
-                "listener.name.sasl_plaintext.plain.sasl.jaas.config":
-                    "org.apache.kafka.common.security.plain.PlainLoginModule required "
-                    f'username="{user}" password="{password}" user_{user}="{password}";'}
+    clients = f"PLAINTEXT://{h}:{s.kafka_port},SASL_PLAINTEXT://{h}:{s.kafka_sasl_listener_port}"
     props = {
         "node.id": str(s.kafka_node_id),
         "process.roles": "broker,controller",
-        "listeners": f"{listeners},CONTROLLER://{h}:{s.kafka_controller_port}",
-        "advertised.listeners": advertised,
-        "listener.security.protocol.map": protocols,
-        **sasl,
+        "listeners": f"{clients},CONTROLLER://{h}:{s.kafka_controller_port}",
+        "advertised.listeners": clients,
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
         "controller.listener.names": "CONTROLLER",
-        "inter.broker.listener.name": "PLAINTEXT",
+        **_security(s, ensure_kafka_password(s)),
         "controller.quorum.voters": quorum,
         "log.dirs": str(lay.kafka_data),
         "num.partitions": str(s.topic_partitions),
@@ -184,25 +225,45 @@ def java_base(s: Settings, lay: Layout) -> list[str]:
     ]
 
 
+def _write_private(path: Path, text: str) -> None:
+    """Writes `text` to `path`, readable by its owner only from the first byte on."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an older file may have been made with wider permissions
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+
+
 def prepare(s: Settings, lay: Layout, quiet: bool = False) -> None:
-    """Writes server.properties and formats storage on first use (kept: cluster id, meta.properties)."""
+    """Writes server.properties and formats storage on first use (kept: cluster id, meta.properties).
+
+    The format stores the Strata principal's SCRAM credential in the cluster's bootstrap metadata, so
+    the brokers can authenticate to each other from their first start. A storage formatted before the
+    Strata listener existed has none: infra/kafka_acl.py adds it through the admin API at start.
+    """
     if not is_installed(lay):
         install(lay, quiet=quiet)
     for d in (lay.kafka_home, lay.kafka_data, lay.kafka_logs):
         d.mkdir(parents=True, exist_ok=True)
-    lay.kafka_config.write_text(server_properties(s, lay))
-    lay.kafka_config.chmod(0o600)  # it holds the SASL listener's password when there is one
+    _write_private(lay.kafka_config, server_properties(s, lay))  # it holds the Strata principal's password
     cluster_id = shared_cluster_id(lay)
     if (lay.kafka_data / "meta.properties").is_file():
         return
+    password = ensure_kafka_password(s)
     cmd = java_base(s, lay)
     # The format tool needs no big heap.
     cmd = [c for c in cmd if not c.startswith(("-Xmx", "-Xms"))] + ["-Xmx256m"]
-    cmd += ["kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(lay.kafka_config),
-            "--ignore-formatted"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    # The credential goes in an argument file (java @file, mode 0600) rather than on the command
+    # line, which any local user can read in /proc while the tool runs.
+    argfile = lay.kafka_home / f".format-args.{os.getpid()}"
+    _write_private(argfile, "\n".join([
+        "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(lay.kafka_config), "--ignore-formatted",
+        "--add-scram", f"SCRAM-SHA-512=[name={s.kafka_sasl_listener_user},password={password}]"]) + "\n")
+    try:
+        proc = subprocess.run([*cmd, f"@{argfile}"], capture_output=True, text=True)
+    finally:
+        argfile.unlink(missing_ok=True)
     if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-10:])
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-10:]).replace(password, "******")
         raise StrataError(f"kafka storage format failed in {lay.kafka_data}:\n{tail}")
     if not quiet:
         print(f"strata: formatted Kafka storage in {lay.kafka_data} (cluster {cluster_id})", flush=True)

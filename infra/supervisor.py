@@ -258,9 +258,13 @@ def _spawn(comp: Component, lay: Layout) -> int:
 def _ensure_topics(s: Settings) -> None:
     from confluent_kafka import KafkaException
 
+    from infra.kafka_acl import secure
     from infra.topics import ensure_and_check
 
     try:
+        # The broker's credential and ACLs first: Strata's topics are never there without them.
+        for a in secure(s):
+            console.print(f"  kafka: {a}")
         actions, problems = ensure_and_check(s)
     except KafkaException as exc:
         raise StrataError(f"topics: Kafka admin request failed: {exc}") from None
@@ -288,6 +292,11 @@ def _lock(lay: Layout) -> int:
 def up_detach(s: Settings, lay: Layout, timeout: float, only: list[str] | None = None) -> int:
     lock = _lock(lay)  # held until this process exits
     comps, skipped = available_components(only=only)
+    kafka_pid = running_pid(lay.pid_file("kafka"))
+    if kafka_pid is not None and s.local_kafka_password() is None:
+        # Its clients would now log in on a listener that broker does not have, or not with SCRAM.
+        raise StrataError(f"kafka (pid {kafka_pid}) was started before it had a Strata listener (no "
+                          f"{s.kafka_password_file}): run infra/down, then infra/up")
     t_install = install_all(s, lay)
     started_at = time.monotonic()
     deadline = started_at + timeout

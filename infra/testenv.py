@@ -19,8 +19,8 @@ PORT_SHIFT = 10000
 TEST_OVERRIDES = {"STRATA_TIERING_INTERVAL_S": "0.5", "STRATA_COOLDOWN_LOCAL_GRACE_S": "2",
                   "STRATA_S3_CONNECT_TIMEOUT_S": "1", "STRATA_S3_READ_TIMEOUT_S": "3", "STRATA_SIMULATED_CLOCK": "true",
                   "STRATA_DYNAMIC_PARTITION_CHECK_INTERVAL_S": "1"}
-PORT_FIELDS = ("kafka_port", "kafka_controller_port", "minio_port", "minio_console_port",
-               "sql_port", "http_port", "worker_port")
+PORT_FIELDS = ("kafka_port", "kafka_controller_port", "kafka_sasl_listener_port", "minio_port",
+               "minio_console_port", "sql_port", "http_port", "worker_port")
 
 
 def test_env(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -30,9 +30,6 @@ def test_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     for name in PORT_FIELDS:
         default = Settings.model_fields[name].default
         out[f"STRATA_{name.upper()}"] = str(int(default) + PORT_SHIFT)
-    # A SASL listener next to the broker, for tests of a secured client configuration.
-    out["STRATA_KAFKA_SASL_LISTENER_PORT"] = str(int(Settings.model_fields["kafka_port"].default) + PORT_SHIFT + 2)
-    out["STRATA_KAFKA_SASL_LISTENER_PASSWORD"] = "strata-test-sasl"
     return {k: environ.get(k, v) for k, v in out.items()}
 
 

@@ -72,7 +72,8 @@ def component_ports(s: Settings) -> dict[str, list[Binding]]:
     """For each component, the (config key, host, port) triples it listens on."""
     return {
         "kafka": [("kafka_port", s.kafka_host, s.kafka_port),
-                  ("kafka_controller_port", s.kafka_host, s.kafka_controller_port)],
+                  ("kafka_controller_port", s.kafka_host, s.kafka_controller_port),
+                  ("kafka_sasl_listener_port", s.kafka_host, s.kafka_sasl_listener_port)],
         "minio": [("minio_port", s.minio_host, s.minio_port),
                   ("minio_console_port", s.minio_host, s.minio_console_port)],
         "worker": [("worker_port", "127.0.0.1", s.worker_port)],

@@ -59,11 +59,12 @@ _quiet.addHandler(logging.NullHandler())
 _quiet.propagate = False
 
 
-def admin_client(s: Settings | None = None, **extra: Any) -> AdminClient:
-    """An AdminClient that keeps librdkafka's connection chatter out of the terminal."""
+def admin_client(s: Settings | None = None, *, anonymous: bool = False, **extra: Any) -> AdminClient:
+    """An AdminClient that keeps librdkafka's connection chatter out of the terminal: Strata's own,
+    or (`anonymous`) an outside client's on the local broker's plain listener."""
     s = s or settings()
     conf: dict[str, Any] = {
-        **s.kafka_client(),
+        **({"bootstrap.servers": f"{s.kafka_host}:{s.kafka_port}"} if anonymous else s.kafka_client()),
         "socket.timeout.ms": 5000,
         "log.connection.close": False,
         "error_cb": lambda _err: None,

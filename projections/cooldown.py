@@ -33,6 +33,7 @@ from projections.state import PartitionState, TableState
 from schemas import commands as cmd
 from schemas.model import Rowset, RowsetMove
 from storage.object_store import ResourceError, file_digests
+from storage.paths import UnsafePath, check_rowset_path
 from storage.rowset_writer import file_sha256
 from storage.tiers import LocalTiers, remote_tier, resource_of
 
@@ -180,7 +181,11 @@ class Cooler:
 
         Raises `ResourceError` (store down or refusing) or `CorruptRowset`."""
         rowset = move.rowset
-        source = self.tiers.locate(rowset.tier, rowset.path)
+        try:  # the path came from the log: only an id-built one is read, uploaded or removed
+            check_rowset_path(rowset.path, rowset.partition_id, rowset.bucket, rowset.rowset_id)
+            source = self.tiers.locate(rowset.tier, rowset.path)
+        except UnsafePath as exc:
+            raise CorruptRowset(str(exc)) from None
         sha, etag = file_digests(source)  # one read: the local copy's integrity and the upload's ETag
         if sha != rowset.checksum:
             raise CorruptRowset(f"{source} does not match its checksum; left where it is")

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from projections import keys
+from projections import decided, keys
 from projections.routine_loads import RoutineLoadJob, job_key
 from projections.state import (
     CommitRecord,
@@ -43,7 +43,7 @@ ROUTINE_LOAD_PREFIX = b"rl/"
 USER_PREFIX = b"usr/"
 # Bump when the key layout or a stored value's shape changes: a projection written in another
 # format is rebuilt from the log (the truth) instead of being misread.
-FORMAT_VERSION = b"6"
+FORMAT_VERSION = b"7"
 FORMAT_KEY = b"m/format"
 
 
@@ -68,6 +68,8 @@ class Projection:
         self.users: dict[str, UserRecord] = {}
         self.next_ids = {"db": 1, "table": 1, "partition": 1, "routine_load": 1}
         self.commands_position: dict[int, int] = {}
+        # The newest commit time folded since the last flush: what `decided` forgets against.
+        self._newest_ts_ms = 0
         self._dirty_tables: set[int] = set()
         self._dirty_dbs: set[int] = set()
         self._offsets = self.store.offsets()
@@ -102,6 +104,7 @@ class Projection:
             ev.UserDropped: self._user_dropped,
             ev.PasswordSet: self._password_set,
             ev.GrantsChanged: self._grants_changed,
+            ev.UserAltered: self._user_altered,
         }
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -149,6 +152,8 @@ class Projection:
             handler(envelope.payload, envelope.commit_ts_ms)
         if envelope.commands_position:
             self.commands_position.update(envelope.commands_position)
+        decided.remember(self.store, envelope)
+        self._newest_ts_ms = max(self._newest_ts_ms, envelope.commit_ts_ms)
         if offset >= 0:  # the sequencer folds before it knows the offset, and advances after commit
             self.advance(topic, partition, offset)
 
@@ -168,6 +173,8 @@ class Projection:
         self.store.put(keys.COUNTERS, json.dumps(self.next_ids, sort_keys=True).encode())
         if self.commands_position:
             self.store.put(keys.COMMANDS_POSITION, json.dumps(self.commands_position, sort_keys=True).encode())
+        if self._newest_ts_ms:
+            decided.forget_before(self.store, self._newest_ts_ms)
         self.store.commit(self._offsets)
         self._dirty_tables.clear()
         self._dirty_dbs.clear()
@@ -191,6 +198,10 @@ class Projection:
     def tables_of(self, db_id: int) -> list[TableState]:
         return sorted((t for t in self.tables.values() if t.db_id == db_id and t.dropped_ts_ms is None),
                       key=lambda t: t.name)
+
+    def command_outcome(self, command_id: str) -> decided.Outcome | None:
+        """The first answer the log gave this command, if it is still remembered (projections.decided)."""
+        return decided.outcome(self.store, command_id)
 
     def label(self, table_id: int, label: str) -> LabelRecord | None:
         raw = self.store.get(keys.label_key(table_id, label))
@@ -493,7 +504,23 @@ class Projection:
         self.store.put(USER_PREFIX + user.name.lower().encode(), _dump(user))
 
     def _user_created(self, e: ev.UserCreated, ts: int) -> None:
-        self._put_user(UserRecord(name=e.name, auth_string=e.auth_string, created_ts_ms=ts))
+        self._put_user(UserRecord(name=e.name, auth_string=e.auth_string, created_ts_ms=ts,
+                                  failed_login_attempts=e.failed_login_attempts,
+                                  password_lock_time_s=e.password_lock_time_s))
+
+    def _user_altered(self, e: ev.UserAltered, ts: int) -> None:
+        user = self.users.get(e.name.lower())
+        if user is None:
+            return
+        changes: dict[str, int] = {}
+        for name in ("failed_login_attempts", "password_lock_time_s", "max_user_connections", "query_timeout_s",
+                     "insert_timeout_s"):
+            value = getattr(e, name)
+            if value is not None:
+                changes[name] = value
+        if e.unlock or e.failed_login_attempts is not None or e.password_lock_time_s is not None:
+            changes["lock_reset_ts_ms"] = ts
+        self._put_user(user.model_copy(update=changes))
 
     def _user_dropped(self, e: ev.UserDropped, ts: int) -> None:
         self.users.pop(e.name.lower(), None)

@@ -64,15 +64,18 @@ class Proposer:
             waiter.done.set()
 
     def propose(self, command: Command, *, table_id: int | None = None, timeout: float | None = None,
-                transaction: Producer | None = None) -> EventEnvelope:
+                transaction: Producer | None = None, command_id: str | None = None) -> EventEnvelope:
         """Sends `command` and returns the event that accepted it; raises CommandFailed if rejected.
 
         With `transaction` (a transactional producer whose transaction the caller began, e.g. with
         dead-letter records in it), the command is sent in that transaction, which is then
         committed: the sequencer reads commands read-committed, so the command and the caller's
-        records become visible together or not at all."""
+        records become visible together or not at all.
+
+        With `command_id` (default: a new one), a retry of the same proposal is answered with the
+        first outcome: the sequencer decides each command_id once."""
         envelope = wrap_command(command, table_id=table_id, issued_ts_ms=int(time.time() * 1000),
-                                origin=self.origin)
+                                origin=self.origin, command_id=command_id)
         waiter = _Waiter(threading.Event())
         with self._lock:
             self._waiters[envelope.command_id] = waiter

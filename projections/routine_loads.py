@@ -10,13 +10,51 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from projections.users import ROOT, UserRecord
+from schemas.errors import ErrorCode
 from schemas.model import LoadProgress, RoutineLoadSpec, RoutineLoadState
+from schemas.topics import INGEST_PREFIX, STRATA_PREFIX
 
 WINDOW_BATCHES = 10
 
 
 def job_key(db_id: int, name: str) -> str:
     return f"{db_id}/{name.lower()}"
+
+
+def source_refusal(topic: str, user: str, users: dict[str, UserRecord]) -> tuple[ErrorCode, str] | None:
+    """Why `user` may not load from `topic` (None: it may). Strata's own topics hold every
+    database's metadata, sealed secrets included: no job reads them. A table's ingest topic
+    `strata.ingest.<db>.<table>` may be read by a user with LOAD_PRIV on that table (root: any).
+    Asked by the SQL server when a job is created, and by the sequencer for every batch."""
+    lowered = topic.strip().lower()  # topic names are case-sensitive; refusing look-alikes too costs nothing
+    if not lowered.startswith(STRATA_PREFIX):
+        return None
+    if not lowered.startswith(INGEST_PREFIX):
+        return (ErrorCode.SPECIFIC_ACCESS_DENIED,
+                f"kafka_topic '{topic}' is one of Strata's own topics; it can not be a routine load source")
+    if user.lower() == ROOT:
+        return None
+    db, dot, table = lowered[len(INGEST_PREFIX):].partition(".")
+    record = users.get(user.lower())
+    if not dot or record is None or not record.may("LOAD_PRIV", db, table):
+        return (ErrorCode.TABLE_ACCESS_DENIED,
+                f"Access denied; user '{user}'@'%' needs LOAD_PRIV on {db}.{table or '*'} to load its ingest "
+                f"topic '{topic}'")
+    return None
+
+
+def creator_refusal(job: RoutineLoadJob, db: str, table: str, users: dict[str, UserRecord]) -> str | None:
+    """Why the job's creator may no longer commit its batches into `db`.`table` (None: it may)."""
+    user = job.spec.user
+    if user.lower() == ROOT:
+        return None
+    record = users.get(user.lower())
+    if record is None:
+        return f"the job's user '{user}' was dropped"
+    if not record.may("LOAD_PRIV", db, table):
+        return f"the job's user '{user}' no longer has LOAD_PRIV on {db}.{table}"
+    return None
 
 
 class RoutineLoadJob(BaseModel):

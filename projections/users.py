@@ -8,6 +8,8 @@ from pydantic import BaseModel, Field
 
 ROOT = "root"
 ANY = "*"
+# Doris' default of the user property max_user_connections.
+DEFAULT_MAX_USER_CONNECTIONS = 100
 PRIVILEGES = ("SELECT_PRIV", "LOAD_PRIV", "ALTER_PRIV", "CREATE_PRIV", "DROP_PRIV", "ADMIN_PRIV")
 
 
@@ -20,6 +22,12 @@ class UserRecord(BaseModel):
     auth_string: str = Field(default="", description="the sealed mysql_native_password hash")
     grants: dict[str, list[str]] = Field(default_factory=dict, description="'db.table' → privileges")
     created_ts_ms: int = 0
+    failed_login_attempts: int = Field(default=0, description="lock after this many failed logins in a row (0: never)")
+    password_lock_time_s: int = Field(default=0, description="how long a lock lasts, seconds (-1: until unlocked)")
+    max_user_connections: int = DEFAULT_MAX_USER_CONNECTIONS
+    query_timeout_s: int = Field(default=0, description="overrides the session's query_timeout (0: not set)")
+    insert_timeout_s: int = Field(default=0, description="overrides the session's insert_timeout (0: not set)")
+    lock_reset_ts_ms: int = Field(default=0, description="commit time of the last unlock or lockout-policy change")
 
     def privileges_on(self, db: str, table: str) -> set[str]:
         """The privileges that apply to `db.table` (`table` '*': to the database itself)."""

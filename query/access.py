@@ -19,14 +19,17 @@ from sqlglot import exp
 from projections.users import ANY, ROOT, UserRecord
 from query.context import Context, Rows, SessionState, SqlFailure
 from query.parser import statements as st
+from query.parser import table_refs
+from query.sandbox import expressions
 from schemas.errors import ErrorCode
 
 Need = tuple[str, str, str]  # privilege, db, table ('*' for the database itself / everything)
 _FREE = (st.SetVariables, st.SetNames, st.Passthrough, st.ShowServerInfo, st.ShowDatabases, st.ShowTables,
-         st.ShowDynamicPartitionTables, st.ShowRoutineLoad, st.SetPassword, st.ShowGrants)
+         st.ShowDynamicPartitionTables, st.ShowRoutineLoad, st.SetPassword, st.ShowGrants,
+         st.ShowProcesslist, st.Kill, st.ShowProperty)  # each checks the owner itself (see check)
 _ADMIN = (st.CreateResource, st.AlterResource, st.DropResource, st.ShowResources, st.CreateStoragePolicy,
           st.AlterStoragePolicy, st.DropStoragePolicy, st.ShowStoragePolicy, st.AdminCompact, st.CreateUser,
-          st.DropUser, st.GrantPrivileges)
+          st.DropUser, st.GrantPrivileges, st.AlterUser, st.SetUserProperty)
 INFORMATION_SCHEMA = "information_schema"
 
 
@@ -45,14 +48,13 @@ def _db(session: SessionState, name: st.QualifiedName) -> str:
 
 
 def _tables_read(session: SessionState, expr: exp.Expr) -> Iterator[Need]:
-    ctes = {cte.alias_or_name.lower() for cte in expr.find_all(exp.CTE)}
-    for table in expr.find_all(exp.Table):
-        if not table.name or (not table.db and table.name.lower() in ctes):
-            continue
-        db = table.db or session.database or ""
+    # The same references, scoped the same way, as the ones the engine binds to snapshots: a name is
+    # a CTE only where the CTE is in scope, so a CTE cannot hide a real table from this check.
+    for ref in table_refs(expr):
+        db = ref.db or session.database or ""
         if db.lower() == INFORMATION_SCHEMA:
             continue  # filtered row by row instead
-        yield "SELECT_PRIV", db, table.name
+        yield "SELECT_PRIV", db, ref.name
 
 
 def needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Need]:
@@ -116,12 +118,20 @@ def check(ctx: Context, session: SessionState, s: st.Statement) -> None:
     if isinstance(s, st.SetPassword) and s.user is not None and s.user.name.lower() != user.name.lower():
         raise SqlFailure(ErrorCode.SPECIFIC_ACCESS_DENIED, "Access denied; you need ADMIN_PRIV to set another "
                                                            "user's password")
+    if isinstance(s, st.ShowProperty) and s.user is not None and s.user.lower() != user.name.lower():
+        if not user.may("ADMIN_PRIV"):
+            raise SqlFailure(ErrorCode.SPECIFIC_ACCESS_DENIED, "Access denied; you need ADMIN_PRIV to see other "
+                                                               "users' properties")
+        return
     if isinstance(s, st.ShowGrants) and (s.all or (s.user is not None and s.user.name.lower() != user.name.lower())):
         if not user.may("ADMIN_PRIV"):
             raise SqlFailure(ErrorCode.SPECIFIC_ACCESS_DENIED, "Access denied; you need ADMIN_PRIV to see other "
                                                                "users' grants")
         return
-    for privilege, db, table in needs(ctx, session, s):
+    # Beyond what the statement kind needs, every table any of its expressions reads (a subquery in a
+    # DELETE or UPDATE predicate, in VALUES, …) needs SELECT_PRIV.
+    reads = [need for expr in expressions(s) for need in _tables_read(session, expr)]
+    for privilege, db, table in dict.fromkeys([*needs(ctx, session, s), *reads]):
         if not user.may(privilege, db, table):
             where = f"{db}.{table}" if table != ANY else f"{db or '*'}.*"
             code = ErrorCode.SPECIFIC_ACCESS_DENIED if privilege == "ADMIN_PRIV" else ErrorCode.TABLE_ACCESS_DENIED

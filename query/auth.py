@@ -1,8 +1,11 @@
 """Logging in on the SQL port: mysql_native_password or caching_sha2_password against the users of
 the log (and root's password from the configuration). A failed login is logged with the user name only, never the
 password, and each further failure of one user name waits longer before it is answered, so a
-password cannot be guessed at network speed. An unknown user fails exactly like a wrong password,
-so user names cannot be probed either.
+password cannot be guessed at network speed. Guesses at one user name are also checked one at a
+time, however many connections make them (`FailedLogins.wait_turn`), so parallel connections do not
+multiply the rate. An unknown user fails exactly like a wrong password, so user names cannot be
+probed either. Around the password, a `LoginGate` (query.login_policy through query.connections)
+refuses a locked account, a database the user may not use and one connection too many.
 
 caching_sha2_password (the default of MySQL 8 and the only password plugin of MySQL 9 clients)
 is answered with its full authentication: the client asks for the server's RSA public key and
@@ -21,7 +24,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from typing import Optional
+from typing import Optional, Protocol
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
@@ -56,6 +59,7 @@ class FailedLogins:
 
     def __init__(self) -> None:
         self._failures: dict[str, tuple[int, float]] = {}
+        self._next_turn: dict[str, float] = {}  # per user name: the earliest time its next guess is checked
 
     def delay_s(self, name: str) -> float:
         count, last = self._failures.get(name.lower(), (0, 0.0))
@@ -73,6 +77,31 @@ class FailedLogins:
     def succeeded(self, name: str) -> None:
         self._failures.pop(name.lower(), None)
 
+    async def wait_turn(self, name: str) -> None:
+        """After failures, the guesses at one user name are checked one at a time, `delay_s` apart,
+        however many connections make them: parallel connections do not multiply the guess rate."""
+        delay = self.delay_s(name)
+        if delay <= 0:
+            return
+        key = name.lower()
+        now = time.monotonic()
+        slot = max(now, self._next_turn.get(key, 0.0))
+        self._next_turn[key] = slot + delay
+        await asyncio.sleep(slot - now)
+
+
+class LoginGate(Protocol):
+    """The checks around the password (query.login_policy, wired to the connection by query.connections);
+    each refusal is a `Forbidden` whose message may carry its own MySQL error code."""
+
+    def locked(self, name: str) -> str | None: ...
+
+    def failed(self, name: str) -> bool: ...
+
+    def succeeded(self, name: str) -> None: ...
+
+    def admit(self, name: str) -> str | None: ...
+
 
 class ThrottledPassword(NativePasswordAuthPlugin):
     """Announced as mysql_native_password, but it answers whichever of the two password plugins the
@@ -81,8 +110,9 @@ class ThrottledPassword(NativePasswordAuthPlugin):
 
     client_plugin_name = None  # type: ignore[assignment]
 
-    def __init__(self, failures: FailedLogins) -> None:
+    def __init__(self, failures: FailedLogins, gate: LoginGate | None = None) -> None:
         self.failures = failures
+        self.gate = gate
         self._rsa = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self._public_pem = self._rsa.public_key().public_bytes(
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
@@ -94,17 +124,38 @@ class ThrottledPassword(NativePasswordAuthPlugin):
             nonce = secrets.token_bytes(20)
             auth_info = yield nonce + b"\x00"
         user = auth_info.user
-        if auth_info.client_plugin_name == SHA2_PLUGIN and auth_info.data:
+        refused = self.gate.locked(user.name) if self.gate is not None else None
+        if refused is None:  # a locked account is answered at once; others may wait their turn
+            await self.failures.wait_turn(user.name)
+        sha2 = auth_info.client_plugin_name == SHA2_PLUGIN and bool(auth_info.data)
+        if sha2:
             auth_info = yield _PERFORM_FULL_AUTHENTICATION
             if auth_info.data == _REQUEST_PUBLIC_KEY:
                 auth_info = yield self._public_pem
+        # From the lock check to counting the outcome nothing awaits, so logins on parallel connections
+        # cannot all pass the check before the first failure is counted.
+        if refused is None and self.gate is not None:
+            refused = self.gate.locked(user.name)
+        if refused is not None:
+            log.warning("login refused for user '%s': the account is locked", user.name)
+            yield Forbidden(refused)
+            return
+        if sha2:
             matches = self._sha2_password_matches(user, auth_info.data, nonce)
         else:
             matches = self.password_matches(user=user, scramble=auth_info.data, nonce=nonce)
         if matches:
             self.failures.succeeded(user.name)
+            if self.gate is not None:
+                self.gate.succeeded(user.name)
+                refused = self.gate.admit(user.name)
+                if refused is not None:
+                    yield Forbidden(refused)
+                    return
             yield Success(user.name)
             return
+        if self.gate is not None and self.gate.failed(user.name):
+            log.warning("user '%s' is locked after consecutive failed logins", user.name)
         await asyncio.sleep(self.failures.delay_s(user.name))
         count = self.failures.failed(user.name)
         log.warning("login failed for user '%s' (%d in a row)", user.name, count)
@@ -130,12 +181,13 @@ class ThrottledPassword(NativePasswordAuthPlugin):
 
 
 class StrataIdentityProvider(IdentityProvider):
-    def __init__(self, users: Callable[[str], Optional[str]], root_password: str, box: SecretBox) -> None:  # noqa: UP045
+    def __init__(self, users: Callable[[str], Optional[str]], root_password: str, box: SecretBox,  # noqa: UP045
+                 gate: LoginGate | None = None) -> None:
         """`users(name)`: the sealed auth string of a user of the log (None: no such user)."""
         self._users = users
         self._root = NativePasswordAuthPlugin.create_auth_string(root_password) if root_password else None
         self._box = box
-        self._plugin = ThrottledPassword(FailedLogins())
+        self._plugin = ThrottledPassword(FailedLogins(), gate)
 
     def get_plugins(self) -> list[_AuthPlugin]:
         return [self._plugin]

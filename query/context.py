@@ -4,6 +4,7 @@ session, and the two shapes of answer (rows, or an OK with a count)."""
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from projections.proposer import CommandFailed, CommandTimeout, Proposer
 from projections.remote import RemoteStores
 from projections.state import TableState
 from query.parser.statements import QualifiedName
+from query.sessions import SessionDirectory
 from schemas.commands import Command
 from schemas.config import Settings
 from schemas.envelope import EventEnvelope
@@ -50,11 +52,80 @@ class Done:
 Result = Rows | Done
 
 
+class StatementGuard:
+    """The statement a session is running, as a timeout or a KILL sees it: the DuckDB cursors it
+    opened (so they can be interrupted from another thread) and, once cancelled, why.
+
+    DuckDB forgets an interrupt that arrives between two calls on a cursor (the next call starts
+    afresh), and a statement makes several (views, then the query); so once cancelled, the cursors
+    are interrupted again every `REPEAT_S` until the statement finishes (`finish`)."""
+
+    REPEAT_S = 0.1
+    GIVE_UP_S = 600.0  # a statement stuck outside DuckDB (a Kafka wait) is not interrupted forever
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
+        self._finished = threading.Event()
+        self.failure: SqlFailure | None = None
+
+    def track(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        with self._lock:
+            self._cursors.append(cursor)
+            cancelled = self.failure is not None
+        if cancelled:
+            cursor.interrupt()
+            self.check()
+
+    def cancel(self, failure: SqlFailure) -> None:
+        """Thread-safe; the first reason wins (a KILL after the timeout fired changes nothing)."""
+        with self._lock:
+            if self.failure is not None or self._finished.is_set():
+                return
+            self.failure = failure
+        self._interrupt()
+        threading.Thread(target=self._keep_interrupting, name="statement-cancel", daemon=True).start()
+
+    def finish(self) -> None:
+        """The statement is over: nothing left to interrupt."""
+        self._finished.set()
+
+    def _interrupt(self) -> None:
+        with self._lock:
+            cursors = list(self._cursors)
+        for cursor in cursors:
+            cursor.interrupt()
+
+    def _keep_interrupting(self) -> None:
+        deadline = time.monotonic() + self.GIVE_UP_S
+        while not self._finished.wait(self.REPEAT_S) and time.monotonic() < deadline:
+            self._interrupt()
+
+    def check(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+
+
+# The guard of the statement the current thread runs; Context.cursor() registers each cursor with it,
+# so no handler has to pass it along (Engine.execute sets and clears it).
+_running = threading.local()
+
+
+def running_guard() -> StatementGuard | None:
+    return getattr(_running, "guard", None)
+
+
+def set_running_guard(guard: StatementGuard | None) -> None:
+    _running.guard = guard
+
+
 @dataclass
 class SessionState:
     database: str | None = None
     variables: dict[str, str] = field(default_factory=lambda: {"time_zone": "UTC"})
     user: str = "root"  # who logged in (query.access decides what it may do)
+    connection_id: int = 0  # the MySQL connection id (SHOW PROCESSLIST's Id); 0 outside the server
+    guard: StatementGuard | None = None  # the statement now running, if any
 
 
 @dataclass
@@ -70,11 +141,18 @@ class Context:
     _duck_lock: threading.Lock = field(default_factory=threading.Lock)
     # This server's group-commit batchers (query.group_commit.registry makes them on first use).
     group_commits: GroupCommits | None = None
+    # The server's live SQL sessions (SHOW PROCESSLIST, KILL, max_user_connections).
+    sessions: SessionDirectory = field(default_factory=lambda: SessionDirectory())
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
-        """A DuckDB connection for one statement (cursors are independent connections)."""
+        """A DuckDB connection for one statement (cursors are independent connections). Inside a
+        statement it is registered with the statement's guard, so a timeout or KILL interrupts it."""
         with self._duck_lock:
-            return self.duck.cursor()
+            cursor = self.duck.cursor()
+        guard = running_guard()
+        if guard is not None:
+            guard.track(cursor)
+        return cursor
 
     @property
     def tiers(self) -> LocalTiers:

@@ -10,18 +10,32 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import duckdb
-
 from projections.remote import open_locator
 from projections.replica import Replica
-from query import access, ddl, dml, dynamic_partition, routine_load, show, tiering, time_travel, users
-from query.context import Context, Done, Result, Rows, SessionState, SqlFailure
+from query import (
+    access,
+    ddl,
+    dml,
+    dynamic_partition,
+    identifiers,
+    processlist,
+    routine_load,
+    show,
+    tiering,
+    time_travel,
+    user_properties,
+    users,
+)
+from query.context import Context, Done, Result, Rows, SessionState, SqlFailure, set_running_guard
 from query.create_as import create_table_as
+from query.login_policy import LoginPolicy
 from query.parser import statements as st
 from query.reads import run_query
+from query.sandbox import check_statement
 from schemas.config import Settings
 from schemas.errors import ErrorCode
 from storage.object_store import RemoteUnavailable, ResourceError
+from storage.sandbox import sandboxed_connection
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +90,11 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.SetPassword: users.set_password,
     st.GrantPrivileges: users.grant,
     st.ShowGrants: users.show_grants,
+    st.AlterUser: users.alter_user,
+    st.SetUserProperty: user_properties.set_user_property,
+    st.ShowProperty: user_properties.show_property,
+    st.ShowProcesslist: processlist.show_processlist,
+    st.Kill: processlist.kill,
 }
 
 
@@ -86,16 +105,42 @@ class Engine:
         locator, stores = open_locator(config, replica.projection, name)
         for tier in locator.tiers.names():
             locator.tiers.root(tier).mkdir(parents=True, exist_ok=True)
+        locator.cache.root.mkdir(parents=True, exist_ok=True)
+        # DuckDB may read only where the snapshots' rowset paths point: the tiers and this server's cache.
+        duck = sandboxed_connection([*(locator.tiers.root(t) for t in locator.tiers.names()), locator.cache.root])
         self.ctx = Context(config=config, projection=replica.projection, follower=replica.follower,
-                           proposer=replica.proposer, locator=locator, stores=stores, duck=duckdb.connect(),
-                           name=name)
+                           proposer=replica.proposer, locator=locator, stores=stores, duck=duck, name=name)
+        # Logins on the SQL port and the HTTP API share one lockout count per user (query.login_policy).
+        projection = replica.projection
+        self.login_policy = LoginPolicy(lambda user: projection.users.get(user.lower()),
+                                        lambda db: projection.database_by_name(db) is not None, self.ctx.sessions)
 
     def execute(self, session: SessionState, statement: st.Statement) -> Result:
+        """A statement its guard cancelled (query_timeout, KILL) fails with that reason, whatever the
+        interrupted DuckDB call raised; one cancelled while it waited for a thread does not start."""
+        guard = session.guard
+        set_running_guard(guard)
+        try:
+            if guard is not None:
+                guard.check()
+            return self._execute(session, statement)
+        except Exception:
+            if guard is not None and guard.failure is not None:
+                raise guard.failure from None
+            raise
+        finally:
+            set_running_guard(None)
+            if guard is not None:
+                guard.finish()
+
+    def _execute(self, session: SessionState, statement: st.Statement) -> Result:
         handler = _HANDLERS.get(type(statement))
         if handler is None:
             raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"{type(statement).__name__} is not supported yet")
         try:
+            check_statement(statement)  # before anything else: no grant allows what the sandbox refuses
             access.check(self.ctx, session, statement)
+            identifiers.check(statement)  # Doris' naming rules for what the statement creates
             with self.ctx.locator.statement():
                 result = handler(self.ctx, session, statement)
             return access.filter_rows(self.ctx, session, statement, result) if isinstance(result, Rows) else result

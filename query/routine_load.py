@@ -19,7 +19,7 @@ import duckdb
 from sqlglot import exp
 
 from projections.load_source import RECORDS, load_batch, plan_load
-from projections.routine_loads import RoutineLoadJob
+from projections.routine_loads import RoutineLoadJob, source_refusal
 from projections.rows import RowsRejected
 from projections.state import TableState
 from query.context import Context, Done, Rows, SessionState, SqlFailure
@@ -141,7 +141,8 @@ def _offsets(source: dict[str, str], partitions: list[int], ends: Callable[[], d
     return offsets
 
 
-def _spec(ctx: Context, s: st.CreateRoutineLoad, table: TableState, partitions: tuple[int, ...]) -> RoutineLoadSpec:
+def _spec(ctx: Context, s: st.CreateRoutineLoad, table: TableState, partitions: tuple[int, ...],
+          user: str) -> RoutineLoadSpec:
     props = {k.lower(): v for k, v in s.properties.items()}
     unknown = sorted(set(props) - _JOB_PROPERTIES)
     if unknown:
@@ -160,6 +161,9 @@ def _spec(ctx: Context, s: st.CreateRoutineLoad, table: TableState, partitions: 
     client = {k: v for k, v in source.items() if k.startswith("property.") and k != _DEFAULT_OFFSETS}
     opened = {k.removeprefix("property."): v for k, v in client.items()}
     broker_list, topic = source["kafka_broker_list"], source["kafka_topic"]
+    refused = source_refusal(topic, user, ctx.projection.users)
+    if refused is not None:  # before Kafka is asked anything about it
+        raise SqlFailure(*refused)
     try:
         existing = topic_partitions(broker_list, topic, opened)
         if "kafka_partitions" in source:
@@ -194,7 +198,7 @@ def _spec(ctx: Context, s: st.CreateRoutineLoad, table: TableState, partitions: 
         max_batch_size=_number(props, "max_batch_size", int, 100 * 1024 * 1024, minimum=1),
         max_error_number=_number(props, "max_error_number", int, 0, minimum=0),
         broker_list=broker_list, topic=topic, start_offsets=offsets,
-        client_properties=ctx.stores.box.seal_properties(client))
+        client_properties=ctx.stores.box.seal_properties(client), user=user)
 
 
 def create_routine_load(ctx: Context, session: SessionState, s: st.CreateRoutineLoad) -> Done:
@@ -213,7 +217,7 @@ def create_routine_load(ctx: Context, session: SessionState, s: st.CreateRoutine
         if found is None:
             raise SqlFailure(ErrorCode.UNKNOWN_PARTITION, f"Unknown partition '{name}' in table '{table.name}'")
         partitions.append(found.partition_id)
-    spec = _spec(ctx, s, table, tuple(partitions))
+    spec = _spec(ctx, s, table, tuple(partitions), session.user)
     cur = ctx.cursor()
     try:  # the whole batch query once over no records: a mapping that cannot run is refused now
         load_batch(cur, table, spec, plan_load(spec, table), RECORDS.empty_table())
@@ -329,6 +333,6 @@ def show_routine_load(ctx: Context, session: SessionState, s: st.ShowRoutineLoad
             "1" if job.state == "RUNNING" else "0", json.dumps(job_properties, sort_keys=True),
             json.dumps(source, sort_keys=True), json.dumps(masked(dict(spec.client_properties)), sort_keys=True),
             json.dumps(statistic), json.dumps(progress), json.dumps(lag), job.reason, "", job.last_error,
-            "root", ""))
+            spec.user, ""))
     return Rows(_SHOW_COLUMNS, rows)
 

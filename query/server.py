@@ -9,15 +9,17 @@ SELECTs) is handed back to mysql-mimic, which answers those like MySQL.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from typing import Any
 
 from aiohttp import web
 from confluent_kafka import KafkaException
-from mysql_mimic import MysqlServer, Session
+from mysql_mimic import Session
 from mysql_mimic.connection import Connection
 from mysql_mimic.errors import MysqlError
 from mysql_mimic.results import ResultColumn, ResultSet, infer_type
@@ -26,13 +28,16 @@ from mysql_mimic.variables import SYSTEM_VARIABLES, GlobalVariables, SessionVari
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 from sqlglot import exp
 
-from query import group_commit
+from query import group_commit, sandbox, timeouts
 from query.auth import StrataIdentityProvider
+from query.connections import StrataControl
 from query.console.routes import add_routes as console_routes
-from query.context import Done, Rows, SessionState, SqlFailure
+from query.console.routes import admin_only
+from query.context import Done, Rows, SessionState, SqlFailure, StatementGuard
 from query.engine import Engine
-from query.parser import SqlError, SqlSyntaxError, parse_script, table_refs
+from query.parser import SqlError, SqlSyntaxError, parse_script
 from query.parser import statements as st
+from query.wire import WireLimits, WireServer
 from schemas.config import ConfigError, settings
 from schemas.errors import ErrorCode
 from storage import cache_metrics
@@ -49,10 +54,16 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Statements mysql-mimic answers itself, like a MySQL server would.
 _MIMIC = (st.SetVariables, st.SetNames, st.ShowServerInfo, st.Passthrough)
 VERSION = "5.7.99 strata-0.1.0 (Doris SQL)"
+# Statements up to this size parse in well under a millisecond: on the event loop, which is cheaper
+# than two thread hand-offs; longer ones are parsed on a worker thread.
+_INLINE_PARSE_CHARS = 2048
 
 
 def _delegates(statement: st.Statement) -> bool:
-    return isinstance(statement, _MIMIC) or (isinstance(statement, st.Query) and not table_refs(statement.expr))
+    # Only a SELECT with no FROM at all, calling nothing the sandbox refuses: anything else goes to
+    # the engine, which answers a refused function with the sandbox's error (query.sandbox).
+    return isinstance(statement, _MIMIC) or (isinstance(statement, st.Query) and statement.expr.find(exp.Table) is None
+                                             and sandbox.permits(statement))
 
 
 def _group_commit_mode(value: Any) -> str:
@@ -66,7 +77,8 @@ def _group_commit_mode(value: Any) -> str:
 
 
 # mysql-mimic answers SET, SHOW VARIABLES and @@… from this schema; Strata's own variables join it.
-_OWN_VARIABLES: dict[str, tuple[Any, Any, bool]] = {"group_commit": (_group_commit_mode, "off_mode", True)}
+_OWN_VARIABLES: dict[str, tuple[Any, Any, bool]] = {"group_commit": (_group_commit_mode, "off_mode", True),
+                                                     **timeouts.VARIABLES}
 _VARIABLES = {**SYSTEM_VARIABLES, **_OWN_VARIABLES}
 
 
@@ -91,17 +103,19 @@ class StrataSession(Session):
         self.variables.set("version_comment", "Strata (Doris SQL)", force=True)
         # The count of the last statement answered with an OK; see `init`.
         self._affected_rows = 0
+        self._sql = ""
+        self._parsed: list[exp.Expression] | None = None  # mimic's parse of the statement, made off the loop
 
     async def init(self, connection: Connection) -> None:
         """mysql-mimic builds the Connection itself and writes a statement's OK packet with
         `connection.ok()`, which knows no count; so the session, which does know it, lends it to
         that call. Explicit counts (`ok_or_eof(affected_rows=…)` after a result set) are kept."""
         await super().init(connection)
-        # A database named in the handshake reaches only mimic's `self.database`; the engine must
-        # know it too. It is not checked here: the OK of the handshake is already sent, so an error
-        # now would only break the connection; an unknown one fails each statement that uses it.
+        # A database named in the handshake reaches only mimic's `self.database`; the engine must know
+        # it too. It was checked before the handshake's OK (query.login_policy via query.connections).
         self.state.database = self.database
         self.state.user = self.username or "root"
+        self.state.connection_id = connection.connection_id
         plain_ok = connection.ok
 
         def ok(**kwargs: Any) -> bytes:
@@ -118,8 +132,11 @@ class StrataSession(Session):
         return {}
 
     async def handle_query(self, sql: str, attrs: dict[str, str]) -> Any:
+        loop = asyncio.get_running_loop()
+        inline = len(sql) <= _INLINE_PARSE_CHARS
         try:
-            statements = parse_script(sql)
+            # Parsing a multi-MB statement takes seconds: off the event loop, which serves every client.
+            statements = parse_script(sql) if inline else await loop.run_in_executor(None, parse_script, sql)
         except SqlSyntaxError as exc:
             STATEMENTS.labels("parse", "error").inc()
             raise MysqlError(_ANSI.sub("", exc.message), ErrorCode.PARSE_ERROR) from None  # type: ignore[arg-type]
@@ -128,9 +145,12 @@ class StrataSession(Session):
             raise MysqlError(_ANSI.sub("", str(exc)), ErrorCode.NOT_SUPPORTED_YET) from None  # type: ignore[arg-type]
         result: Any = None
         self._affected_rows = 0
+        self._sql = sql  # SHOW PROCESSLIST's Info
         for statement in statements:
             if _delegates(statement) and len(statements) == 1:
                 try:
+                    # mysql-mimic parses the text again with sqlglot; that too runs off the loop (`_parse`).
+                    self._parsed = None if inline else await loop.run_in_executor(None, super()._parse, sql)
                     result = await super().handle_query(sql, attrs)
                 except MysqlError:
                     raise
@@ -140,6 +160,10 @@ class StrataSession(Session):
             else:
                 result = await self._run(statement)
         return result
+
+    def _parse(self, sql: str) -> list[exp.Expression]:
+        parsed, self._parsed = self._parsed, None
+        return parsed if parsed is not None else super()._parse(sql)
 
     def _set_variable(self, setitem: exp.SetItem) -> None:
         """Doris writes `SET group_commit = async_mode` with a bare word, which mysql-mimic refuses as a
@@ -156,12 +180,21 @@ class StrataSession(Session):
         """The engine reads the session's variables from its SessionState, not from mysql-mimic."""
         self.state.variables["time_zone"] = str(self.variables.get("time_zone") or "UTC")
         self.state.variables["group_commit"] = str(self.variables.get("group_commit") or "off_mode")
+        for name in timeouts.SESSION_VARIABLES:
+            self.state.variables[name] = str(self.variables.get(name))
 
     async def _run(self, statement: st.Statement) -> Any:
         kind = type(statement).__name__
         started = time.perf_counter()
+        # query_timeout / insert_timeout and KILL QUERY cancel the statement through its guard.
+        self._copy_variables()
+        guard = self.state.guard = StatementGuard()
+        limit_s, timed_out = timeouts.limit_of(statement, self.state.variables,
+                                               self.engine.ctx.projection.users.get(self.state.user.lower()))
+        timer = asyncio.get_running_loop().call_later(limit_s, guard.cancel, timed_out)
+        sessions = self.engine.ctx.sessions
+        sessions.started(self.state.connection_id, self._sql, guard, self.state.database)
         try:
-            self._copy_variables()
             result = await asyncio.get_running_loop().run_in_executor(None, self.engine.execute, self.state,
                                                                       statement)
         except SqlFailure as failure:
@@ -180,6 +213,10 @@ class StrataSession(Session):
             STATEMENTS.labels(kind, "internal_error").inc()
             raise MysqlError(f"internal error in {kind}: {exc}", ErrorCode.UNKNOWN_ERROR) from None  # type: ignore[arg-type]
         finally:
+            timer.cancel()
+            guard.finish()
+            self.state.guard = None
+            sessions.finished(self.state.connection_id, self.state.database)
             LATENCY.labels(kind).observe(time.perf_counter() - started)
         STATEMENTS.labels(kind, "ok").inc()
         # USE sets it, DROP DATABASE of the current one clears it; SELECT DATABASE() reads mimic's copy.
@@ -213,7 +250,8 @@ def _http_app(engine: Engine) -> web.Application:
         return web.json_response({"status": "ok", "cleared_files": cleared})
 
     app = web.Application()
-    app.router.add_post("/api/file_cache", file_cache)
+    # Every endpoint that changes server state needs an admin login (query.console.routes.admin_only).
+    app.router.add_post("/api/file_cache", admin_only(engine, file_cache))
     app.router.add_get("/health", health)
     app.router.add_get("/metrics", metrics)
     console_routes(app, engine)  # /console (HTML) and /api/console/… (JSON), SQL logins
@@ -232,12 +270,24 @@ async def serve() -> None:
         found = users.get(name.lower())
         return None if found is None else found.auth_string
 
-    identities = StrataIdentityProvider(auth_string, config.root_password.get_secret_value(), engine.ctx.stores.box)
-    server = MysqlServer(session_factory=lambda: StrataSession(engine), identity_provider=identities)
+    control = StrataControl(engine.ctx.sessions, engine.login_policy, config.qe_max_connection)
+    identities = StrataIdentityProvider(auth_string, config.root_password.get_secret_value(), engine.ctx.stores.box,
+                                        gate=control)
+    # Statements run on these threads (run_in_executor(None, …)); the default pool has only cores + 4.
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(config.sql_worker_threads, thread_name_prefix="sql-statement"))
+    limits = WireLimits(config.sql_max_packet_bytes, config.sql_handshake_timeout_s, config.sql_max_prepared_statements)
+    server = WireServer(session_factory=lambda: StrataSession(engine), identity_provider=identities,
+                        control=control, limits=limits)
     runner = web.AppRunner(_http_app(engine))
     await runner.setup()
     await web.TCPSite(runner, config.sql_host, config.http_port).start()
     log.info("SQL on %s:%d, HTTP on %s:%d", config.sql_host, config.sql_port, config.sql_host, config.http_port)
+    # A full garbage collection stops every thread, the event loop too, for as long as it takes to
+    # walk every tracked object; what startup built (modules, catalog, sqlglot's tables) lives for
+    # good, so it is moved out of the collector's sight once instead of being walked every time.
+    gc.collect()
+    gc.freeze()
     await server.serve_forever(host=config.sql_host, port=config.sql_port)
 
 

@@ -1,6 +1,7 @@
-"""CREATE USER, DROP USER, SET PASSWORD, GRANT / REVOKE and SHOW GRANTS. Users and grants are
-events like everything else; a password goes on the log only as its mysql_native_password hash
-(SHA1(SHA1(password))), sealed with the machine-local key, and is never shown."""
+"""CREATE / ALTER / DROP USER, SET PASSWORD, GRANT / REVOKE and SHOW GRANTS. Users, grants and
+login-lockout policies are events like everything else; a password
+goes on the log only as its mysql_native_password hash (SHA1(SHA1(password))), sealed with the
+machine-local key, and is never shown."""
 
 from __future__ import annotations
 
@@ -34,8 +35,26 @@ def create_user(ctx: Context, session: SessionState, s: st.CreateUser) -> Done:
     if s.if_not_exists and name.lower() in ctx.projection.users:
         return Done()
     ctx.propose(cmd.CreateUser(name=name, auth_string=sealed_hash(ctx, s.password or ""),
-                               if_not_exists=s.if_not_exists))
+                               if_not_exists=s.if_not_exists,
+                               failed_login_attempts=s.policy.failed_login_attempts or 0,
+                               password_lock_time_s=s.policy.password_lock_time_s or 0))
     return Done()
+
+
+def alter_user(ctx: Context, session: SessionState, s: st.AlterUser) -> Done:
+    name = _identity(s.user)
+    if name.lower() not in ctx.projection.users:
+        if s.if_exists:
+            return Done()
+        raise SqlFailure(ErrorCode.CANNOT_USER, f"Operation ALTER USER failed for {s.user}: the user does not exist")
+    if s.password is not None:
+        ctx.propose(cmd.SetPassword(name=name, auth_string=sealed_hash(ctx, s.password)))
+    if s.policy != st.PasswordPolicy() or s.unlock:
+        ctx.propose(cmd.AlterUser(name=name, failed_login_attempts=s.policy.failed_login_attempts,
+                                  password_lock_time_s=s.policy.password_lock_time_s, unlock=s.unlock))
+    return Done()
+
+
 
 
 def drop_user(ctx: Context, session: SessionState, s: st.DropUser) -> Done:

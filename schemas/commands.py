@@ -263,6 +263,24 @@ class CreateUser(Command):
     name: str
     auth_string: str = ""
     if_not_exists: bool = False
+    failed_login_attempts: int = Field(default=0, description="lock after this many failed logins in a row (0: never)")
+    password_lock_time_s: int = Field(default=0, description="how long a lock lasts, seconds (-1: until unlocked)")
+
+
+@register
+class AlterUser(Command):
+    """ALTER USER's password policy, ACCOUNT_UNLOCK, and SET PROPERTY's max_user_connections,
+    query_timeout and insert_timeout (seconds; 0: the session variable decides); None leaves a
+    setting as it is."""
+
+    TYPE: ClassVar[str] = "AlterUser"
+    name: str
+    failed_login_attempts: int | None = None
+    password_lock_time_s: int | None = None
+    max_user_connections: int | None = None
+    query_timeout_s: int | None = None
+    insert_timeout_s: int | None = None
+    unlock: bool = False
 
 
 @register

@@ -65,12 +65,16 @@ class Settings(BaseSettings):
     # with an https:// endpoint verify against it; None: the system's CAs).
     s3_ca_file: Path | None = None
     kafka_controller_port: int = 9093
-    # A SASL_PLAINTEXT (PLAIN) listener of the local broker on this port, besides the plain one, with
-    # one user: to try a secured client configuration (the settings above) against a real broker;
-    # the test stack opens one. None: no such listener.
-    kafka_sasl_listener_port: int | None = None
+    # The local broker's Strata listener (SASL_PLAINTEXT, SCRAM-SHA-512), next to the plain one: every
+    # Strata process of a local stack connects here as this principal, the broker's only super user,
+    # and the ACLs (infra/kafka_acl.py) keep Strata's topics, groups and transactional ids to it. The
+    # password is generated on first start into `kafka_password_file`, never configured or printed.
+    kafka_sasl_listener_port: int = 9094
     kafka_sasl_listener_user: str = Field(default="strata", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    kafka_sasl_listener_password: SecretStr = SecretStr("")
+    # A local cluster of several such brokers (the scale-out rehearsal): their Strata listeners
+    # ("127.0.0.1:23002,127.0.0.1:23012,…"), while `kafka_brokers` lists their plain ones for outside
+    # clients. None: this host's `kafka_sasl_listener_port`.
+    kafka_strata_listeners: str | None = None
     # A local multi-broker cluster (the scale-out rehearsal): this broker's KRaft node id, and the
     # controller quorum every node of it names ("1@127.0.0.1:9093,2@127.0.0.1:9193,…"). None: a
     # single node that is its own quorum ("<kafka_node_id>@<kafka_host>:<kafka_controller_port>").
@@ -95,6 +99,17 @@ class Settings(BaseSettings):
     sql_host: str = "127.0.0.1"
     sql_port: int = 9030
     http_port: int = 8030
+    # The MySQL protocol's limits (query.wire): the largest statement or packet a client may send
+    # (MySQL's max_allowed_packet, 64 MB), how long a socket may take from connecting to a finished
+    # login before it is closed, and how many prepared statements one connection may keep open.
+    sql_max_packet_bytes: int = Field(default=64 << 20, ge=1 << 20, le=1 << 30)
+    sql_handshake_timeout_s: float = Field(default=10.0, gt=0, le=3600)
+    sql_max_prepared_statements: int = Field(default=16382, ge=1)
+    # Threads that parse and execute statements off the event loop (each running statement holds one).
+    sql_worker_threads: int = Field(default=64, ge=2, le=1024)
+    # Doris' FE `qe_max_connection`: client connections of this SQL server at once, logged in or not
+    # (a user's own share is its `max_user_connections` property).
+    qe_max_connection: int = Field(default=1024, ge=1, le=65535)
     worker_port: int = 6066
     # Names one worker process among several of a cluster (its group member id and its state
     # directories); empty for the single worker of a local stack.
@@ -139,8 +154,8 @@ class Settings(BaseSettings):
     # retention pass.
     time_travel_day_s: float = Field(default=86400.0, gt=0)
 
-    @field_validator("kafka_port", "kafka_controller_port", "minio_port", "minio_console_port",
-                     "sql_port", "http_port", "worker_port")
+    @field_validator("kafka_port", "kafka_controller_port", "kafka_sasl_listener_port", "minio_port",
+                     "minio_console_port", "sql_port", "http_port", "worker_port")
     @classmethod
     def _is_port(cls, value: int) -> int:
         if not 1 <= value <= 65535:
@@ -163,11 +178,44 @@ class Settings(BaseSettings):
     def kafka_bootstrap(self) -> str:
         return self.kafka_brokers or f"{self.kafka_host}:{self.kafka_port}"
 
+    @property
+    def kafka_password_file(self) -> Path:
+        """The local stack's Strata principal password (mode 0600), made by infra/kafka_node.py."""
+        return self.home / "secrets" / "kafka-strata.password"
+
+    def local_kafka_password(self) -> str | None:
+        """The local stack's Strata principal password; None before `infra/up` made it."""
+        try:
+            return self.kafka_password_file.read_text().strip() or None
+        except FileNotFoundError:
+            return None
+
     def kafka_client(self, **properties: Any) -> dict[str, Any]:
-        """librdkafka settings for a Strata client of the cluster: bootstrap, security, then `properties`."""
-        conf: dict[str, Any] = {"bootstrap.servers": self.kafka_bootstrap, **self.kafka_client_properties}
-        if self.kafka_sasl_password.get_secret_value():
-            conf["sasl.password"] = self.kafka_sasl_password.get_secret_value()
+        """librdkafka settings for a Strata client of the cluster: bootstrap, security, then `properties`.
+
+        A configured cluster (`kafka_brokers`) is used as configured. A local stack (or a local cluster
+        with `kafka_strata_listeners`) is reached on its Strata listener as the Strata principal, since
+        the plain listener may not touch Strata's topics; a home whose broker predates that listener (no
+        password file yet) still gets the plain one, so a running old stack keeps working until its next
+        `infra/down` / `infra/up`.
+        """
+        own = self.kafka_brokers is None or self.kafka_strata_listeners is not None
+        local = self.local_kafka_password() if own else None
+        conf: dict[str, Any]
+        if local is not None:
+            listeners = self.kafka_strata_listeners or f"{self.kafka_host}:{self.kafka_sasl_listener_port}"
+            conf = {"bootstrap.servers": listeners,
+                    "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
+                    "sasl.username": self.kafka_sasl_listener_user, **self.kafka_client_properties}
+        else:
+            conf = {"bootstrap.servers": self.kafka_bootstrap, **self.kafka_client_properties}
+        password: str | None = local or self.kafka_sasl_password.get_secret_value()
+        if not password and str(conf.get("security.protocol", "")).upper().startswith("SASL"):
+            # None configured: the home's password file (an operator's way to keep it out of the
+            # environment and the config file).
+            password = self.local_kafka_password()
+        if password:
+            conf["sasl.password"] = password
         conf.update(properties)
         return conf
 

@@ -30,5 +30,24 @@ class ErrorCode(IntEnum):
     TABLE_ACCESS_DENIED = 1142
     DB_ACCESS_DENIED = 1044
     SPECIFIC_ACCESS_DENIED = 1227
+    # Resource controls and login (query.processlist, query.login_policy, query.identifiers).
+    NO_SUCH_THREAD = 1094
+    KILL_DENIED = 1095
+    WRONG_DB_NAME = 1102
+    WRONG_TABLE_NAME = 1103
+    WRONG_COLUMN_NAME = 1166
+    TOO_MANY_USER_CONNECTIONS = 1203
+    QUERY_INTERRUPTED = 1317
+    QUERY_TIMEOUT = 3024
+    ACCOUNT_LOCKED = 3955
+    # The MySQL protocol layer (query.wire): malformed or oversized packets, unknown commands and statements.
+    HANDSHAKE_ERROR = 1043
+    UNKNOWN_COM_ERROR = 1047
+    NET_PACKET_TOO_LARGE = 1153
+    NET_PACKETS_OUT_OF_ORDER = 1156
+    NET_READ_INTERRUPTED = 1159
+    UNKNOWN_STMT_HANDLER = 1243
+    MAX_PREPARED_STMT_COUNT_REACHED = 1461
+    MALFORMED_PACKET = 1835
     LABEL_ALREADY_EXISTS = 5001
     CONFLICT = 5002

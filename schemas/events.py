@@ -281,6 +281,23 @@ class UserCreated(Event):
     TYPE: ClassVar[str] = "UserCreated"
     name: str
     auth_string: str = ""
+    failed_login_attempts: int = Field(default=0, description="lock after this many failed logins in a row (0: never)")
+    password_lock_time_s: int = Field(default=0, description="how long a lock lasts, seconds (-1: until unlocked)")
+
+
+@register
+class UserAltered(Event):
+    """A user's login policy or connection limit changed (None: unchanged). Any change of the
+    lockout settings, and `unlock`, ends a lock in force, as Doris' ALTER USER does."""
+
+    TYPE: ClassVar[str] = "UserAltered"
+    name: str
+    failed_login_attempts: int | None = None
+    password_lock_time_s: int | None = None
+    max_user_connections: int | None = None
+    query_timeout_s: int | None = Field(default=None, description="the user's query_timeout (0: the session's)")
+    insert_timeout_s: int | None = Field(default=None, description="the user's insert_timeout (0: the session's)")
+    unlock: bool = False
 
 
 @register

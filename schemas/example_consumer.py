@@ -2,7 +2,14 @@
 code — that follows one table's commits. A template for integrations (the event shapes are the
 JSON Schemas in `schemas/json/events/`).
 
-    python -m schemas.example_consumer --bootstrap 127.0.0.1:9092 --db shop --table orders
+    python -m schemas.example_consumer --bootstrap 127.0.0.1:9094 --db shop --table orders \
+        --property security.protocol=SASL_PLAINTEXT --property sasl.mechanism=SCRAM-SHA-512 \
+        --property sasl.username=strata --password-file var/secrets/kafka-strata.password
+
+Only Strata's principal may read `strata.events` (the broker's ACLs): give the consumer a principal
+that may, with librdkafka settings (`--property`, repeatable) and its password from a file (kept off
+the command line). On a local stack that is the Strata listener (port 9094) and the password
+`infra/up` generated; on a real cluster, a principal an admin allowed to Read and Describe the topic.
 
 Prints one JSON line per commit of the table: its commit number, UTC instant, kind (a load's source
 — insert, update, delete on Unique Key tables — or delete, truncate, restore), rows and the version
@@ -27,12 +34,21 @@ TOPIC = "strata.events"
 COMMITS = {"RowsetsCommitted": "load", "DeleteCommitted": "delete", "TableRestored": "restore"}
 
 
-def events(bootstrap: str, idle_timeout_s: float) -> Iterator[dict[str, Any]]:
+class NotReadable(Exception):
+    """The broker does not let this consumer read the log (no such topic, or not authorized)."""
+
+
+def events(bootstrap: str, idle_timeout_s: float, properties: dict[str, str] | None = None
+           ) -> Iterator[dict[str, Any]]:
     """Every decodable envelope on the log, oldest first, until it has been idle that long."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "example-consumer",
+    consumer = Consumer({**(properties or {}), "bootstrap.servers": bootstrap, "group.id": "example-consumer",
                          "enable.auto.commit": False, "isolation.level": "read_committed"})
     try:
-        partitions = consumer.list_topics(TOPIC, timeout=10).topics[TOPIC].partitions
+        topic = consumer.list_topics(TOPIC, timeout=10).topics[TOPIC]
+        if topic.error is not None or not topic.partitions:
+            raise NotReadable(f"{TOPIC} cannot be read at {bootstrap}: "
+                              f"{topic.error.str() if topic.error is not None else 'no partitions'}")
+        partitions = topic.partitions
         consumer.assign([TopicPartition(TOPIC, p, 0) for p in partitions])  # from offset 0, every time
         while True:
             message = consumer.poll(idle_timeout_s)
@@ -78,20 +94,39 @@ class TableFollower:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--bootstrap", default="127.0.0.1:9092")
+    parser.add_argument("--bootstrap", default="127.0.0.1:9094")
     parser.add_argument("--db", required=True)
     parser.add_argument("--table", required=True)
     parser.add_argument("--idle-timeout", type=float, default=3600.0,
                         help="stop after the log has been quiet this many seconds")
+    parser.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
+                        help="a librdkafka setting (security.protocol, sasl.mechanism, sasl.username, …)")
+    parser.add_argument("--password-file", help="a file holding sasl.password")
     args = parser.parse_args(argv)
-    follower = TableFollower(args.db, args.table)
-    for envelope in events(args.bootstrap, args.idle_timeout):
+    properties: dict[str, str] = {}
+    for item in args.property:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            parser.error(f"--property {item!r}: expected KEY=VALUE")
+        properties[key.strip()] = value
+    if args.password_file:
         try:
-            found = follower.commit(envelope)
-        except (KeyError, TypeError, AttributeError, ValueError, OverflowError, OSError):
-            continue  # an envelope not of the shape its type promises: skip it too
-        if found is not None:
-            print(json.dumps(found), flush=True)
+            with open(args.password_file) as fh:
+                properties["sasl.password"] = fh.read().strip()
+        except OSError as exc:
+            parser.error(f"--password-file: {exc.strerror}: {args.password_file}")
+    follower = TableFollower(args.db, args.table)
+    try:
+        for envelope in events(args.bootstrap, args.idle_timeout, properties):
+            try:
+                found = follower.commit(envelope)
+            except (KeyError, TypeError, AttributeError, ValueError, OverflowError, OSError):
+                continue  # an envelope not of the shape its type promises: skip it too
+            if found is not None:
+                print(json.dumps(found), flush=True)
+    except NotReadable as exc:
+        print(f"example_consumer: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -155,6 +155,8 @@ class RoutineLoadSpec(Frozen):
     start_offsets: dict[int, int]
     # `property.*` client settings passed to the Kafka consumer; secret values are sealed.
     client_properties: dict[str, str] = Field(default_factory=dict)
+    user: str = Field(default="root", description="the SQL user who created the job: every batch commits with "
+                                                  "this user's privileges, checked when it commits")
 
 
 class LoadProgress(Frozen):

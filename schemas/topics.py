@@ -9,3 +9,7 @@ WORKERS_TOPIC = "strata.workers"
 WORKER_SLOTS = 12
 # One partition: whoever holds it in the workers' lease group leads (streams.ownership).
 LEADER_TOPIC = "strata.leader"
+# Every topic Strata itself owns starts with this: its log, the DLQ, the worker lease topics.
+STRATA_PREFIX = "strata."
+# ... except the per-table ingest topics (`strata.ingest.<db>.<table>`), routine loads' sources.
+INGEST_PREFIX = "strata.ingest."

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from schemas.model import Rowset
 from storage.file_cache import FileCache
 from storage.object_store import ObjectStore
+from storage.paths import check_rowset_path
 from storage.tiers import LocalTiers, resource_of
 
 # Parallel downloads when a statement needs several cold rowsets at once.
@@ -46,6 +47,7 @@ class RowsetLocator:
         return getattr(self._local, "pins", None)
 
     def _fetch(self, resource: str, rowset: Rowset, pin: bool) -> str:
+        _checked(rowset)
         store = self.stores(resource)
         return str(self.cache.fetch(f"{resource}/{rowset.path}", lambda dest: store.download(rowset.path, dest),
                                     pin=pin))
@@ -58,7 +60,7 @@ class RowsetLocator:
         for rowset in rowsets:
             resource = resource_of(rowset.tier)
             if resource is None:
-                found[rowset.rowset_id] = str(self.tiers.locate(rowset.tier, rowset.path))
+                found[rowset.rowset_id] = str(self.tiers.locate(rowset.tier, _checked(rowset)))
             else:
                 # Pinned by the fetch itself; the key is handed to this thread's statement to unpin.
                 fetches[rowset.rowset_id] = (self._pool.submit(self._fetch, resource, rowset, pins is not None),
@@ -75,3 +77,9 @@ class RowsetLocator:
         if errors:
             raise errors[0]
         return found
+
+
+def _checked(rowset: Rowset) -> str:
+    """The rowset's path, if it is the one built from its ids (UnsafePath otherwise): the path comes
+    from an event, and a forged one must not make a query read any other file or object."""
+    return check_rowset_path(rowset.path, rowset.partition_id, rowset.bucket, rowset.rowset_id)

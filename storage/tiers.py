@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from schemas.config import Settings
+from storage.paths import contained
 
 
 class LocalTiers:
@@ -22,7 +23,9 @@ class LocalTiers:
             raise KeyError(f"unknown local tier {tier!r}; configured: {sorted(self._roots)}") from None
 
     def locate(self, tier: str, rel_path: str) -> Path:
-        return self.root(tier) / rel_path
+        """The file under the tier's root; a path leading outside it raises UnsafePath (paths come
+        from the log, and a forged event must not make a reader or deleter touch any other file)."""
+        return contained(self.root(tier), rel_path)
 
     def names(self) -> list[str]:
         return sorted(self._roots)

@@ -33,10 +33,10 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from schemas.config import settings
+from schemas.topics import INGEST_PREFIX
 
 log = logging.getLogger("strata.producer")
 
-INGEST_PREFIX = "strata.ingest."
 CSV_NULL = "\\N"  # what Doris reads as NULL in CSV
 MAX_ERRORS = 10  # a report keeps the first few error messages; a dead broker fails every row alike
 
@@ -158,8 +158,10 @@ class TableProducer:
         self.columns: tuple[str, ...] | None = tuple(columns) if columns is not None else None
         self.column_separator = column_separator
         self._key = key
+        # Another address than the configured cluster's is an outside cluster (or the local plain
+        # listener): Strata's own security settings are not its; `config` carries any it needs.
         conf: dict[str, Any] = {
-            **settings().kafka_client(),
+            **(settings().kafka_client() if bootstrap is None else {"bootstrap.servers": bootstrap}),
             "client.id": "strata-table-producer",
             # Idempotence makes librdkafka's internal retries safe: no duplicates, order kept.
             "enable.idempotence": True,
@@ -171,8 +173,6 @@ class TableProducer:
             "logger": log,
         }
         conf.update(config or {})
-        if bootstrap is not None:
-            conf["bootstrap.servers"] = bootstrap
         self._producer = Producer(conf)
         # Delivery callbacks run in whichever thread polls; the lock keeps counts right if
         # several threads share the producer.
@@ -324,9 +324,9 @@ class TableProducer:
 def create_topic(topic: str, *, partitions: int = 1, bootstrap: str | None = None, timeout: float = 30.0) -> bool:
     """Creates `topic` unless it exists; True if this call created it. Returns once it is usable."""
     _check_topic_name(topic)
-    conf: dict[str, Any] = settings().kafka_client(logger=log)
-    if bootstrap:
-        conf["bootstrap.servers"] = bootstrap
+    # As TableProducer: another address is an outside cluster, without Strata's security settings.
+    conf: dict[str, Any] = (settings().kafka_client(logger=log) if not bootstrap
+                            else {"bootstrap.servers": bootstrap, "logger": log})
     admin = AdminClient(conf)
     # replication_factor=-1: the broker's default, so the same call works on one broker or many.
     futures = admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=-1)],

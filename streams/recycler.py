@@ -31,7 +31,9 @@ from projections.remote import RemoteStores
 from projections.retention import retention_ms
 from projections.state import TableState
 from schemas import commands as cmd
+from schemas.model import Rowset
 from storage.object_store import ResourceError
+from storage.paths import UnsafePath, rowset_path
 from storage.tiers import LocalTiers, remote_tier, resource_of
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,7 @@ class Recycler:
     removed_files: int = 0
     removed_orphans: int = 0
     removed_remote_orphans: int = 0
+    refused_paths: int = 0
     _last_remote_sweep: float = float("-inf")
 
     def horizon_ms(self, table: TableState) -> int:
@@ -102,14 +105,35 @@ class Recycler:
             log.info("recycler: %s skipped this pass: %s", table.name, failed.reason)
             return 0
         for rowset in due:
-            self._remove_file(rowset.tier, rowset.path)
+            self._remove_rowset(table.table_id, rowset)
         self.recycled_rowsets += len(due)
         return len(due)
+
+    def _remove_rowset(self, table_id: int, rowset: Rowset) -> None:
+        """Removes a recycled rowset's file, but only at the path Strata builds from its ids: the
+        path on the log could be forged (this process may run as root), so any other is refused
+        and left to an operator, with a log line."""
+        try:
+            expected = rowset_path(table_id, rowset.partition_id, rowset.bucket, rowset.rowset_id)
+        except ValueError as exc:
+            log.error("recycler: refused to delete rowset %r of table id %d: %s", rowset.rowset_id, table_id, exc)
+            return
+        if rowset.path != expected:
+            log.error("recycler: refused to delete %r for rowset %s of table id %d: not %r, the path built "
+                      "from its ids", rowset.path, rowset.rowset_id, table_id, expected)
+            self.refused_paths += 1
+            return
+        self._remove_file(rowset.tier, expected)
 
     def _remove_file(self, tier: str, path: str) -> None:
         resource = resource_of(tier)
         if resource is None:
-            self.tiers.locate(tier, path).unlink(missing_ok=True)
+            try:
+                self.tiers.locate(tier, path).unlink(missing_ok=True)
+            except UnsafePath as exc:  # belt and braces: locate resolves and checks containment
+                log.error("recycler: refused to delete: %s", exc)
+                self.refused_paths += 1
+                return
         else:
             try:
                 self.stores(resource).remove(path)

@@ -19,7 +19,6 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-import duckdb
 import pyarrow as pa
 from confluent_kafka import OFFSET_BEGINNING as KAFKA_BEGINNING
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
@@ -34,6 +33,7 @@ from schemas.config import Settings
 from schemas.errors import ErrorCode
 from schemas.model import OFFSET_BEGINNING, LoadProgress
 from schemas.topics import DLQ_TOPIC
+from storage.sandbox import sandboxed_connection
 from storage.secrets import SecretBox
 from storage.tiers import LocalTiers
 
@@ -43,6 +43,10 @@ _CONSUME_CHUNK = 10_000
 # Consumer errors that no retry will cure: the job pauses with the reason.
 _FATAL = {KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION, KafkaError.TOPIC_AUTHORIZATION_FAILED,
           KafkaError._UNKNOWN_TOPIC}
+
+
+# Rejections that say the job may not load at all (its user's privileges, its source topic).
+_DENIED = {ErrorCode.TABLE_ACCESS_DENIED, ErrorCode.SPECIFIC_ACCESS_DENIED}
 
 
 class JobHalted(Exception):
@@ -77,7 +81,8 @@ class RoutineLoadTask:
         self.stats = TaskStats()
         self._plan: LoadPlan | None = None
         self._positions: dict[int, int] = {}
-        self._cursor = duckdb.connect()
+        # The job's COLUMNS and WHERE are user SQL: evaluated where no file, URL or setting is reachable.
+        self._cursor = sandboxed_connection()
 
     # -- the job as the log has it ---------------------------------------------------------------
     def job(self) -> RoutineLoadJob:
@@ -255,6 +260,12 @@ class RoutineLoadTask:
             self._dead_letters(producer, job, loaded.bad, messages)
             self.proposer.propose(command, table_id=table.table_id, transaction=producer)
         except CommandFailed as failed:
+            if failed.code in _DENIED:
+                # The job's user lost its grant (or was dropped), or its source is refused: no retry
+                # cures that, so the job pauses with the reason, as Doris pauses a job on error.
+                reason = f"ErrorReason{{{failed.reason}}}"
+                self._change("PAUSED", reason)
+                raise JobHalted(reason) from None
             if failed.code != ErrorCode.CONFLICT and failed.code != ErrorCode.LABEL_ALREADY_EXISTS:
                 raise
             # Another task of this job got there first, or this batch already landed: start over

@@ -12,6 +12,7 @@ from typing import Any
 
 from projections.cooldown import effective
 from projections.projection import Projection
+from projections.routine_loads import creator_refusal, source_refusal
 from projections.snapshot import cover_tablet
 from projections.state import TableState
 from projections.users import PRIVILEGES, ROOT, UserRecord, scope_key
@@ -19,6 +20,7 @@ from schemas import commands as cmd
 from schemas import events as ev
 from schemas.errors import ErrorCode
 from schemas.model import LoadProgress, Partition, Rowset, TableSchema
+from storage.paths import path_problem, rowset_path
 from storage.tiers import LOCAL_MEDIA, remote_tier, resource_of
 
 # The properties that name a storage policy: a partition's own, and the one dynamic partitions get.
@@ -50,6 +52,18 @@ def _database(state: Projection, name: str) -> int:
     if db is None:
         raise Rejected(ErrorCode.BAD_DB_ERROR, f"Unknown database '{name}'")
     return db.db_id
+
+
+def _check_path(path: str, table_id: int, partition_id: int, bucket: int, rowset_id: str) -> None:
+    """A path in a command must be the one built from the rowset's ids (DESIGN §15): the recycler,
+    the readers and the tiering agent open and delete what the log names."""
+    try:
+        expected = rowset_path(table_id, partition_id, bucket, rowset_id)
+    except ValueError as exc:
+        raise Rejected(ErrorCode.WRONG_ARGUMENTS, str(exc)) from None
+    problem = path_problem(path, expected)
+    if problem is not None:
+        raise Rejected(ErrorCode.WRONG_ARGUMENTS, problem)
 
 
 def _check_partition_names_unique(names: list[str]) -> None:
@@ -94,6 +108,7 @@ class Rules:
             cmd.DropUser: self.drop_user,
             cmd.SetPassword: self.set_password,
             cmd.ChangeGrants: self.change_grants,
+            cmd.AlterUser: self.alter_user,
         }
 
     def decide(self, command: cmd.Command, ts_ms: int) -> Decision:
@@ -234,6 +249,7 @@ class Rules:
         for r in c.rowsets:
             if not 0 <= r.bucket < table.partitions[r.partition_id].partition.buckets:
                 raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"bucket {r.bucket} out of range")
+            _check_path(r.path, c.table_id, r.partition_id, r.bucket, r.rowset_id)
         rowsets = tuple(
             Rowset(**r.model_dump(), start_version=versions[r.partition_id], end_version=versions[r.partition_id],
                    visible_ts_ms=ts)
@@ -267,6 +283,9 @@ class Rules:
                                                "rowsets (a concurrent compaction or restore?)")
         if (run[0].start_version, run[-1].end_version) != (c.start_version, c.end_version):
             raise Rejected(ErrorCode.WRONG_ARGUMENTS, "compaction version range does not match its inputs")
+        if (c.output.partition_id, c.output.bucket) != (c.partition_id, c.bucket):
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, "compaction output is not in the tablet it compacts")
+        _check_path(c.output.path, c.table_id, c.partition_id, c.bucket, c.output.rowset_id)
         output = Rowset(**c.output.model_dump(), start_version=c.start_version, end_version=c.end_version,
                         visible_ts_ms=ts, column_ids=c.column_ids,
                         newest_write_ts_ms=max(r.written_ts_ms for r in run))
@@ -295,6 +314,7 @@ class Rules:
             if record.rowset.tier != move.from_tier:
                 raise Rejected(ErrorCode.CONFLICT, f"rowset {move.rowset_id} is on {record.rowset.tier} now, "
                                                    f"not {move.from_tier} (moved meanwhile?)")
+            _check_path(move.path, c.table_id, record.rowset.partition_id, record.rowset.bucket, move.rowset_id)
             resource = resource_of(move.to_tier)
             if resource is None and move.to_tier not in LOCAL_MEDIA:
                 raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"unknown tier '{move.to_tier}'")
@@ -421,6 +441,16 @@ class Rules:
         conflict = job.conflict(load)
         if conflict is not None:
             raise Rejected(ErrorCode.CONFLICT, conflict)
+        # A job loads with its creator's privileges, as of each commit (a REVOKE or DROP USER
+        # after CREATE ROUTINE LOAD stops it), and never from Strata's own topics.
+        db = self.state.databases.get(job.db_id)
+        table = self.state.tables[table_id]
+        refused = creator_refusal(job, db.name if db else "", table.name, self.state.users)
+        if refused is not None:
+            raise Rejected(ErrorCode.TABLE_ACCESS_DENIED, refused)
+        bad_source = source_refusal(job.spec.topic, job.spec.user, self.state.users)
+        if bad_source is not None:
+            raise Rejected(*bad_source)
 
     def change_routine_load(self, c: cmd.ChangeRoutineLoad, ts: int) -> Decision:
         db_id = _database(self.state, c.db)
@@ -430,6 +460,9 @@ class Rules:
                 raise Rejected(ErrorCode.LABEL_ALREADY_EXISTS,
                                f"routine load job {c.job} already exists in database {c.db} ({job.state})")
             _live_table(self.state, c.table_id)
+            bad_source = source_refusal(c.spec.topic, c.spec.user, self.state.users)
+            if bad_source is not None:
+                raise Rejected(*bad_source)
             event = ev.RoutineLoadChanged(db_id=db_id, job=c.job, job_id=self.state.next_ids["routine_load"],
                                           state=c.state, table_id=c.table_id, spec=c.spec, reason=c.reason)
             return Decision(event, c.table_id)
@@ -453,7 +486,16 @@ class Rules:
     def create_user(self, c: cmd.CreateUser, ts: int) -> Decision:
         if c.name.lower() == ROOT or c.name.lower() in self.state.users:
             raise Rejected(ErrorCode.CANNOT_USER, f"Operation CREATE USER failed for '{c.name}'@'%': the user exists")
-        return Decision(ev.UserCreated(name=c.name, auth_string=c.auth_string), None)
+        return Decision(ev.UserCreated(name=c.name, auth_string=c.auth_string,
+                                       failed_login_attempts=c.failed_login_attempts,
+                                       password_lock_time_s=c.password_lock_time_s), None)
+
+    def alter_user(self, c: cmd.AlterUser, ts: int) -> Decision:
+        user = self._user(c.name)
+        return Decision(ev.UserAltered(name=user.name, failed_login_attempts=c.failed_login_attempts,
+                                       password_lock_time_s=c.password_lock_time_s,
+                                       max_user_connections=c.max_user_connections, query_timeout_s=c.query_timeout_s,
+                                       insert_timeout_s=c.insert_timeout_s, unlock=c.unlock), None)
 
     def drop_user(self, c: cmd.DropUser, ts: int) -> Decision:
         self._user(c.name)

@@ -8,6 +8,14 @@ never emits an event twice nor loses one. Commit timestamps are strictly increas
 
 Exactly-once rests on confluent-kafka's transactions, not on faust (NOTES.md: faust's
 exactly-once has open issues on rebalance).
+
+The log is only replay-safe if the sequencer never decides a command twice (DESIGN §15):
+- a `command_id` already answered on the log (projections.decided) is skipped, whether it came
+  back as a duplicate record or through a replay;
+- the stored position is never "repaired": one outside `strata.commands`' offsets (a forged or
+  corrupt event, a topic recreated, commands lost to retention) stops the sequencer with an error
+  and `/health` degraded, instead of rewinding to the earliest offset and deciding every command
+  again. `auto.offset.reset` is `error` for the same reason.
 """
 
 from __future__ import annotations
@@ -31,6 +39,13 @@ from streams.rules import Rejected, Rules
 
 log = logging.getLogger(__name__)
 TXN_TIMEOUT_S = 20.0
+# The consumer errors that mean "your position is not on the log": fatal, never reset.
+_OUT_OF_RANGE = {KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE}
+
+
+class PositionOutOfRange(Exception):
+    """The commands position the log holds lies outside `strata.commands`: deciding from anywhere
+    else could decide commands twice or skip them, so the sequencer stops."""
 
 
 class Sequencer:
@@ -41,7 +56,10 @@ class Sequencer:
         self.commands_applied = 0
         self.commands_rejected = 0
         self.bad_commands = 0
+        self.duplicate_commands = 0
         self.healthy = False
+        # Set when the sequencer stopped for good (PositionOutOfRange): what /health reports.
+        self.fatal_error: str | None = None
         self._stop = threading.Event()
         self._last_ts = 0
 
@@ -67,7 +85,9 @@ class Sequencer:
             **self.config.kafka_client(),
             "group.id": f"strata-{self.instance}",
             "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
+            # Every start position is explicit; one the broker does not have is an error to stop on,
+            # not a cue to re-decide the topic from its start.
+            "auto.offset.reset": "error",
             "isolation.level": "read_committed",
             "fetch.wait.max.ms": 5,
         })
@@ -80,8 +100,23 @@ class Sequencer:
         unknown = [TopicPartition(COMMANDS_TOPIC, p) for p in partitions if p not in starts]
         if unknown:  # a log written before positions rode on the events: the group offsets it committed then
             starts.update({tp.partition: tp.offset for tp in self._consumer.committed(unknown, timeout=10)})
+        self._check_in_range(starts)
         self._consumer.assign([TopicPartition(COMMANDS_TOPIC, p, starts[p] if starts[p] >= 0 else OFFSET_BEGINNING)
                                for p in partitions])
+
+    def _check_in_range(self, starts: dict[int, int]) -> None:
+        """Every stored position must lie within [log start, high watermark] of its partition."""
+        for partition, start in sorted(starts.items()):
+            if start < 0:
+                continue  # no position yet: the partition is read from its beginning
+            low, high = self._consumer.get_watermark_offsets(TopicPartition(COMMANDS_TOPIC, partition),
+                                                             timeout=10, cached=False)
+            if not low <= start <= high:
+                raise PositionOutOfRange(
+                    f"the position strata.events holds for {COMMANDS_TOPIC} partition {partition} is offset "
+                    f"{start}, outside the partition's offsets [{low}, {high}] (a forged or corrupt event, a "
+                    f"recreated topic, or commands lost to retention); the sequencer stops rather than "
+                    f"decide commands again — repair the log's position, then restart the worker")
 
     def _next_ts(self) -> int:
         self._last_ts = max(self._last_ts + 1, int(time.time() * 1000))
@@ -93,6 +128,13 @@ class Sequencer:
         except DecodeError as exc:
             self.bad_commands += 1
             log.error("sequencer: skipped undecodable command: %s", exc)
+            return None, None
+        first = self.projection.command_outcome(command.command_id)
+        if first is not None:
+            # Its proposer already has (or will read) the first answer from strata.events.
+            self.duplicate_commands += 1
+            log.warning("sequencer: command %s (%s) was already decided as %s (event %s); not deciding it again",
+                        command.command_id, command.type, first.type, first.event_id)
             return None, None
         ts = self._next_ts()
         try:
@@ -120,7 +162,11 @@ class Sequencer:
 
         decided: list[tuple[EventEnvelope, int | None]] = []
         for message in messages:
-            if message.error():
+            error = message.error()
+            if error is not None:
+                if error.code() in _OUT_OF_RANGE:
+                    raise PositionOutOfRange(f"{COMMANDS_TOPIC} partition {message.partition()}: {error.str()}; "
+                                             "the sequencer stops rather than reset its position")
                 continue
             envelope, key = self._decide(message.value())
             if envelope is None:
@@ -157,6 +203,11 @@ class Sequencer:
                     messages = consume_available(self._consumer, 500, 0.1)
                     if messages:
                         self._process(messages)
+            except PositionOutOfRange as exc:
+                self.healthy = False
+                self.fatal_error = str(exc)
+                log.error("sequencer: STOPPED: %s", exc)
+                return
             except KafkaException as exc:
                 self.healthy = False
                 log.error("sequencer: %s; restarting from the log", exc)

@@ -34,24 +34,28 @@ log = logging.getLogger("strata.worker")
 config = settings()
 
 
-def _broker_credentials() -> Any:
-    """faust's own connection to the cluster, with the same security settings as every other client."""
-    props = config.kafka_client_properties
-    protocol = props.get("security.protocol", "PLAINTEXT").upper()
+def _broker_credentials(client: dict[str, Any]) -> Any:
+    """faust's own connection to the cluster, with the same security settings as every other client
+    (`client`: what Settings.kafka_client gives them — on a local stack, its Strata listener)."""
+    protocol = str(client.get("security.protocol", "PLAINTEXT")).upper()
     if protocol == "PLAINTEXT":
         return None
-    context = ssl.create_default_context(cafile=props.get("ssl.ca.location"))
+    context = ssl.create_default_context(cafile=client.get("ssl.ca.location"))
+    if client.get("ssl.certificate.location"):  # mTLS: the client certificate is the principal
+        context.load_cert_chain(client["ssl.certificate.location"], client.get("ssl.key.location"),
+                                client.get("ssl.key.password"))
     if protocol == "SSL":
         return faust.SSLCredentials(context)
-    return faust.SASLCredentials(username=props.get("sasl.username"), password=config.kafka_sasl_password
-                                 .get_secret_value(), mechanism=props.get("sasl.mechanism", "PLAIN"),
+    return faust.SASLCredentials(username=client.get("sasl.username"), password=client.get("sasl.password"),
+                                 mechanism=client.get("sasl.mechanism", "PLAIN"),
                                  ssl_context=context if protocol == "SASL_SSL" else None)
 
 
+_client = config.kafka_client()
 app = faust.App(
     "strata-worker",
-    broker=";".join(f"kafka://{server.strip()}" for server in config.kafka_bootstrap.split(",")),
-    broker_credentials=_broker_credentials(),
+    broker=";".join(f"kafka://{server.strip()}" for server in str(_client["bootstrap.servers"]).split(",")),
+    broker_credentials=_broker_credentials(_client),
     web_host=config.kafka_host,
     web_port=config.worker_port,
     web_bind="127.0.0.1",
@@ -172,8 +176,12 @@ def _start_agents() -> None:
 async def health(web: Any, request: Any) -> Any:
     seq_up = seat.healthy()
     up = seq_up and agents.healthy()
-    return web.json({"status": "ok" if up else "starting", "sequencer": seq_up, "agents": agents.healthy(),
-                     "leader": share.leads(), "slots": sorted(share.slots)},
+    # A sequencer that stopped for good (its position is off the log) is not "starting": say why.
+    fatal = seat.sequencer.fatal_error if seat.sequencer is not None else None
+    status = "ok" if up else "degraded" if fatal else "starting"
+    return web.json({"status": status, "sequencer": seq_up, "agents": agents.healthy(),
+                     "leader": share.leads(), "slots": sorted(share.slots),
+                     **({"sequencer_error": fatal} if fatal else {})},
                     status=200 if up else 503)
 
 

@@ -80,21 +80,69 @@ def _unauthorized(request: web.Request, message: str) -> web.Response:
 Handler = Callable[[web.Request, data.Viewer], Awaitable[web.StreamResponse]]
 
 
+async def http_login(engine: Engine, failures: FailedLogins, name: str, password: str) -> data.Viewer | str:
+    """The viewer of an HTTP login, or why it is refused. It obeys the same rules as a login on the SQL
+    port: a locked account is refused whatever it sends, failures count toward the user's lockout
+    (query.login_policy), and guesses at one name are checked one at a time (FailedLogins.wait_turn)."""
+    policy = engine.login_policy
+    refused = policy.locked(name)
+    if refused is None:
+        await failures.wait_turn(name)
+        refused = policy.locked(name)  # nothing awaits from here to counting the outcome
+    if refused is not None:
+        return str(refused)
+    viewer = check_login(engine, name, password)
+    if viewer is None:
+        policy.failed(name)
+        await asyncio.sleep(failures.delay_s(name))
+        count = failures.failed(name)
+        log.warning("HTTP login failed for user '%s' (%d in a row)", name, count)
+        return f"Access denied for user '{name}'"
+    policy.succeeded(name)
+    failures.succeeded(name)
+    return viewer
+
+
 def _authenticated(engine: Engine, failures: FailedLogins, handler: Handler) -> Callable[
         [web.Request], Awaitable[web.StreamResponse]]:
     async def wrapped(request: web.Request) -> web.StreamResponse:
         given = _credentials(request)
         if given is None:
             return _unauthorized(request, "sign in with a SQL user (HTTP Basic auth)")
-        name, password = given
-        viewer = check_login(engine, name, password)
-        if viewer is None:
-            await asyncio.sleep(failures.delay_s(name))
-            count = failures.failed(name)
-            log.warning("console login failed for user '%s' (%d in a row)", name, count)
-            return _unauthorized(request, f"Access denied for user '{name}'")
-        failures.succeeded(name)
+        viewer = await http_login(engine, failures, *given)
+        if isinstance(viewer, str):
+            return _unauthorized(request, viewer)
         return await handler(request, viewer)
+    return wrapped
+
+
+PlainHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# Failed admin logins on the HTTP API, per user name (the same slowing as the SQL port's).
+_ADMIN_FAILURES = FailedLogins()
+
+
+def _doris_reply(status: int, message: str) -> web.Response:
+    """Doris' HTTP API reply shape: {"msg", "code", "data", "count"}."""
+    headers = {"WWW-Authenticate": REALM} if status == 401 else None
+    return web.json_response({"msg": message, "code": status, "data": None, "count": 0}, status=status,
+                             headers=headers)
+
+
+def admin_only(engine: Engine, handler: PlainHandler) -> PlainHandler:
+    """For HTTP endpoints that change the server's state: an admin SQL login (root, or a user with
+    ADMIN_PRIV) by HTTP Basic auth; else 401 (no or wrong login) or 403 (not an admin)."""
+
+    async def wrapped(request: web.Request) -> web.StreamResponse:
+        given = _credentials(request)
+        if given is None:
+            return _doris_reply(401, "Unauthorized: sign in with an admin SQL user (HTTP Basic auth)")
+        viewer = await http_login(engine, _ADMIN_FAILURES, *given)
+        if isinstance(viewer, str):
+            return _doris_reply(401, f"Unauthorized: {viewer}")
+        if viewer.user is not None and not viewer.user.may("ADMIN_PRIV"):
+            return _doris_reply(403, f"Forbidden: user '{viewer.name}' needs ADMIN_PRIV for {request.path}")
+        return await handler(request)
+
     return wrapped
 
 

@@ -51,6 +51,14 @@ def tokenize(sql: str) -> list[Token]:
     try:
         return DIALECT.tokenize(sql)
     except TokenError as exc:
+        if isinstance(exc.__cause__, IndexError):
+            # sqlglot runs off the end of the text inside an unterminated `/* …` comment and says only
+            # "string index out of range".
+            opened = sql.rfind("/*")
+            offset = opened if opened > sql.rfind("*/") else len(sql)
+            line, col = position(sql, offset)
+            what = "unterminated comment" if offset < len(sql) else "unexpected end of input"
+            raise SqlSyntaxError(f"syntax error at line {line}, column {col}: {what}", line, col) from None
         cause = strip_ansi(str(exc.__cause__ or exc))
         match = _TOKEN_ERROR_OFFSET.search(cause)
         offset = int(match.group(2)) if match else len(sql)

@@ -28,6 +28,7 @@ from query.parser.statements import (
     DropResource,
     DropStoragePolicy,
     DropTable,
+    Kill,
     LoadColumn,
     Passthrough,
     QualifiedName,
@@ -42,6 +43,8 @@ from query.parser.statements import (
     ShowDatabases,
     ShowDynamicPartitionTables,
     ShowPartitions,
+    ShowProcesslist,
+    ShowProperty,
     ShowResources,
     ShowRoutineLoad,
     ShowServerInfo,
@@ -270,7 +273,6 @@ def _show_tables(c: Cursor, full: bool) -> Statement:
 _SERVER_INFO: dict[tuple[str, ...], str] = {
     ("VARIABLES",): "VARIABLES",
     ("STATUS",): "STATUS",
-    ("PROCESSLIST",): "PROCESSLIST",
     ("WARNINGS",): "WARNINGS",
     ("ERRORS",): "ERRORS",
     ("ENGINES",): "ENGINES",
@@ -292,6 +294,11 @@ def show(c: Cursor) -> Statement:
     for words, kind in _SERVER_INFO.items():
         if c.accept(*words):
             return _show_server_info(c, kind, full, scope)
+    if c.accept("PROCESSLIST"):
+        return _done(c, ShowProcesslist(full))
+    if c.accept("PROPERTY"):
+        user = c.name_or_string("a user name") if c.accept("FOR") else None
+        return _done(c, ShowProperty(user, _like(c)))
     if c.accept_any(("DATABASES", "SCHEMAS")):
         return _done(c, ShowDatabases(_like(c)))
     if c.accept("TABLES"):
@@ -326,6 +333,14 @@ def show(c: Cursor) -> Statement:
 
 
 # --------------------------------------------------------------------------- misc
+
+
+def kill(c: Cursor) -> Statement:
+    """Everything after KILL: ``[CONNECTION | QUERY] <connection id>``."""
+    query_only = c.accept("QUERY")
+    if not query_only:
+        c.accept("CONNECTION")
+    return _done(c, Kill(c.integer("a connection id (SHOW PROCESSLIST's Id)"), query_only))
 
 
 def use(c: Cursor) -> Statement:
@@ -411,6 +426,8 @@ def set_statement(c: Cursor) -> Statement:
         return Passthrough("SET TRANSACTION", source_text(c))
     if c.accept("PASSWORD"):
         return users.set_password(c)
-    if phrase := c.accept_any(("PROPERTY", "ROLE", "LDAP_ADMIN_PASSWORD")):
+    if c.accept("PROPERTY"):
+        return users.set_property(c)
+    if phrase := c.accept_any(("ROLE", "LDAP_ADMIN_PASSWORD")):
         raise UnsupportedStatement(f"SET {phrase} is not supported")
     return _done(c, SetVariables(tuple(c.csv(lambda: _set_assignment(c)))))

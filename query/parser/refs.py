@@ -102,14 +102,27 @@ def change_range(read: IncrementalRead) -> ChangeRange:
 
 
 def _cte_names_in_scope(node: exp.Expr) -> set[str]:
-    """Names of CTEs visible at ``node``: those of every enclosing WITH."""
+    """Lower-cased names of the CTEs visible at ``node``, scoped as DuckDB (and SQL) does.
+
+    A CTE is visible in the body of its WITH and in the CTEs defined after it, but not in its own
+    body unless the WITH is RECURSIVE: there, DuckDB binds the name to a real table or to one of its
+    system views (``WITH duckdb_views AS (SELECT * FROM duckdb_views)``). Treating such a name as a
+    CTE would let it reach DuckDB unbound and unchecked, so the scoping here must be exact.
+    """
     names: set[str] = set()
-    current: exp.Expr | None = node
+    child: exp.Expr = node
+    current = node.parent
     while current is not None:
-        with_ = current.args.get("with_") if isinstance(current, exp.Query) else None
-        if isinstance(with_, exp.With):
-            names.update(cte.alias_or_name for cte in with_.expressions)
-        current = current.parent
+        if isinstance(current, exp.With) and isinstance(child, exp.CTE):
+            position = next(i for i, cte in enumerate(current.expressions) if cte is child)
+            visible = current.expressions[: position + 1] if current.args.get("recursive") else \
+                current.expressions[:position]
+            names.update(cte.alias_or_name.lower() for cte in visible)
+        else:
+            with_ = current.args.get("with_")
+            if isinstance(with_, exp.With) and child is not with_:
+                names.update(cte.alias_or_name.lower() for cte in with_.expressions)
+        child, current = current, current.parent
     return names
 
 
@@ -122,7 +135,7 @@ def table_refs(expr: exp.Expr) -> list[TableRef]:
     for table in expr.find_all(exp.Table, bfs=False):
         if not table.name or not isinstance(table.this, exp.Identifier):
             continue  # table functions, UNNEST and friends
-        if not table.db and table.name in _cte_names_in_scope(table):
+        if not table.db and table.name.lower() in _cte_names_in_scope(table):
             continue
         refs.append(TableRef(table, table.db or None, table.name, as_of(table), incremental(table)))
     # The tree walk visits a WITH clause after the main FROM; callers expect reading order. Nodes

@@ -550,10 +550,62 @@ class UserIdentity:
 
 
 @dataclass(frozen=True)
+class PasswordPolicy:
+    """Doris' login lockout: after ``failed_login_attempts`` consecutive failures the account is
+    locked for ``password_lock_time_s`` seconds (-1: UNBOUNDED). None: not given (unchanged)."""
+
+    failed_login_attempts: int | None = None
+    password_lock_time_s: int | None = None
+
+
+@dataclass(frozen=True)
 class CreateUser(Statement):
     user: UserIdentity
     password: str | None = None
     if_not_exists: bool = False
+    policy: PasswordPolicy = PasswordPolicy()
+
+
+@dataclass(frozen=True)
+class AlterUser(Statement):
+    """``ALTER USER [IF EXISTS] user [IDENTIFIED BY '…'] [FAILED_LOGIN_ATTEMPTS n]
+    [PASSWORD_LOCK_TIME …] [ACCOUNT_UNLOCK]``."""
+
+    user: UserIdentity
+    password: str | None = None
+    if_exists: bool = False
+    policy: PasswordPolicy = PasswordPolicy()
+    unlock: bool = False
+
+
+@dataclass(frozen=True)
+class SetUserProperty(Statement):
+    """``SET PROPERTY [FOR 'user'] 'key' = 'value'`` (Doris); ``user`` None is the session's own."""
+
+    user: str | None
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class ShowProperty(Statement):
+    """``SHOW PROPERTY [FOR 'user'] [LIKE 'pattern']`` (Doris); ``user`` None is the session's own."""
+
+    user: str | None = None
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowProcesslist(Statement):
+    full: bool = False
+
+
+@dataclass(frozen=True)
+class Kill(Statement):
+    """``KILL [CONNECTION] id`` closes a connection; ``KILL QUERY id`` stops its running statement."""
+
+    connection_id: int
+    query_only: bool = False
 
 
 @dataclass(frozen=True)

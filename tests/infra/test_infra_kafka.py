@@ -55,7 +55,8 @@ def produce_one(stack: Settings, topic: str, key: str, value: bytes) -> tuple[in
         assert err is None, err
         got.append((msg.partition(), msg.offset()))
 
-    p = Producer({"bootstrap.servers": stack.kafka_bootstrap, "acks": "all", "enable.idempotence": True})
+    # As Strata's principal: only it may write Strata's topics (tests/infra/test_kafka_acl.py).
+    p = Producer(stack.kafka_client(**{"acks": "all", "enable.idempotence": True}))
     p.produce(topic, key=key.encode(), value=value, on_delivery=on_delivery)
     assert p.flush(15) == 0
     assert got
@@ -63,8 +64,8 @@ def produce_one(stack: Settings, topic: str, key: str, value: bytes) -> tuple[in
 
 
 def consume_at(stack: Settings, topic: str, partition: int, offset: int, timeout: float = 15.0):
-    c = Consumer({"bootstrap.servers": stack.kafka_bootstrap, "group.id": f"strata-infra-test-{time.time()}",
-                  "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    c = Consumer(stack.kafka_client(**{"group.id": f"strata-infra-test-{time.time()}",
+                                       "enable.auto.commit": False, "auto.offset.reset": "earliest"}))
     try:
         c.assign([TopicPartition(topic, partition, offset)])
         deadline = time.monotonic() + timeout

@@ -8,7 +8,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
 from bench.scale_out import NAMES, ScaleOutCluster
 from infra import kafka_node
@@ -42,12 +41,14 @@ def test_single_node_defaults_are_unchanged(tmp_path: Path) -> None:
 def test_node_of_a_three_node_cluster(tmp_path: Path) -> None:
     s = Settings(home=tmp_path, kafka_node_id=2, kafka_voters=VOTERS, kafka_port=45010,
                  kafka_controller_port=45011, kafka_replication_factor=3, kafka_min_insync_replicas=2,
-                 kafka_sasl_listener_port=None)
+                 kafka_sasl_listener_port=45012)
     props = _props(s)
     assert props["node.id"] == "2"
     assert props["controller.quorum.voters"] == VOTERS
-    assert props["listeners"] == "PLAINTEXT://127.0.0.1:45010,CONTROLLER://127.0.0.1:45011"
-    assert props["advertised.listeners"] == "PLAINTEXT://127.0.0.1:45010"
+    assert props["listeners"] == ("PLAINTEXT://127.0.0.1:45010,SASL_PLAINTEXT://127.0.0.1:45012,"
+                                  "CONTROLLER://127.0.0.1:45011")
+    assert props["advertised.listeners"] == "PLAINTEXT://127.0.0.1:45010,SASL_PLAINTEXT://127.0.0.1:45012"
+    assert props["inter.broker.listener.name"] == "SASL_PLAINTEXT"  # replication is authenticated too
     assert props["default.replication.factor"] == "3"
     assert props["offsets.topic.replication.factor"] == "3"
     assert props["transaction.state.log.replication.factor"] == "3"
@@ -128,7 +129,8 @@ def test_topic_specs_follow_the_settings() -> None:
 
 class _Partition:
     def __init__(self, pid: int, replicas: int) -> None:
-        self.id, self.replicas, self.isrs, self.leader = pid, list(range(1, replicas + 1)), [], 1
+        self.id, self.replicas, self.leader = pid, list(range(1, replicas + 1)), 1
+        self.isrs: list[int] = []
 
 
 class _Topic:
@@ -187,14 +189,17 @@ def test_scale_out_plan(tmp_path: Path) -> None:
     assert c.voters == "1@127.0.0.1:45001,2@127.0.0.1:45011,3@127.0.0.1:45021"
     ports = [p for proc in c.processes.values() for p in proc.ports.values()]
     assert len(ports) == len(set(ports)) and all(45000 <= p <= 45061 for p in ports)
+    assert c.strata_listeners == "127.0.0.1:45002,127.0.0.1:45012,127.0.0.1:45022"
     k2 = c.settings_for("kafka-2")
     assert (k2.kafka_node_id, k2.kafka_port, k2.kafka_controller_port, k2.kafka_voters) == (
         2, 45010, 45011, c.voters)
+    assert k2.kafka_sasl_listener_port == 45012
     assert Layout(k2).kafka_home == tmp_path.resolve() / "kafka-2"
     for name in NAMES:
         s = c.settings_for(name)
         assert s.home == tmp_path.resolve()
-        assert s.kafka_bootstrap == c.bootstrap
+        assert s.kafka_bootstrap == c.bootstrap  # outside clients: the plain listeners
+        assert s.kafka_strata_listeners == c.strata_listeners
         assert (s.kafka_replication_factor, s.kafka_min_insync_replicas) == (3, 2)
         assert s.minio_port == 45030 and s.simulated_clock
     sql_b = c.settings_for("sql-b")
@@ -202,25 +207,60 @@ def test_scale_out_plan(tmp_path: Path) -> None:
     assert c.settings_for("worker-b").worker_port == 45041
     assert c.processes["worker-b"].env["STRATA_WORKER_INSTANCE"] == "b"
     assert "STRATA_WORKER_INSTANCE" not in c.processes["sql-a"].env
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "kafka-strata.password").write_text("pw\n")
+    conf = c.settings.kafka_client()  # Strata's processes: the Strata listeners, as the Strata principal
+    assert (conf["bootstrap.servers"], conf["sasl.mechanism"], conf["sasl.password"]) == (
+        c.strata_listeners, "SCRAM-SHA-512", "pw")
     assert c.unhealthy() == list(NAMES)  # nothing started
     with pytest.raises(KeyError, match="no process 'kafka-4'"):
         c.kill("kafka-4")
 
 
-def test_a_sasl_listener_opens_next_to_the_plain_one(tmp_path: Path) -> None:
-    s = Settings(home=tmp_path, kafka_port=45000, kafka_controller_port=45001, kafka_sasl_listener_port=45002,
-                 kafka_sasl_listener_password="pw-1")
+def test_the_broker_authenticates_strata_and_authorizes_with_acls(tmp_path: Path) -> None:
+    s = Settings(home=tmp_path, kafka_port=45000, kafka_controller_port=45001, kafka_sasl_listener_port=45002)
     props = _props(s)
+    password = (tmp_path / "secrets" / "kafka-strata.password").read_text().strip()
+    assert len(password) >= 40 and (tmp_path / "secrets" / "kafka-strata.password").stat().st_mode & 0o777 == 0o600
     assert props["listeners"] == ("PLAINTEXT://127.0.0.1:45000,SASL_PLAINTEXT://127.0.0.1:45002,"
                                   "CONTROLLER://127.0.0.1:45001")
     assert props["advertised.listeners"] == "PLAINTEXT://127.0.0.1:45000,SASL_PLAINTEXT://127.0.0.1:45002"
-    assert props["inter.broker.listener.name"] == "PLAINTEXT"
-    assert props["listener.name.sasl_plaintext.sasl.enabled.mechanisms"] == "PLAIN"
-    assert 'user_strata="pw-1"' in props["listener.name.sasl_plaintext.plain.sasl.jaas.config"]
-    for bad in ("", 'a"b', "a;b"):
-        with pytest.raises(StrataError, match="SASL_LISTENER_PASSWORD"):
-            kafka_node.server_properties(s.model_copy(update={"kafka_sasl_listener_password": SecretStr(bad)}),
-                                         Layout(s))
+    # The controller listener is authenticated: otherwise ANONYMOUS (anyone on the plain listener)
+    # would have to be a super user for the brokers to reach the controllers.
+    assert props["listener.security.protocol.map"] == (
+        "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT")
+    assert props["sasl.mechanism.controller.protocol"] == "PLAIN"
+    assert props["listener.name.controller.sasl.enabled.mechanisms"] == "PLAIN"
+    assert f'user_strata="{password}"' in props["listener.name.controller.plain.sasl.jaas.config"]
+    assert props["inter.broker.listener.name"] == "SASL_PLAINTEXT"
+    assert props["sasl.mechanism.inter.broker.protocol"] == "SCRAM-SHA-512"
+    assert props["listener.name.sasl_plaintext.sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+    assert f'username="strata" password="{password}"' in props[
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config"]
+    assert props["authorizer.class.name"] == "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+    assert props["super.users"] == "User:strata"
+    assert props["allow.everyone.if.no.acl.found"] == "true"
+    # Every node of a home gets the same password; a client of the home's stack uses it.
+    assert _props(s.model_copy(update={"kafka_node_id": 2, "kafka_voters": VOTERS}))["super.users"] == "User:strata"
+    assert (tmp_path / "secrets" / "kafka-strata.password").read_text().strip() == password
+    conf = s.kafka_client()
+    assert (conf["bootstrap.servers"], conf["sasl.mechanism"], conf["sasl.password"]) == (
+        "127.0.0.1:45002", "SCRAM-SHA-512", password)
+    (tmp_path / "secrets" / "kafka-strata.password").write_text('a"b\n')
+    with pytest.raises(StrataError, match="no usable password"):
+        kafka_node.server_properties(s, Layout(s))
+
+
+def test_nodes_racing_for_the_password_agree(tmp_path: Path) -> None:
+    got: list[str] = []
+    threads = [threading.Thread(target=lambda n=n: got.append(kafka_node.ensure_kafka_password(
+        Settings(home=tmp_path, kafka_node_id=n)))) for n in range(1, 9)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 8 and len(set(got)) == 1
+    assert sorted(p.name for p in (tmp_path / "secrets").iterdir()) == ["kafka-strata.password"]
 
 
 def test_a_topic_not_yet_known_to_every_broker_is_waited_for() -> None:

@@ -111,12 +111,13 @@ def test_test_env_shifts_every_port_by_10000() -> None:
 
 
 def test_server_properties_follow_config(tmp_path) -> None:
-    s = load_settings(home=tmp_path, kafka_port=29092, kafka_controller_port=29093, kafka_sasl_listener_port=None)
+    s = load_settings(home=tmp_path, kafka_port=29092, kafka_controller_port=29093, kafka_sasl_listener_port=29094)
     props = dict(line.split("=", 1) for line in kafka_node.server_properties(s, Layout(s)).splitlines()
                  if line and not line.startswith("#"))
     assert props["process.roles"] == "broker,controller"
     assert props["node.id"] == "1"
-    assert props["listeners"] == "PLAINTEXT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093"
+    assert props["listeners"] == ("PLAINTEXT://127.0.0.1:29092,SASL_PLAINTEXT://127.0.0.1:29094,"
+                                  "CONTROLLER://127.0.0.1:29093")
     assert props["controller.quorum.voters"] == "1@127.0.0.1:29093"
     assert props["log.dirs"] == str(tmp_path / "kafka" / "data")
     assert props["auto.create.topics.enable"] == "false"
@@ -130,3 +131,21 @@ def test_cluster_id_looks_like_a_kafka_uuid() -> None:
     for _ in range(50):
         cid = kafka_node.new_cluster_id()
         assert re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_-]{21}", cid)
+
+
+def test_up_refuses_a_broker_started_before_its_strata_listener(tmp_path) -> None:
+    """Its clients would now log in with SCRAM on a listener that broker lacks: `up` says to restart."""
+    from infra.supervisor import up_detach
+
+    s = load_settings(home=tmp_path)
+    lay = Layout(s)
+    lay.run_dir.mkdir(parents=True)
+    old_broker = subprocess.Popen(["sleep", "60"])
+    try:
+        lay.pid_file("kafka").write_text(f"{old_broker.pid}\n")
+        with pytest.raises(StrataError, match="started before it had a Strata listener.*infra/down, then infra/up"):
+            up_detach(s, lay, timeout=5)
+        assert not s.kafka_password_file.exists()  # nothing written that its clients would use
+    finally:
+        old_broker.kill()
+        old_broker.wait()

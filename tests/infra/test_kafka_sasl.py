@@ -1,8 +1,8 @@
-"""Strata's own clients against a secured listener of a real broker: the test stack's broker opens
-SASL_PLAINTEXT (PLAIN) next to its plain listener (`kafka_sasl_listener_port`), and settings that
-name it — `kafka_brokers`, `kafka_client_properties`, `kafka_sasl_password`, what a production
-config holds — reach the admin client, the follower and the proposer: a command goes round the
-sequencer and back through SASL. A wrong password is refused by the broker."""
+"""Strata's own clients through the broker's Strata listener, configured as for a real cluster: the
+stack's broker authenticates SASL_PLAINTEXT with SCRAM-SHA-512 on `kafka_sasl_listener_port`, and
+settings that name it explicitly — `kafka_brokers`, `kafka_client_properties`, `kafka_sasl_password`,
+what a production config holds — reach the admin client, the follower and the proposer: a command goes
+round the sequencer and back through SASL. A wrong password is refused by the broker."""
 
 from __future__ import annotations
 
@@ -27,13 +27,25 @@ pytestmark = pytest.mark.integration
 
 def _secured(password: str | None = None) -> Settings:
     local = load_settings()
-    if local.kafka_sasl_listener_port is None:
-        pytest.skip("this stack's broker has no SASL listener (STRATA_KAFKA_SASL_LISTENER_PORT)")
+    stack_password = local.local_kafka_password()
+    if stack_password is None:
+        pytest.fail(f"no {local.kafka_password_file}: the stack was not started by this checkout's infra/up")
     return load_settings(
         kafka_brokers=f"{local.kafka_host}:{local.kafka_sasl_listener_port}",
-        kafka_client_properties={"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+        kafka_client_properties={"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
                                  "sasl.username": local.kafka_sasl_listener_user},
-        kafka_sasl_password=password if password is not None else local.kafka_sasl_listener_password.get_secret_value())
+        kafka_sasl_password=password if password is not None else stack_password)
+
+
+def test_a_local_stacks_clients_use_the_strata_listener_by_default() -> None:
+    local = load_settings()
+    conf = local.kafka_client()
+    assert conf["bootstrap.servers"] == f"{local.kafka_host}:{local.kafka_sasl_listener_port}"
+    assert (conf["security.protocol"], conf["sasl.mechanism"], conf["sasl.username"]) == (
+        "SASL_PLAINTEXT", "SCRAM-SHA-512", "strata")
+    assert conf["sasl.password"] == local.local_kafka_password()
+    assert local.kafka_password_file.stat().st_mode & 0o077 == 0  # the owner's only
+    assert local.kafka_bootstrap == f"{local.kafka_host}:{local.kafka_port}"  # outside clients: the plain one
 
 
 def test_strata_clients_work_through_a_sasl_listener(tmp_path: Path) -> None:
@@ -51,14 +63,14 @@ def test_strata_clients_work_through_a_sasl_listener(tmp_path: Path) -> None:
     finally:
         replica.close()
 
-    # The same log read through both listeners folds to the same projection.
-    through_sasl, plain = tmp_path / "via-sasl", tmp_path / "via-plain"
-    replay(secured, through_sasl)
-    replay(load_settings(), plain)
-    sasl_sum, sasl_offsets = checksum(through_sasl)
-    plain_sum, plain_offsets = checksum(plain)
-    if sasl_offsets == plain_offsets:  # an agent may write between the two replays
-        assert sasl_sum == plain_sum
+    # The same log read with the explicit settings and with a local stack's defaults folds alike.
+    explicit, default = tmp_path / "via-explicit", tmp_path / "via-default"
+    replay(secured, explicit)
+    replay(load_settings(), default)
+    explicit_sum, explicit_offsets = checksum(explicit)
+    default_sum, default_offsets = checksum(default)
+    if explicit_offsets == default_offsets:  # an agent may write between the two replays
+        assert explicit_sum == default_sum
 
 
 def test_a_wrong_sasl_password_is_refused() -> None:

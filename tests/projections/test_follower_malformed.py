@@ -65,7 +65,8 @@ def _healthy(port_env: str) -> bool:
 
 
 def _produce(records: list[bytes | None], topic: str = EVENTS_TOPIC) -> None:
-    producer = Producer({"bootstrap.servers": settings().kafka_bootstrap, "acks": "all"})
+    # As Strata's principal: only it may write the log (an outsider is refused, tests/infra/test_kafka_acl.py).
+    producer = Producer(settings().kafka_client(acks="all"))
     for value in records:
         producer.produce(topic, key=b"fuzz", value=value)
     assert producer.flush(30) == 0, "records still unsent"

@@ -75,8 +75,9 @@ def dead_letters(job: str, topic: str, expected: int,
                  timeout: float = 30.0) -> list[tuple[bytes | None, dict[str, str]]]:
     """The DLQ records of `job` ('db.name') reading `topic`: (value, headers), read committed, waiting
     for `expected` (a name can be used again; the topic is new per test)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap(), "group.id": f"t-{uuid.uuid4().hex}",
-                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    # strata.dlq is Strata's: only its principal may read it (the broker's ACLs).
+    consumer = Consumer(settings().kafka_client(**{"group.id": f"t-{uuid.uuid4().hex}",
+                                                   "isolation.level": "read_committed", "enable.auto.commit": False}))
     metadata = consumer.list_topics(DLQ_TOPIC, timeout=10)
     consumer.assign([TopicPartition(DLQ_TOPIC, p, 0) for p in metadata.topics[DLQ_TOPIC].partitions])
     found: list[tuple[bytes | None, dict[str, str]]] = []

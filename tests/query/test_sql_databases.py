@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pymysql
+import pytest
 
 from tests.query.sqlkit import connect, fails, rows, run, scalar
 
@@ -43,11 +44,10 @@ def test_if_not_exists_and_if_exists(conn: pymysql.connections.Connection) -> No
 
 def test_use_unknown_and_connect_to_unknown(conn: pymysql.connections.Connection) -> None:
     fails(conn, "USE no_such_database_x", 1049, "no_such_database_x")
-    # The handshake has no room for the error (mimic sends its OK first), so the name is kept and
-    # every statement that needs it says it is unknown.
-    with connect("no_such_database_y") as late:
-        fails(late, "SHOW TABLES", 1049, "no_such_database_y")
-        fails(late, "SELECT * FROM t", 1049, "no_such_database_y")
+    # Checked in the handshake, before its OK, as MySQL and Doris do: the login itself is refused.
+    with pytest.raises(pymysql.MySQLError) as refused:
+        connect("no_such_database_y")
+    assert refused.value.args[0] == 1049 and "no_such_database_y" in refused.value.args[1]
 
 
 def test_connect_with_database(db: str) -> None:

@@ -145,8 +145,8 @@ def test_passwords_change_and_never_show(conn: Conn, user: tuple[str, str]) -> N
     _login(name, "third-one").close()
     shown = " ".join(str(r) for r in rows(conn, "SHOW ALL GRANTS"))
     assert password not in shown and "third-one" not in shown and name in shown
-    consumer = Consumer({"bootstrap.servers": load_settings().kafka_bootstrap, "group.id": uuid.uuid4().hex,
-                         "enable.auto.commit": False})
+    consumer = Consumer(load_settings().kafka_client(**{"group.id": f"strata-test-{uuid.uuid4().hex}",
+                                                        "enable.auto.commit": False}))
     meta = consumer.list_topics(EVENTS_TOPIC, timeout=10).topics[EVENTS_TOPIC]
     consumer.assign([TopicPartition(EVENTS_TOPIC, p, 0) for p in meta.partitions])
     seen = b""

@@ -32,8 +32,19 @@ def test_example_consumer_prints_each_commit_of_the_table() -> None:
         run(conn, "TRUNCATE TABLE t")
     finally:
         conn.close()
-    proc = subprocess.run([sys.executable, "-m", "schemas.example_consumer", "--bootstrap",
-                           load_settings().kafka_bootstrap, "--db", db, "--table", "t", "--idle-timeout", "3"],
+    s = load_settings()
+    command = [sys.executable, "-m", "schemas.example_consumer", "--db", db, "--table", "t", "--idle-timeout", "3"]
+    # Without credentials the broker does not let it read the log, and it says so.
+    refused = subprocess.run([*command, "--bootstrap", s.kafka_bootstrap], cwd=REPO_ROOT, capture_output=True,
+                             text=True, timeout=120)
+    assert refused.returncode == 1 and "authorization failed" in refused.stderr.lower(), refused.stderr
+    assert refused.stdout == ""
+    # With the Strata principal's (what an integration's own principal would be allowed) it does.
+    proc = subprocess.run([*command, "--bootstrap", f"{s.kafka_host}:{s.kafka_sasl_listener_port}",
+                           "--property", "security.protocol=SASL_PLAINTEXT",
+                           "--property", "sasl.mechanism=SCRAM-SHA-512",
+                           "--property", f"sasl.username={s.kafka_sasl_listener_user}",
+                           "--password-file", str(s.kafka_password_file)],
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     commits = [json.loads(line) for line in proc.stdout.splitlines()]

@@ -12,6 +12,7 @@ from schemas import events as ev
 from schemas.envelope import wrap_event
 from schemas.errors import ErrorCode
 from schemas.model import Column, Distribution, NewRowset
+from storage.paths import rowset_path
 from streams.rules import Rejected, Rules
 
 
@@ -35,9 +36,11 @@ def state(tmp_path: Path) -> Projection:
     return projection
 
 
-def _rowset(partition_id: int, rid: str) -> NewRowset:
-    return NewRowset(rowset_id=rid, partition_id=partition_id, bucket=0, num_rows=1, size_bytes=1, path="x",
-                     schema_version=1, checksum="c")
+def _rowset(partition_id: int, rid: str, *, path: str | None = None) -> NewRowset:
+    # The fixture's table is the log's first: id 1. The sequencer accepts only id-built paths.
+    return NewRowset(rowset_id=rid, partition_id=partition_id, bucket=0, num_rows=1, size_bytes=1,
+                     path=rowset_path(1, partition_id, 0, rid) if path is None else path, schema_version=1,
+                     checksum="c")
 
 
 def _apply(state: Projection, command: cmd.Command, ts: int) -> ev.Event:

@@ -30,7 +30,8 @@ def _batch(state: Projection, table_id: int, key: str, start: dict[int, int], en
     partition = min(state.tables[table_id].partitions)
     load = LoadProgress(job=key, topic="src", start_offsets=start, end_offsets=end, error_rows=errors,
                         last_error="bad" if errors else "")
-    rowsets = (_rowset(partition, f"r{label or start}"),) if rows else ()
+    rowset_id = "".join(ch for ch in f"r{label or start}" if ch.isalnum())  # rowset ids are alphanumeric
+    rowsets = (_rowset(partition, rowset_id),) if rows else ()
     return _apply(state, cmd.CommitRowsets(table_id=table_id, label=label or f"l{start}", rowsets=rowsets,
                                            num_rows=rows, load=load), 2000)
 

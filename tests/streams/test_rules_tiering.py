@@ -14,6 +14,7 @@ from schemas import events as ev
 from schemas.envelope import wrap_event
 from schemas.errors import ErrorCode
 from schemas.model import Column, Distribution, NewRowset, RowsetMove
+from storage.paths import rowset_path
 from streams.rules import Rejected, Rules
 
 _TS = iter(range(1000, 10**6))
@@ -108,16 +109,19 @@ def test_the_resource_is_fixed_once_a_governed_partition_has_cooled_data(state: 
     p1, p2 = sorted(table.partitions)
     for pid, rid in ((p1, "a"), (p2, "b")):
         _apply(state, cmd.CommitRowsets(table_id=table.table_id, label=rid, num_rows=1, rowsets=(NewRowset(
-            rowset_id=rid, partition_id=pid, bucket=0, num_rows=1, size_bytes=1, path=rid, schema_version=1,
+            rowset_id=rid, partition_id=pid, bucket=0, num_rows=1, size_bytes=1,
+            path=rowset_path(table.table_id, pid, 0, rid), schema_version=1,
             checksum="c"),)))
     to_r2 = cmd.AlterStoragePolicy(name="pol", properties={"storage_resource": "r2", "cooldown_ttl": "60"})
     # Data cooled in a partition the policy does not govern (p1 has none) does not count.
     _apply(state, cmd.MoveRowsets(table_id=table.table_id, moves=(
-        RowsetMove(rowset_id="a", from_tier="ssd", to_tier="remote:r1", path="a"),)))
+        RowsetMove(rowset_id="a", from_tier="ssd", to_tier="remote:r1",
+                   path=rowset_path(table.table_id, p1, 0, "a")),)))
     assert Rules(state).decide(to_r2, next(_TS)).event == ev.StoragePolicyAltered(name="pol",
                                                                                   properties=to_r2.properties)
     _apply(state, cmd.MoveRowsets(table_id=table.table_id, moves=(
-        RowsetMove(rowset_id="b", from_tier="ssd", to_tier="remote:r1", path="b"),)))
+        RowsetMove(rowset_id="b", from_tier="ssd", to_tier="remote:r1",
+                   path=rowset_path(table.table_id, p2, 0, "b")),)))
     _rejected(state, to_r2, "storage_resource can not be changed", "table t")
     _apply(state, cmd.AlterStoragePolicy(name="pol", properties={"storage_resource": "r1", "cooldown_ttl": "5"}))
 
@@ -127,12 +131,13 @@ def test_moves_are_checked_and_a_resource_holding_cooled_rowsets_cannot_be_dropp
     table = next(iter(state.tables.values()))
     p1 = min(table.partitions)
     _apply(state, cmd.CommitRowsets(table_id=table.table_id, label="l", num_rows=1, rowsets=(NewRowset(
-        rowset_id="a", partition_id=p1, bucket=0, num_rows=1, size_bytes=1, path="a", schema_version=1,
-        checksum="c"),)))
+        rowset_id="a", partition_id=p1, bucket=0, num_rows=1, size_bytes=1,
+        path=rowset_path(table.table_id, p1, 0, "a"), schema_version=1, checksum="c"),)))
 
     def move(rowset_id: str = "a", source: str = "ssd", to: str = "remote:r2") -> cmd.MoveRowsets:
         return cmd.MoveRowsets(table_id=table.table_id, moves=(
-            RowsetMove(rowset_id=rowset_id, from_tier=source, to_tier=to, path="a"),))
+            RowsetMove(rowset_id=rowset_id, from_tier=source, to_tier=to,
+                       path=rowset_path(table.table_id, p1, 0, "a")),))
 
     _rejected(state, move(to="remote:nope"), "Resource 'nope' does not exist")
     _rejected(state, move(to="tape"), "unknown tier 'tape'")

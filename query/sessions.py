@@ -1,0 +1,95 @@
+"""The live SQL sessions of one query server: who is connected from where, what each one runs and
+since when (SHOW PROCESSLIST), a way to stop a statement or a whole connection (KILL), and the
+per-user connection count `max_user_connections` is checked against.
+
+Protocol-free: the MySQL server registers each connection with a `disconnect` callback and reports
+statements as they start and end; the engine reads and kills through it. Thread-safe, because
+statements run in executor threads while the event loop registers connections.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from query.context import StatementGuard
+
+
+@dataclass
+class SessionInfo:
+    connection_id: int
+    host: str  # the client's address as 'ip:port'
+    login_time: datetime = field(default_factory=lambda: datetime.now(UTC))
+    user: str | None = None  # None until the login succeeded
+    database: str | None = None
+    command: str = "Sleep"  # Doris' Command column: Sleep between statements, Query while one runs
+    since: float = field(default_factory=time.monotonic)  # when `command` last changed
+    info: str | None = None  # the running statement's text
+    query_id: str = ""
+    guard: StatementGuard | None = None
+    disconnect: Callable[[], None] | None = None  # closes the client connection (KILL CONNECTION)
+
+
+class SessionDirectory:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sessions: dict[int, SessionInfo] = {}
+        self._query_seq = 0
+
+    def open(self, connection_id: int, host: str, disconnect: Callable[[], None] | None = None) -> SessionInfo:
+        info = SessionInfo(connection_id, host, disconnect=disconnect)
+        with self._lock:
+            self._sessions[connection_id] = info
+        return info
+
+    def close(self, connection_id: int) -> None:
+        with self._lock:
+            self._sessions.pop(connection_id, None)
+
+    def login(self, connection_id: int, user: str, database: str | None, limit: int | None) -> bool:
+        """Counts the connection as `user`'s, unless that user already has `limit` (None: no limit)."""
+        with self._lock:
+            others = sum(1 for s in self._sessions.values() if s.connection_id != connection_id
+                         and s.user is not None and s.user.lower() == user.lower())
+            if limit is not None and others >= limit:
+                return False
+            found = self._sessions.get(connection_id)
+            if found is not None:
+                found.user, found.database = user, database
+            return True
+
+    def count(self, user: str) -> int:
+        """Logged-in connections of `user` (case-insensitive, like user names)."""
+        with self._lock:
+            return sum(1 for s in self._sessions.values() if s.user is not None and s.user.lower() == user.lower())
+
+    def get(self, connection_id: int) -> SessionInfo | None:
+        with self._lock:
+            return self._sessions.get(connection_id)
+
+    def all(self) -> list[SessionInfo]:
+        with self._lock:
+            return sorted(self._sessions.values(), key=lambda s: s.connection_id)
+
+    def started(self, connection_id: int, text: str, guard: StatementGuard, database: str | None) -> None:
+        with self._lock:
+            found = self._sessions.get(connection_id)
+            if found is None:
+                return
+            self._query_seq += 1
+            found.command, found.since, found.info, found.guard = "Query", time.monotonic(), text, guard
+            found.query_id = f"{connection_id:x}-{self._query_seq:x}"
+            found.database = database
+
+    def finished(self, connection_id: int, database: str | None) -> None:
+        with self._lock:
+            found = self._sessions.get(connection_id)
+            if found is None:
+                return
+            found.command, found.since, found.info, found.guard = "Sleep", time.monotonic(), None, None
+            found.database = database

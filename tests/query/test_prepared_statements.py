@@ -1,0 +1,132 @@
+"""Server-side prepared statements through a real client that uses them: mysql-connector-python's
+`cursor(prepared=True)` (COM_STMT_PREPARE / COM_STMT_EXECUTE with binary parameters).
+
+mysql-mimic 3.0.5 spliced each parameter into the SQL text as `'{value}'`: the injection string
+matched every row, `O'Brien` was a syntax error, and DECIMAL, DATE, TIME and DATETIME parameters
+were refused. Parameters are now bound as typed literals (query.wire.params)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import mysql.connector
+import pytest
+from mysql.connector.connection import MySQLConnection
+
+pytestmark = pytest.mark.usefixtures("server")
+
+
+@pytest.fixture
+def prepared(db: str) -> Iterator[MySQLConnection]:
+    """A mysql-connector-python connection (pure Python: its C extension needs a newer OpenSSL
+    than this machine has) on the test's database, with a `people` table of two rows."""
+    conn = mysql.connector.connect(host="127.0.0.1", port=int(os.environ["STRATA_SQL_PORT"]), user="root",
+                                   database=db, use_pure=True, connection_timeout=10)
+    assert isinstance(conn, MySQLConnection)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE people (id INT, name VARCHAR(50), amount DECIMAL(10,2), born DATE, "
+                "seen DATETIME(6), note VARCHAR(50)) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1")
+    cur.close()
+    insert = conn.cursor(prepared=True)
+    insert.execute("INSERT INTO people VALUES (?, ?, ?, ?, ?, ?)",
+                   (1, "O'Brien", Decimal("12.50"), dt.date(1990, 1, 2), dt.datetime(2026, 1, 2, 3, 4, 5, 600000),
+                    b"back\\slash"))
+    insert.execute("INSERT INTO people VALUES (?, ?, ?, ?, ?, ?)",
+                   (2, "nobody", Decimal("7.25"), dt.date(1985, 6, 30), dt.datetime(2026, 2, 3, 4, 5, 6), None))
+    insert.close()
+    yield conn
+    conn.close()
+
+
+def select(conn: MySQLConnection, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    cur = conn.cursor(prepared=True)
+    try:
+        cur.execute(sql, params)
+        return [tuple(row) for row in cur.fetchall()]
+    finally:
+        cur.close()
+
+
+def test_injection_string_is_a_value(prepared: MySQLConnection) -> None:
+    assert select(prepared, "SELECT id FROM people WHERE name = ?", ("nobody' OR '1'='1",)) == []
+    assert select(prepared, "SELECT id FROM people WHERE name = ?", ("x' OR 1=1 -- ",)) == []
+    assert select(prepared, "SELECT id FROM people WHERE name = ?", ("\\' OR 1=1 #",)) == []
+    assert select(prepared, "SELECT id FROM people WHERE name = ?", ("nobody",)) == [(2,)]
+
+
+def test_quotes_and_backslashes_round_trip(prepared: MySQLConnection) -> None:
+    assert select(prepared, "SELECT id FROM people WHERE name = ?", ("O'Brien",)) == [(1,)]
+    assert select(prepared, "SELECT name, note FROM people WHERE id = ?", (1,)) == [("O'Brien", "back\\slash")]
+    for text in ["O'Brien", "it''s", "a\\'b", "\\", "'", "?", "-- x", "/* y", "naïve ☃", "line\nbreak"]:
+        assert select(prepared, "SELECT ?", (text,)) == [(text,)], text
+
+
+def test_typed_parameters_find_their_rows(prepared: MySQLConnection) -> None:
+    assert select(prepared, "SELECT id FROM people WHERE amount = ?", (Decimal("12.50"),)) == [(1,)]
+    assert select(prepared, "SELECT id FROM people WHERE amount > ?", (Decimal("7.2500001"),)) == [(1,)]
+    assert select(prepared, "SELECT id FROM people WHERE born = ?", (dt.date(1985, 6, 30),)) == [(2,)]
+    assert select(prepared, "SELECT id FROM people WHERE seen = ?",
+                  (dt.datetime(2026, 1, 2, 3, 4, 5, 600000),)) == [(1,)]
+    assert select(prepared, "SELECT id FROM people WHERE seen < ?", (dt.datetime(2026, 2, 1),)) == [(1,)]
+    assert select(prepared, "SELECT id FROM people WHERE note = ?", (b"back\\slash",)) == [(1,)]
+    assert select(prepared, "SELECT id FROM people WHERE id = ? AND amount < ?", (2, 100.5)) == [(2,)]
+    assert select(prepared, "SELECT id FROM people WHERE id = ?", (-1,)) == []
+    assert select(prepared, "SELECT id FROM people WHERE id > 1-?", (-1,)) == []  # `1--1` would be a comment
+
+
+def test_stored_values_read_back_with_their_types(prepared: MySQLConnection) -> None:
+    assert select(prepared, "SELECT id, name, amount, born, seen, note FROM people ORDER BY id", ()) == [
+        (1, "O'Brien", Decimal("12.50"), dt.date(1990, 1, 2), dt.datetime(2026, 1, 2, 3, 4, 5, 600000), "back\\slash"),
+        (2, "nobody", Decimal("7.25"), dt.date(1985, 6, 30), dt.datetime(2026, 2, 3, 4, 5, 6), None),
+    ]
+
+
+def test_null_parameters(prepared: MySQLConnection) -> None:
+    assert select(prepared, "SELECT id FROM people WHERE note IS NULL AND ? IS NULL", (None,)) == [(2,)]
+    assert select(prepared, "SELECT id FROM people WHERE note = ?", (None,)) == []
+    assert select(prepared, "SELECT ?, ?, ?", (None, 3, None)) == [(None, 3, None)]
+
+
+def test_time_parameters(prepared: MySQLConnection) -> None:
+    [(value,)] = select(prepared, "SELECT ?", (dt.time(10, 11, 12),))
+    assert str(value) == "10:11:12"
+    [(value,)] = select(prepared, "SELECT ?", (dt.timedelta(hours=30, minutes=1),))
+    assert str(value) == "30:01:00"
+
+
+def test_placeholders_in_strings_and_comments_are_text(prepared: MySQLConnection) -> None:
+    assert select(prepared, "SELECT '?', ? /* ? */", (5,)) == [("?", 5)]
+    assert select(prepared, "SELECT `id` FROM people WHERE name = ? -- ?", ("nobody",)) == [(2,)]
+
+
+def test_re_execution_and_many_statements(prepared: MySQLConnection) -> None:
+    cur = prepared.cursor(prepared=True)
+    for i, name in [(1, "O'Brien"), (2, "nobody"), (1, "O'Brien")]:
+        cur.execute("SELECT name FROM people WHERE id = ?", (i,))
+        assert cur.fetchall() == [(name,)]
+    cur.close()
+
+
+def test_wrong_parameter_count_is_an_error(prepared: MySQLConnection) -> None:
+    cur = prepared.cursor(prepared=True)
+    with pytest.raises(mysql.connector.Error):
+        cur.execute("SELECT ? + ?", (1,))
+    cur.close()
+    assert select(prepared, "SELECT ?", (7,)) == [(7,)]
+
+
+def test_bad_sql_is_a_parse_error(prepared: MySQLConnection) -> None:
+    cur = prepared.cursor(prepared=True)
+    with pytest.raises(mysql.connector.Error) as caught:
+        cur.execute("SELECT ? /* unterminated", (1,))
+    assert caught.value.errno == 1064 and caught.value.sqlstate == "42000"
+    assert "unterminated comment" in str(caught.value)
+    with pytest.raises(mysql.connector.Error) as caught:
+        cur.execute("SELECT id FROM people WHERE name = ? AND", ("x",))
+    assert caught.value.errno == 1064 and caught.value.sqlstate == "42000"
+    cur.close()
+    assert select(prepared, "SELECT ?", ("still fine",)) == [("still fine",)]
