@@ -10,6 +10,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeAlias
 
 import duckdb
 import pymysql
@@ -20,7 +21,7 @@ from schemas.config import load_settings
 from tests.query.sqlkit import fails, rows, run
 
 pytestmark = pytest.mark.integration
-Conn = pymysql.connections.Connection
+Conn: TypeAlias = pymysql.connections.Connection
 MARKER = f"strata-sandbox-marker-{uuid.uuid4().hex}"
 
 
