@@ -98,16 +98,24 @@ def shared_cluster_id(lay: Layout) -> str:
     """
     path = lay.kafka_cluster_id
     if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".cluster.id.{os.getpid()}.{uuid.uuid4().hex[:8]}")
-        tmp.write_text(new_cluster_id() + "\n")
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass  # another node won
-        finally:
-            tmp.unlink(missing_ok=True)
+        _create_once(path, new_cluster_id(), 0o644)
     return path.read_text().strip()
+
+
+def _create_once(path: Path, text: str, mode: int) -> None:
+    """Makes `path` hold `text` unless a concurrent caller made it first: a complete temporary file
+    (created with `mode` from the first byte) is linked into place, so a reader never sees half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text + "\n")
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass  # another node won
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def ensure_kafka_password(s: Settings) -> str:
@@ -116,18 +124,8 @@ def ensure_kafka_password(s: Settings) -> str:
     cluster prepare at once and must all get the same password."""
     path = s.kafka_password_file
     if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            # url-safe: nothing that needs quoting in a JAAS line or in --add-scram's [name=…,password=…]
-            fh.write(secrets.token_urlsafe(32) + "\n")
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass  # another node won
-        finally:
-            tmp.unlink(missing_ok=True)
+        # url-safe: nothing that needs quoting in a JAAS line or in --add-scram's [name=…,password=…]
+        _create_once(path, secrets.token_urlsafe(32), 0o600)
     password = s.local_kafka_password()
     if password is None or not all(c.isalnum() or c in "-_" for c in password):
         raise StrataError(f"{path}: holds no usable password (letters, digits, - and _ only); "

@@ -58,23 +58,29 @@ def _tables_read(session: SessionState, expr: exp.Expr) -> Iterator[Need]:
 
 
 def needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Need]:
-    """What `s` needs; raises for statements with no rule (they are refused to non-root users)."""
+    """What `s` needs: what its kind needs, and SELECT_PRIV on every table any of its expressions
+    reads (a query, INSERT … SELECT, a subquery in a DELETE or UPDATE predicate or in VALUES …).
+    Raises for statements with no rule (they are refused to non-root users)."""
+    reads = [need for expr in expressions(s) for need in _tables_read(session, expr)]
+    return list(dict.fromkeys([*_kind_needs(ctx, session, s), *reads]))
+
+
+def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Need]:
     if isinstance(s, _FREE):
         return []
     if isinstance(s, _ADMIN):
         return [("ADMIN_PRIV", ANY, ANY)]
     if isinstance(s, st.Query):
-        return list(_tables_read(session, s.expr))
+        return []
     if isinstance(s, st.Insert):
-        reads = [] if isinstance(s.query, exp.Values) else list(_tables_read(session, s.query))
-        return [("LOAD_PRIV", _db(session, s.table), s.table.name), *reads]
+        return [("LOAD_PRIV", _db(session, s.table), s.table.name)]
     if isinstance(s, st.Delete | st.Update | st.TruncateTable):
         return [("LOAD_PRIV", _db(session, s.table), s.table.name)]
     if isinstance(s, st.CreateTable | st.CreateTableLike):
         extra = [("SELECT_PRIV", _db(session, s.source), s.source.name)] if isinstance(s, st.CreateTableLike) else []
         return [("CREATE_PRIV", _db(session, s.table), ANY), *extra]
     if isinstance(s, st.CreateTableAs):
-        return [("CREATE_PRIV", _db(session, s.table), ANY), *_tables_read(session, s.query.expr)]
+        return [("CREATE_PRIV", _db(session, s.table), ANY)]
     if isinstance(s, st.DropTable):
         return [("DROP_PRIV", _db(session, s.table), s.table.name)]
     if isinstance(s, st.RecoverTable):
@@ -128,10 +134,7 @@ def check(ctx: Context, session: SessionState, s: st.Statement) -> None:
             raise SqlFailure(ErrorCode.SPECIFIC_ACCESS_DENIED, "Access denied; you need ADMIN_PRIV to see other "
                                                                "users' grants")
         return
-    # Beyond what the statement kind needs, every table any of its expressions reads (a subquery in a
-    # DELETE or UPDATE predicate, in VALUES, …) needs SELECT_PRIV.
-    reads = [need for expr in expressions(s) for need in _tables_read(session, expr)]
-    for privilege, db, table in dict.fromkeys([*needs(ctx, session, s), *reads]):
+    for privilege, db, table in needs(ctx, session, s):
         if not user.may(privilege, db, table):
             where = f"{db}.{table}" if table != ANY else f"{db or '*'}.*"
             code = ErrorCode.SPECIFIC_ACCESS_DENIED if privilege == "ADMIN_PRIV" else ErrorCode.TABLE_ACCESS_DENIED

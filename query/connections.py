@@ -3,37 +3,21 @@ entered in the session directory (query.sessions) with its client address and a 
 (KILL CONNECTION), and the login checks of query.login_policy reach the handshake through here —
 before mysql-mimic writes the OK, so a refused login never becomes a session.
 
-mysql-mimic answers every `Forbidden` login with error 1045; a refusal that is a `LoginRefused`
-(unknown or forbidden database, locked account, too many connections) is sent with its own code.
+mysql-mimic answers every `Forbidden` login with error 1045; a refusal that is a `CodedRefusal`
+(unknown or forbidden database, locked account, too many connections) carries its own code, which
+`query.wire.connection.WireConnection.error` sends instead.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from mysql_mimic import context as mimic_context
-from mysql_mimic import errors as mimic_errors
 from mysql_mimic.connection import Connection
 from mysql_mimic.control import LocalControl, TooManyConnections
 
-from query.identifiers import TABLE_NAME_LENGTH_LIMIT, WRONG_NAME_FORMAT, WRONG_PARTITION_NAME
-from query.login_policy import LoginPolicy, LoginRefused
+from query.login_policy import LoginPolicy
 from query.sessions import SessionDirectory
-from schemas.errors import ErrorCode
-
-# MySQL's SQLSTATEs of the codes the logins, timeouts, KILL and naming rules answer with; mysql-mimic's
-# table lacks them and would send HY000 for all.
-_SQLSTATES = {
-    ErrorCode.DB_ACCESS_DENIED: b"42000", ErrorCode.BAD_DB_ERROR: b"42000",
-    ErrorCode.TOO_MANY_USER_CONNECTIONS: b"42000", ErrorCode.ACCOUNT_LOCKED: b"HY000",
-    ErrorCode.SPECIFIC_ACCESS_DENIED: b"42000", ErrorCode.NO_SUCH_THREAD: b"HY000", ErrorCode.KILL_DENIED: b"HY000",
-    ErrorCode.QUERY_INTERRUPTED: b"70100", ErrorCode.QUERY_TIMEOUT: b"HY000", ErrorCode.WRONG_DB_NAME: b"42000",
-    ErrorCode.WRONG_TABLE_NAME: b"42000", ErrorCode.WRONG_COLUMN_NAME: b"42000", TABLE_NAME_LENGTH_LIMIT: b"42000",
-    WRONG_PARTITION_NAME: b"HY000", WRONG_NAME_FORMAT: b"42000",
-}
-for _code, _state in _SQLSTATES.items():
-    mimic_errors.SQLSTATES.setdefault(int(_code), _state)  # type: ignore[call-overload]
 
 
 def _peer(connection: Connection) -> str:
@@ -64,14 +48,6 @@ class StrataControl(LocalControl):
             loop.call_soon_threadsafe(connection.kill)
 
         self.sessions.open(connection_id, _peer(connection), disconnect=disconnect)
-        plain_error = connection.error
-
-        def error(**kwargs: Any) -> bytes:
-            if isinstance(kwargs.get("msg"), LoginRefused):
-                kwargs["code"] = kwargs["msg"].code
-            return plain_error(**kwargs)
-
-        connection.error = error  # type: ignore[method-assign]
         return connection_id
 
     async def remove(self, connection_id: int) -> None:

@@ -21,9 +21,6 @@ from schemas.errors import ErrorCode
 
 NAME_MAX = 64  # databases, partitions (Doris' COMMON_NAME_REGEX {0,63}) and tables (table_name_length_limit)
 COLUMN_MAX = 256
-TABLE_NAME_LENGTH_LIMIT = 5089  # Doris' ERR_TABLE_NAME_LENGTH_LIMIT
-WRONG_PARTITION_NAME = 1567  # MySQL's ER_WRONG_PARTITION_NAME
-WRONG_NAME_FORMAT = 5063  # Doris' ERR_WRONG_NAME_FORMAT ("Incorrect %s name '%s'")
 _NAME_REST = "-_"
 _COLUMN_FIRST = "_@"
 _COLUMN_REST = "_.+,-/<>?@#$%^&*"
@@ -60,9 +57,10 @@ def check_table(name: str) -> None:
         raise SqlFailure(ErrorCode.WRONG_TABLE_NAME, f"Incorrect table name '{_shown(name)}'. Table name regex is "
                                                      f"'{NAME_RULE}'")
     if len(name) > NAME_MAX:
-        raise SqlFailure(TABLE_NAME_LENGTH_LIMIT, f"Table name length exceeds limit, the length of table name "
-                                                  f"'{_shown(name)}' is {len(name)} which is greater than the "
-                                                  f"configuration 'table_name_length_limit' ({NAME_MAX}).")
+        raise SqlFailure(ErrorCode.TABLE_NAME_LENGTH_LIMIT,
+                         f"Table name length exceeds limit, the length of table name '{_shown(name)}' is "
+                         f"{len(name)} which is greater than the configuration 'table_name_length_limit' "
+                         f"({NAME_MAX}).")
 
 
 def check_column(name: str) -> None:
@@ -75,14 +73,15 @@ def check_column(name: str) -> None:
 
 def check_partition(name: str) -> None:
     if not _plain_name(name) or len(name) > NAME_MAX or name.startswith("placeholder_"):
-        raise SqlFailure(WRONG_PARTITION_NAME, f"Incorrect partition name '{_shown(name)}'. Partition name regex "
-                                               f"is '{NAME_RULE}', at most {NAME_MAX} characters")
+        raise SqlFailure(ErrorCode.WRONG_PARTITION_NAME,
+                         f"Incorrect partition name '{_shown(name)}'. Partition name regex is '{NAME_RULE}', "
+                         f"at most {NAME_MAX} characters")
 
 
 def check_common(kind: str, name: str) -> None:
     """Doris' checkCommonName: resources, storage policies, routine load jobs."""
     if not _plain_name(name) or len(name) > NAME_MAX:
-        raise SqlFailure(WRONG_NAME_FORMAT, f"Incorrect {kind} name '{_shown(name)}'. The name regex is "
+        raise SqlFailure(ErrorCode.WRONG_NAME_FORMAT, f"Incorrect {kind} name '{_shown(name)}'. The name regex is "
                                             f"'{NAME_RULE}', at most {NAME_MAX} characters")
 
 

@@ -80,8 +80,12 @@ def _rowsets(ctx: Context) -> pa.Table:
         "TABLE_SCHEMA", "TABLE_NAME", "PARTITION_NAME", "STATE", "TIER", "SCHEMA_VERSION", "STALE_TIME")}
     for db, table in _live_tables(ctx):
         names = {p.partition_id: p.name for p in table.partitions.values()}
+        dropped = {p.partition_id: p.dropped_ts_ms for p in table.partitions.values() if p.dropped_ts_ms is not None}
         for record in ctx.projection.rowset_records(table.table_id):
             r = record.rowset
+            # A dropped partition's rowsets are kept only for time travel, like compacted ones: stale
+            # since the drop (the latest state no longer reads them, and tiering leaves them be).
+            stale_ts_ms = record.stale_ts_ms if record.stale_ts_ms is not None else dropped.get(r.partition_id)
             rows["BACKEND_ID"].append(0)
             rows["ROWSET_ID"].append(r.rowset_id)
             rows["TABLET_ID"].append(r.partition_id * 1000 + r.bucket)
@@ -97,10 +101,10 @@ def _rowsets(ctx: Context) -> pa.Table:
             rows["TABLE_SCHEMA"].append(db)
             rows["TABLE_NAME"].append(table.name)
             rows["PARTITION_NAME"].append(names.get(r.partition_id, ""))
-            rows["STATE"].append("stale" if record.stale_ts_ms is not None else "visible")
+            rows["STATE"].append("stale" if stale_ts_ms is not None else "visible")
             rows["TIER"].append(r.tier)
             rows["SCHEMA_VERSION"].append(r.schema_version)
-            rows["STALE_TIME"].append(_ts(record.stale_ts_ms))
+            rows["STALE_TIME"].append(_ts(stale_ts_ms))
     schema = pa.schema([(k, pa.timestamp("ms") if k in ("CREATION_TIME", "NEWEST_WRITE_TIMESTAMP", "STALE_TIME")
                          else pa.string() if k in ("ROWSET_ID", "TABLE_SCHEMA", "TABLE_NAME", "PARTITION_NAME",
                                                    "STATE", "TIER") else pa.int64()) for k in rows])

@@ -22,22 +22,11 @@ from dataclasses import dataclass
 
 from projections.users import ROOT, UserRecord
 from query.sessions import SessionDirectory
+from query.wire.errors import CodedRefusal
 from schemas.errors import ErrorCode
 
 INFORMATION_SCHEMA = "information_schema"
 UNBOUNDED_LOCK_LEFT_S = 9999  # what Doris reports as the time left of an UNBOUNDED lock
-
-
-class LoginRefused(str):
-    """A refusal's message, carrying the MySQL error code the client must see instead of 1045 (a str,
-    because mysql-mimic's `Forbidden` carries only text; query.connections reads the code)."""
-
-    code: int
-
-    def __new__(cls, code: int, message: str) -> LoginRefused:
-        refused = super().__new__(cls, message)
-        refused.code = int(code)
-        return refused
 
 
 @dataclass
@@ -73,7 +62,7 @@ class LoginPolicy:
             return UNBOUNDED_LOCK_LEFT_S
         return max(0, int(user.password_lock_time_s - (time.monotonic() - state.locked_at) + 0.999))
 
-    def locked(self, name: str) -> LoginRefused | None:
+    def locked(self, name: str) -> CodedRefusal | None:
         """Asked before the password is checked: a locked account is refused whatever it sends."""
         user = self._users(name)
         if user is None:
@@ -85,7 +74,7 @@ class LoginPolicy:
         if left <= 0:
             return None
         lock_s = user.password_lock_time_s if user.password_lock_time_s > 0 else UNBOUNDED_LOCK_LEFT_S
-        return LoginRefused(ErrorCode.ACCOUNT_LOCKED,
+        return CodedRefusal(ErrorCode.ACCOUNT_LOCKED,
                             f"Access denied for user '{user.name}'@'%'. Account is blocked for {lock_s} second(s) "
                             f"({left} second(s) remaining) due to {count} consecutive failed logins.")
 
@@ -109,19 +98,19 @@ class LoginPolicy:
         with self._lock:
             self._failures.pop(name.lower(), None)
 
-    def admit(self, name: str, database: str | None, connection_id: int) -> LoginRefused | None:
+    def admit(self, name: str, database: str | None, connection_id: int) -> CodedRefusal | None:
         """After the right password: the handshake's database, then the connection limit. On success the
         connection is counted as the user's (query.sessions)."""
         user = self._users(name)
         if database:
             if database.lower() != INFORMATION_SCHEMA and not self._database_exists(database):
-                return LoginRefused(ErrorCode.BAD_DB_ERROR, f"Unknown database '{database}'")
+                return CodedRefusal(ErrorCode.BAD_DB_ERROR, f"Unknown database '{database}'")
             if user is not None and database.lower() != INFORMATION_SCHEMA and not user.sees_database(database):
-                return LoginRefused(ErrorCode.DB_ACCESS_DENIED,
+                return CodedRefusal(ErrorCode.DB_ACCESS_DENIED,
                                     f"Access denied for user '{user.name}'@'%' to database '{database}'")
         limit = None if user is None or name.lower() == ROOT else user.max_user_connections
         if not self._sessions.login(connection_id, user.name if user is not None else name, database, limit):
-            return LoginRefused(ErrorCode.TOO_MANY_USER_CONNECTIONS,
+            return CodedRefusal(ErrorCode.TOO_MANY_USER_CONNECTIONS,
                                 f"User {name} already has more than 'max_user_connections' active connections "
                                 f"(max_user_connections = {limit})")
         return None

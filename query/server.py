@@ -70,9 +70,8 @@ def _group_commit_mode(value: Any) -> str:
     """`SET group_commit = …` is checked when set, like Doris, so a typo fails the SET itself."""
     mode = str(value).strip().strip("'\"").lower()
     if mode not in group_commit.MODES:
-        # 1231 is MySQL's ER_WRONG_VALUE_FOR_VAR.
         raise MysqlError(f"Variable 'group_commit' can't be set to the value of '{value}' "
-                         f"(one of {', '.join(group_commit.MODES)})", 1231)  # type: ignore[arg-type]
+                         f"(one of {', '.join(group_commit.MODES)})", ErrorCode.WRONG_VALUE_FOR_VAR)  # type: ignore[arg-type]
     return mode
 
 

@@ -24,7 +24,6 @@ DEFAULT_QUERY_TIMEOUT_S = 900
 DEFAULT_INSERT_TIMEOUT_S = 14400
 MAX_TIMEOUT_S = 2**31 - 1
 _WRITES = (st.Insert, st.CreateTableAs, st.Update, st.Delete)
-WRONG_VALUE_FOR_VAR = 1231  # MySQL's ER_WRONG_VALUE_FOR_VAR
 
 
 def _seconds(name: str) -> Callable[[Any], int]:
@@ -37,7 +36,7 @@ def _seconds(name: str) -> Callable[[Any], int]:
             seconds = 0
         if not 1 <= seconds <= MAX_TIMEOUT_S:
             raise MysqlError(f"Variable '{name}' can't be set to the value of '{value}' (a number of seconds, "
-                             f"1 to {MAX_TIMEOUT_S})", WRONG_VALUE_FOR_VAR)  # type: ignore[arg-type]
+                             f"1 to {MAX_TIMEOUT_S})", ErrorCode.WRONG_VALUE_FOR_VAR)  # type: ignore[arg-type]
         return seconds
 
     return parse

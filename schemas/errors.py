@@ -40,6 +40,10 @@ class ErrorCode(IntEnum):
     QUERY_INTERRUPTED = 1317
     QUERY_TIMEOUT = 3024
     ACCOUNT_LOCKED = 3955
+    WRONG_VALUE_FOR_VAR = 1231
+    WRONG_PARTITION_NAME = 1567
+    TABLE_NAME_LENGTH_LIMIT = 5089  # Doris' ERR_TABLE_NAME_LENGTH_LIMIT
+    WRONG_NAME_FORMAT = 5063  # Doris' ERR_WRONG_NAME_FORMAT ("Incorrect %s name '%s'")
     # The MySQL protocol layer (query.wire): malformed or oversized packets, unknown commands and statements.
     HANDSHAKE_ERROR = 1043
     UNKNOWN_COM_ERROR = 1047

@@ -42,7 +42,7 @@ from mysql_mimic.types import Capabilities, Commands
 from mysql_mimic.utils import aiterate, cooperative_iterate
 
 from query.wire import packets as wire
-from query.wire.errors import ConnectionFault, MalformedPacket, wire_error
+from query.wire.errors import CodedRefusal, ConnectionFault, MalformedPacket, wire_error
 from query.wire.params import bind, placeholders
 from query.wire.prepared import Statement, Statements, make_prepare_ok
 from query.wire.stream import ConnectionClosed, WireStream
@@ -73,6 +73,13 @@ class WireConnection(Connection):
         super().__init__(*args, **kwargs)
         self.limits = limits
         self.statements = Statements(limits.max_prepared_statements)
+
+    def error(self, **kwargs: Any) -> bytes:
+        """An error packet; a login refusal that carries its own code (unknown or forbidden database,
+        locked account, too many connections) is sent with it instead of mysql-mimic's 1045."""
+        if isinstance(kwargs.get("msg"), CodedRefusal):
+            kwargs["code"] = kwargs["msg"].code
+        return super().error(**kwargs)
 
     # -- connection phase ------------------------------------------------------------------------
     async def _start(self) -> None:

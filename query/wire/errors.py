@@ -1,8 +1,8 @@
 """The protocol layer's errors, with the SQLSTATE MySQL sends for each.
 
 mysql-mimic 3.0.5 builds error packets from its own SQLSTATE table (`mysql_mimic.errors.SQLSTATES`)
-and answers HY000 for every code it does not list; the connection-level codes below are 08S01 in
-MySQL (clients treat 08xxx as "the connection is gone"), so they are added to that table.
+and answers HY000 for every code it does not list; this is the one place Strata's codes join that
+table (the connection-level ones are 08S01 in MySQL: clients treat 08xxx as "the connection is gone").
 """
 
 from __future__ import annotations
@@ -22,9 +22,30 @@ _SQLSTATES = {
     ErrorCode.UNKNOWN_STMT_HANDLER: b"HY000",
     ErrorCode.MAX_PREPARED_STMT_COUNT_REACHED: b"42000",
     ErrorCode.MALFORMED_PACKET: b"HY000",
+    # Logins, timeouts, KILL and naming rules (query.login_policy, query.timeouts, query.processlist,
+    # query.identifiers).
+    ErrorCode.DB_ACCESS_DENIED: b"42000", ErrorCode.BAD_DB_ERROR: b"42000",
+    ErrorCode.TOO_MANY_USER_CONNECTIONS: b"42000", ErrorCode.ACCOUNT_LOCKED: b"HY000",
+    ErrorCode.SPECIFIC_ACCESS_DENIED: b"42000", ErrorCode.NO_SUCH_THREAD: b"HY000", ErrorCode.KILL_DENIED: b"HY000",
+    ErrorCode.QUERY_INTERRUPTED: b"70100", ErrorCode.QUERY_TIMEOUT: b"HY000", ErrorCode.WRONG_DB_NAME: b"42000",
+    ErrorCode.WRONG_TABLE_NAME: b"42000", ErrorCode.WRONG_COLUMN_NAME: b"42000",
+    ErrorCode.TABLE_NAME_LENGTH_LIMIT: b"42000", ErrorCode.WRONG_PARTITION_NAME: b"HY000",
+    ErrorCode.WRONG_NAME_FORMAT: b"42000", ErrorCode.WRONG_VALUE_FOR_VAR: b"42000",
 }
 for _code, _state in _SQLSTATES.items():
     mimic_errors.SQLSTATES.setdefault(int(_code), _state)  # type: ignore[call-overload]
+
+
+class CodedRefusal(str):
+    """A login refusal's message carrying the MySQL error code the client must see instead of 1045.
+    A str, because mysql-mimic's `Forbidden` carries only text; `WireConnection.error` reads the code."""
+
+    code: int
+
+    def __new__(cls, code: int, message: str) -> CodedRefusal:
+        refused = super().__new__(cls, message)
+        refused.code = int(code)
+        return refused
 
 
 def wire_error(message: str, code: ErrorCode) -> MysqlError:

@@ -51,3 +51,12 @@ def other(db: str) -> Iterator[pymysql.connections.Connection]:
     connection = connect(db)
     yield connection
     connection.close()
+
+
+@pytest.fixture
+def user(conn: pymysql.connections.Connection) -> Iterator[tuple[str, str]]:
+    """A new user with a password of its own and no privileges: (name, password); dropped afterwards."""
+    name, password = f"u_{uuid.uuid4().hex[:8]}", f"pw-{uuid.uuid4().hex}"
+    run(conn, f"CREATE USER '{name}'@'%' IDENTIFIED BY '{password}'")
+    yield name, password
+    run(conn, f"DROP USER IF EXISTS '{name}'")

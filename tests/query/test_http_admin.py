@@ -9,7 +9,6 @@ import json
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pymysql
@@ -34,14 +33,6 @@ def _post(path: str, login: tuple[str, str] | None) -> tuple[int, Any]:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read())
-
-
-@pytest.fixture
-def user(conn: Conn) -> Iterator[tuple[str, str]]:
-    name, password = f"http_{uuid.uuid4().hex[:8]}", f"pw-{uuid.uuid4().hex[:10]}"
-    run(conn, f"CREATE USER '{name}' IDENTIFIED BY '{password}'")
-    yield name, password
-    run(conn, f"DROP USER IF EXISTS '{name}'")
 
 
 def test_file_cache_clear_needs_an_admin_login(conn: Conn, user: tuple[str, str]) -> None:

@@ -8,8 +8,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pymysql
@@ -38,15 +37,6 @@ def big(conn: Conn, db: str) -> str:
     run(conn, "CREATE TABLE big (k BIGINT, v BIGINT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
     run(conn, f"INSERT INTO big VALUES {values([(i, i) for i in range(2000)])}")
     return db
-
-
-@pytest.fixture
-def user(conn: Conn) -> Iterator[tuple[str, str]]:
-    """A user without any privilege: (name, password)."""
-    name, password = f"rc_{uuid.uuid4().hex[:8]}", f"pw-{uuid.uuid4().hex[:12]}"
-    run(conn, f"CREATE USER '{name}' IDENTIFIED BY '{password}'")
-    yield name, password
-    run(conn, f"DROP USER IF EXISTS '{name}'")
 
 
 def _connection_id(conn: Conn) -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterator
 
 import pymysql
 import pytest
@@ -25,15 +24,6 @@ Conn = pymysql.connections.Connection
 def _login(user: str, password: str, database: str | None = None) -> Conn:
     return pymysql.connect(host="127.0.0.1", port=int(os.environ["STRATA_SQL_PORT"]), user=user, password=password,
                            database=database, autocommit=True, connect_timeout=20)
-
-
-@pytest.fixture
-def user(conn: Conn) -> Iterator[tuple[str, str]]:
-    """A new user with a password of its own: (name, password); dropped afterwards."""
-    name, password = f"u_{uuid.uuid4().hex[:8]}", f"pw-{uuid.uuid4().hex}"
-    run(conn, f"CREATE USER '{name}'@'%' IDENTIFIED BY '{password}'")
-    yield name, password
-    run(conn, f"DROP USER IF EXISTS '{name}'")
 
 
 def _tables(conn: Conn) -> None:

@@ -11,8 +11,8 @@ from schemas import commands as cmd
 from schemas.errors import ErrorCode
 from schemas.model import NewRowset, RowsetMove
 from storage.paths import rowset_path
-from streams.rules import Rejected, Rules
-from tests.streams.test_rules import _apply, _rowset, state  # noqa: F401 - the fixture
+from streams.rules import Rules
+from tests.streams.ruleskit import fold, rejected, rowset
 
 TABLE = 1  # the fixture's table
 BAD = [
@@ -25,22 +25,19 @@ BAD = [
 ]
 
 
-def _rejected(state: Projection, command: cmd.Command, fragment: str) -> None:  # noqa: F811
-    with pytest.raises(Rejected) as rejected:
-        Rules(state).decide(command, 3000)
-    assert rejected.value.code == ErrorCode.WRONG_ARGUMENTS
-    assert fragment in rejected.value.reason, rejected.value.reason
+def _rejected(state: Projection, command: cmd.Command, fragment: str) -> None:
+    rejected(state, command, 3000, ErrorCode.WRONG_ARGUMENTS, fragment)
 
 
 @pytest.mark.parametrize(("path", "fragment"), BAD)
-def test_a_commit_naming_any_other_path_is_rejected(state: Projection, path: str, fragment: str) -> None:  # noqa: F811
+def test_a_commit_naming_any_other_path_is_rejected(state: Projection, path: str, fragment: str) -> None:
     pid = min(state.tables[TABLE].partitions)
     _rejected(state, cmd.CommitRowsets(table_id=TABLE, label="l", num_rows=1,
-                                       rowsets=(_rowset(pid, "r1", path=path),)), fragment)
+                                       rowsets=(rowset(pid, "r1", path=path),)), fragment)
     assert state.tables[TABLE].commit_number == 0
 
 
-def test_a_rowset_id_that_is_not_alphanumeric_is_rejected(state: Projection) -> None:  # noqa: F811
+def test_a_rowset_id_that_is_not_alphanumeric_is_rejected(state: Projection) -> None:
     pid = min(state.tables[TABLE].partitions)
     rowset = NewRowset(rowset_id="../x", partition_id=pid, bucket=0, num_rows=1, size_bytes=1,
                        path="t1/p1/b0/../x.parquet", schema_version=1, checksum="c")
@@ -49,25 +46,25 @@ def test_a_rowset_id_that_is_not_alphanumeric_is_rejected(state: Projection) -> 
 
 
 @pytest.mark.parametrize(("path", "fragment"), BAD)
-def test_a_compaction_output_naming_any_other_path_is_rejected(state: Projection, path: str,  # noqa: F811
+def test_a_compaction_output_naming_any_other_path_is_rejected(state: Projection, path: str,
                                                                fragment: str) -> None:
     pid = min(state.tables[TABLE].partitions)
     for i in (1, 2):
-        _apply(state, cmd.CommitRowsets(table_id=TABLE, label=f"l{i}", num_rows=1, rowsets=(_rowset(pid, f"r{i}"),)),
+        fold(state, cmd.CommitRowsets(table_id=TABLE, label=f"l{i}", num_rows=1, rowsets=(rowset(pid, f"r{i}"),)),
                2000 + i)
     good = cmd.CommitCompaction(table_id=TABLE, partition_id=pid, bucket=0, kind="cumulative",
-                                input_rowset_ids=("r1", "r2"), output=_rowset(pid, "c1"), start_version=1,
+                                input_rowset_ids=("r1", "r2"), output=rowset(pid, "c1"), start_version=1,
                                 end_version=2)
     assert Rules(state).decide(good, 3000).event.TYPE == "CompactionCommitted"
-    _rejected(state, good.model_copy(update={"output": _rowset(pid, "c1", path=path)}), fragment)
-    elsewhere = good.model_copy(update={"output": _rowset(pid, "c1").model_copy(update={"bucket": 1})})
+    _rejected(state, good.model_copy(update={"output": rowset(pid, "c1", path=path)}), fragment)
+    elsewhere = good.model_copy(update={"output": rowset(pid, "c1").model_copy(update={"bucket": 1})})
     _rejected(state, elsewhere, "not in the tablet it compacts")
 
 
 @pytest.mark.parametrize(("path", "fragment"), BAD)
-def test_a_move_naming_any_other_path_is_rejected(state: Projection, path: str, fragment: str) -> None:  # noqa: F811
+def test_a_move_naming_any_other_path_is_rejected(state: Projection, path: str, fragment: str) -> None:
     pid = min(state.tables[TABLE].partitions)
-    _apply(state, cmd.CommitRowsets(table_id=TABLE, label="l", num_rows=1, rowsets=(_rowset(pid, "r1"),)), 2000)
+    fold(state, cmd.CommitRowsets(table_id=TABLE, label="l", num_rows=1, rowsets=(rowset(pid, "r1"),)), 2000)
     good = RowsetMove(rowset_id="r1", from_tier="ssd", to_tier="hdd", path=rowset_path(TABLE, pid, 0, "r1"))
     assert Rules(state).decide(cmd.MoveRowsets(table_id=TABLE, moves=(good,)), 3000).event.TYPE == "RowsetsMoved"
     bad = good.model_copy(update={"path": path})

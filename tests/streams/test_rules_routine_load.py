@@ -12,31 +12,31 @@ from schemas import events as ev
 from schemas.errors import ErrorCode
 from schemas.model import LoadProgress, RoutineLoadSpec
 from streams.rules import Rejected, Rules
-from tests.streams.test_rules import _apply, _rowset, state  # noqa: F401 - the fixture
+from tests.streams.ruleskit import fold, rowset
 
 SPEC = RoutineLoadSpec(broker_list="b", topic="src", start_offsets={0: -2, 1: 10}, max_error_number=2,
                        max_batch_rows=10)
 
 
-def _job(state: Projection) -> tuple[int, str]:  # noqa: F811
+def _job(state: Projection) -> tuple[int, str]:
     table_id = next(iter(state.tables))
-    event = _apply(state, cmd.ChangeRoutineLoad(db="d", job="J", state="RUNNING", table_id=table_id, spec=SPEC), 1500)
+    event = fold(state, cmd.ChangeRoutineLoad(db="d", job="J", state="RUNNING", table_id=table_id, spec=SPEC), 1500)
     assert isinstance(event, ev.RoutineLoadChanged) and event.job_id == 1
     return table_id, next(iter(state.routine_loads))
 
 
-def _batch(state: Projection, table_id: int, key: str, start: dict[int, int], end: dict[int, int], *,  # noqa: F811
+def _batch(state: Projection, table_id: int, key: str, start: dict[int, int], end: dict[int, int], *,
            errors: int = 0, rows: int = 1, label: str = "") -> ev.Event:
     partition = min(state.tables[table_id].partitions)
     load = LoadProgress(job=key, topic="src", start_offsets=start, end_offsets=end, error_rows=errors,
                         last_error="bad" if errors else "")
     rowset_id = "".join(ch for ch in f"r{label or start}" if ch.isalnum())  # rowset ids are alphanumeric
-    rowsets = (_rowset(partition, rowset_id),) if rows else ()
-    return _apply(state, cmd.CommitRowsets(table_id=table_id, label=label or f"l{start}", rowsets=rowsets,
+    rowsets = (rowset(partition, rowset_id),) if rows else ()
+    return fold(state, cmd.CommitRowsets(table_id=table_id, label=label or f"l{start}", rowsets=rowsets,
                                            num_rows=rows, load=load), 2000)
 
 
-def test_a_batch_commits_only_where_the_last_one_ended(state: Projection) -> None:  # noqa: F811
+def test_a_batch_commits_only_where_the_last_one_ended(state: Projection) -> None:
     table_id, key = _job(state)
     assert isinstance(_batch(state, table_id, key, {0: -2, 1: 10}, {0: 5, 1: 12}), ev.RowsetsCommitted)
     assert state.routine_loads[key].progress == {0: 5, 1: 12} and state.routine_loads[key].loaded_rows == 1
@@ -53,7 +53,7 @@ def test_a_batch_commits_only_where_the_last_one_ended(state: Projection) -> Non
     assert state.tables[table_id].commit_number == 1, "an empty batch is no commit of the table"
 
 
-def test_too_many_error_rows_in_a_window_pause_the_job(state: Projection) -> None:  # noqa: F811
+def test_too_many_error_rows_in_a_window_pause_the_job(state: Projection) -> None:
     table_id, key = _job(state)
     _batch(state, table_id, key, {0: -2}, {0: 3}, errors=2, label="a")
     assert state.routine_loads[key].state == "RUNNING"
@@ -62,7 +62,7 @@ def test_too_many_error_rows_in_a_window_pause_the_job(state: Projection) -> Non
     assert job.state == "PAUSED" and "max_error_number is 2" in job.reason and "bad" in job.reason
 
 
-def test_state_changes_follow_the_allowed_transitions(state: Projection) -> None:  # noqa: F811
+def test_state_changes_follow_the_allowed_transitions(state: Projection) -> None:
     table_id, key = _job(state)
     rules = Rules(state)
     with pytest.raises(Rejected, match="already exists"):
@@ -70,17 +70,17 @@ def test_state_changes_follow_the_allowed_transitions(state: Projection) -> None
     with pytest.raises(Rejected, match="can only be changed to RUNNING from PAUSED"):
         rules.decide(cmd.ChangeRoutineLoad(db="d", job="J", state="RUNNING", table_id=table_id,
                                            from_states=("PAUSED",)), 1)
-    _apply(state, cmd.ChangeRoutineLoad(db="d", job="J", state="STOPPED", table_id=table_id), 3000)
+    fold(state, cmd.ChangeRoutineLoad(db="d", job="J", state="STOPPED", table_id=table_id), 3000)
     with pytest.raises(Rejected, match="STOPPED"):
         _batch(state, table_id, key, {0: -2}, {0: 1}, label="late")
     with pytest.raises(Rejected, match="does not exist"):
         rules.decide(cmd.ChangeRoutineLoad(db="d", job="nobody", state="PAUSED", table_id=table_id), 1)
     # A stopped job's name can be used again.
-    event = _apply(state, cmd.ChangeRoutineLoad(db="d", job="J", state="RUNNING", table_id=table_id, spec=SPEC), 4000)
+    event = fold(state, cmd.ChangeRoutineLoad(db="d", job="J", state="RUNNING", table_id=table_id, spec=SPEC), 4000)
     assert isinstance(event, ev.RoutineLoadChanged) and event.job_id == 2
 
 
-def test_a_job_stops_with_its_table(state: Projection) -> None:  # noqa: F811
+def test_a_job_stops_with_its_table(state: Projection) -> None:
     table_id, key = _job(state)
-    _apply(state, cmd.DropTable(table_id=table_id), 5000)
+    fold(state, cmd.DropTable(table_id=table_id), 5000)
     assert state.routine_loads[key].state == "STOPPED" and "dropped" in state.routine_loads[key].reason

@@ -10,8 +10,7 @@ from projections.projection import Projection
 from schemas import commands as cmd
 from schemas.errors import ErrorCode
 from schemas.model import LoadProgress, RoutineLoadSpec
-from streams.rules import Rejected, Rules
-from tests.streams.test_rules import _apply, _rowset, state  # noqa: F401 - the fixture
+from tests.streams.ruleskit import fold, rejected, rowset
 
 TABLE = 1
 
@@ -20,27 +19,24 @@ def _spec(topic: str = "src", user: str = "alice") -> RoutineLoadSpec:
     return RoutineLoadSpec(broker_list="b", topic=topic, start_offsets={0: 0}, user=user)
 
 
-def _create(state: Projection, spec: RoutineLoadSpec, ts: int = 1500) -> None:  # noqa: F811
-    _apply(state, cmd.ChangeRoutineLoad(db="d", job="j", state="RUNNING", table_id=TABLE, spec=spec), ts)
+def _create(state: Projection, spec: RoutineLoadSpec, ts: int = 1500) -> None:
+    fold(state, cmd.ChangeRoutineLoad(db="d", job="j", state="RUNNING", table_id=TABLE, spec=spec), ts)
 
 
-def _refused(state: Projection, command: cmd.Command, code: ErrorCode, fragment: str) -> None:  # noqa: F811
-    with pytest.raises(Rejected) as rejected:
-        Rules(state).decide(command, 3000)
-    assert rejected.value.code == code
-    assert fragment in rejected.value.reason, rejected.value.reason
+def _refused(state: Projection, command: cmd.Command, code: ErrorCode, fragment: str) -> None:
+    rejected(state, command, 3000, code, fragment)
 
 
 def _batch(start: int) -> cmd.CommitRowsets:
     load = LoadProgress(job="1/j", topic="src", start_offsets={0: start}, end_offsets={0: start + 1})
-    return cmd.CommitRowsets(table_id=TABLE, label=f"b{start}", num_rows=1, rowsets=(_rowset(1, f"r{start}"),),
+    return cmd.CommitRowsets(table_id=TABLE, label=f"b{start}", num_rows=1, rowsets=(rowset(1, f"r{start}"),),
                              load=load)
 
 
 @pytest.fixture
-def alice(state: Projection) -> Projection:  # noqa: F811
-    _apply(state, cmd.CreateUser(name="alice"), 1100)
-    _apply(state, cmd.ChangeGrants(name="alice", db="d", table="t", privileges=("LOAD_PRIV",)), 1101)
+def alice(state: Projection) -> Projection:
+    fold(state, cmd.CreateUser(name="alice"), 1100)
+    fold(state, cmd.ChangeGrants(name="alice", db="d", table="t", privileges=("LOAD_PRIV",)), 1101)
     return state
 
 
@@ -62,16 +58,16 @@ def test_an_ingest_topic_needs_load_priv_on_its_table(alice: Projection) -> None
 
 def test_a_batch_commits_with_the_creators_privileges_at_commit_time(alice: Projection) -> None:
     _create(alice, _spec())
-    assert _apply(alice, _batch(0), 2000).TYPE == "RowsetsCommitted"
-    _apply(alice, cmd.ChangeGrants(name="alice", db="d", table="t", privileges=("LOAD_PRIV",), revoke=True), 2001)
+    assert fold(alice, _batch(0), 2000).TYPE == "RowsetsCommitted"
+    fold(alice, cmd.ChangeGrants(name="alice", db="d", table="t", privileges=("LOAD_PRIV",), revoke=True), 2001)
     _refused(alice, _batch(1), ErrorCode.TABLE_ACCESS_DENIED, "the job's user 'alice' no longer has LOAD_PRIV on d.t")
-    _apply(alice, cmd.ChangeGrants(name="alice", db="d", table="*", privileges=("LOAD_PRIV",)), 2002)
-    assert _apply(alice, _batch(1), 2003).TYPE == "RowsetsCommitted", "a grant on d.* covers d.t"
-    _apply(alice, cmd.DropUser(name="alice"), 2004)
+    fold(alice, cmd.ChangeGrants(name="alice", db="d", table="*", privileges=("LOAD_PRIV",)), 2002)
+    assert fold(alice, _batch(1), 2003).TYPE == "RowsetsCommitted", "a grant on d.* covers d.t"
+    fold(alice, cmd.DropUser(name="alice"), 2004)
     _refused(alice, _batch(2), ErrorCode.TABLE_ACCESS_DENIED, "the job's user 'alice' was dropped")
 
 
-def test_a_job_created_before_the_user_field_loads_as_root(state: Projection) -> None:  # noqa: F811
+def test_a_job_created_before_the_user_field_loads_as_root(state: Projection) -> None:
     _create(state, RoutineLoadSpec.model_validate({"broker_list": "b", "topic": "src", "start_offsets": {0: 0}}))
     assert state.routine_loads["1/j"].spec.user == "root"
-    assert _apply(state, _batch(0), 2000).TYPE == "RowsetsCommitted"
+    assert fold(state, _batch(0), 2000).TYPE == "RowsetsCommitted"

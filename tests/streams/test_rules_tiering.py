@@ -11,30 +11,21 @@ import pytest
 from projections.projection import Projection
 from schemas import commands as cmd
 from schemas import events as ev
-from schemas.envelope import wrap_event
 from schemas.errors import ErrorCode
 from schemas.model import Column, Distribution, NewRowset, RowsetMove
 from storage.paths import rowset_path
 from streams.rules import Rejected, Rules
+from tests.streams.ruleskit import fold, rejected
 
 _TS = iter(range(1000, 10**6))
 
 
 def _apply(state: Projection, command: cmd.Command) -> ev.Event:
-    ts = next(_TS)
-    decision = Rules(state).decide(command, ts)
-    state.apply(wrap_event(decision.event, table_id=decision.table_id, commit_ts_ms=ts, command_id=None),
-                "strata.events", 0, -1)
-    state.flush()
-    return decision.event
+    return fold(state, command, next(_TS))
 
 
 def _rejected(state: Projection, command: cmd.Command, *fragments: str) -> None:
-    with pytest.raises(Rejected) as caught:
-        Rules(state).decide(command, next(_TS))
-    assert caught.value.code == ErrorCode.WRONG_ARGUMENTS
-    for fragment in fragments:
-        assert fragment in caught.value.reason, caught.value.reason
+    rejected(state, command, next(_TS), ErrorCode.WRONG_ARGUMENTS, *fragments)
 
 
 def _table(name: str, properties: dict[str, str] | None = None,

@@ -11,38 +11,30 @@ from projections.projection import Projection
 from projections.users import DEFAULT_MAX_USER_CONNECTIONS
 from schemas import commands as cmd
 from schemas import events as ev
-from schemas.envelope import wrap_event
 from schemas.errors import ErrorCode
 from streams.rules import Rejected, Rules
-
-
-def _apply(state: Projection, command: cmd.Command, ts: int) -> ev.Event:
-    decision = Rules(state).decide(command, ts)
-    state.apply(wrap_event(decision.event, table_id=decision.table_id, commit_ts_ms=ts, command_id=None),
-                "strata.events", 0, -1)
-    state.flush()
-    return decision.event
+from tests.streams.ruleskit import fold
 
 
 def test_user_options_are_events_and_fold_into_the_user(tmp_path: Path) -> None:
     state = Projection(tmp_path / "p")
-    created = _apply(state, cmd.CreateUser(name="Jack", failed_login_attempts=3, password_lock_time_s=86400), 1000)
+    created = fold(state, cmd.CreateUser(name="Jack", failed_login_attempts=3, password_lock_time_s=86400), 1000)
     assert isinstance(created, ev.UserCreated) and created.failed_login_attempts == 3
     jack = state.users["jack"]
     assert (jack.failed_login_attempts, jack.password_lock_time_s) == (3, 86400)
     assert jack.max_user_connections == DEFAULT_MAX_USER_CONNECTIONS and jack.lock_reset_ts_ms == 0
 
-    _apply(state, cmd.AlterUser(name="jack", max_user_connections=5, query_timeout_s=60), 1001)
+    fold(state, cmd.AlterUser(name="jack", max_user_connections=5, query_timeout_s=60), 1001)
     jack = state.users["jack"]
     assert jack.max_user_connections == 5 and jack.failed_login_attempts == 3
     assert (jack.query_timeout_s, jack.insert_timeout_s) == (60, 0)
     assert jack.lock_reset_ts_ms == 0, "a connection limit is no lockout change"
 
-    altered = _apply(state, cmd.AlterUser(name="jack", unlock=True), 1002)
+    altered = fold(state, cmd.AlterUser(name="jack", unlock=True), 1002)
     assert isinstance(altered, ev.UserAltered) and altered.name == "Jack"
     assert state.users["jack"].lock_reset_ts_ms == 1002
 
-    _apply(state, cmd.AlterUser(name="jack", password_lock_time_s=-1), 1003)
+    fold(state, cmd.AlterUser(name="jack", password_lock_time_s=-1), 1003)
     jack = state.users["jack"]
     assert (jack.password_lock_time_s, jack.lock_reset_ts_ms, jack.max_user_connections) == (-1, 1003, 5)
 

@@ -23,6 +23,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from pymysql.connections import Connection as Conn
 
+from bench.replay import events_end_offset
 from infra.layout import Layout
 from infra.supervisor import running_pid
 from projections.replica import Replica
@@ -90,16 +91,6 @@ def _events(config: Settings) -> list[EventEnvelope]:
                 if tp.offset >= ends[tp.partition]:
                     done.add(tp.partition)  # the rest were transaction markers
         return found
-    finally:
-        consumer.close()
-
-
-def _events_end(config: Settings) -> int:
-    consumer = Consumer({**config.kafka_client(), "group.id": f"test-{new_id()}"})
-    try:
-        partitions = consumer.list_topics(EVENTS_TOPIC, timeout=10).topics[EVENTS_TOPIC].partitions
-        return sum(consumer.get_watermark_offsets(TopicPartition(EVENTS_TOPIC, p), timeout=10, cached=False)[1]
-                   for p in partitions)
     finally:
         consumer.close()
 
@@ -181,7 +172,7 @@ def test_a_forged_out_of_range_position_stops_the_sequencer_after_a_restart(conf
     worker, out = start_worker(config.worker_instance or "local", config.worker_port,
                                layout.run_dir / "worker-forged.log")
     try:
-        before = _events_end(config)
+        before = events_end_offset(config)
         assert until(lambda: (health(config.worker_port) or {}).get("status") == "degraded", 120), \
             health(config.worker_port)
         answer = health(config.worker_port) or {}
@@ -189,7 +180,7 @@ def test_a_forged_out_of_range_position_stops_the_sequencer_after_a_restart(conf
         assert "outside the partition's offsets" in answer["sequencer_error"], answer
         assert "sequencer stops rather than decide commands again" in answer["sequencer_error"]
         time.sleep(3)
-        assert _events_end(config) == before, "the sequencer decided commands again"
+        assert events_end_offset(config) == before, "the sequencer decided commands again"
         log = (layout.run_dir / "worker-forged.log").read_text()
         assert "sequencer: STOPPED" in log and "outside the partition's offsets" in log
     finally:
