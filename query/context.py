@@ -41,6 +41,10 @@ class SqlFailure(Exception):
 class Rows:
     columns: list[str]
     rows: list[tuple[Any, ...]]
+    # The executor's type of each column (DuckDB's names: 'BIGINT', 'DECIMAL(10,2)', 'TIMESTAMP', …),
+    # so the wire layer describes a column from its schema, not from its values; None where a result
+    # is built by hand (SHOW …), whose columns are then described from their values.
+    types: list[str] | None = None
 
 
 @dataclass

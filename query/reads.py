@@ -201,8 +201,8 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
         try:
             sql = bind_tables(ctx, session, expr, cur)
             result = cur.execute(sql)
-            columns = [d[0] for d in result.description or []]
-            return Rows(columns, result.fetchall())
+            description = result.description or []
+            return Rows([d[0] for d in description], result.fetchall(), [str(d[1]) for d in description])
         except duckdb.IOException as exc:
             # A local copy removed under a long query (its rowset cooled meanwhile): the snapshot,
             # resolved again, names where the rowset is now.
