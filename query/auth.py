@@ -40,6 +40,7 @@ from mysql_mimic.auth import (
 from mysql_mimic.auth import (
     AuthPlugin as _AuthPlugin,
 )
+from mysql_mimic.utils import nonce as nonce_bytes
 
 from projections.users import ROOT
 from storage.secrets import SecretBox, SecretError
@@ -121,7 +122,10 @@ class ThrottledPassword(NativePasswordAuthPlugin):
         if auth_info and auth_info.handshake_plugin_name == self.name and auth_info.handshake_auth_data:
             nonce = auth_info.handshake_auth_data.rstrip(b"\x00")
         else:
-            nonce = secrets.token_bytes(20)
+            # Printable ASCII, like MySQL's scramble: Connector/J decodes the scramble as text (bytes over
+            # 0x7F were mangled, so every password login failed), and a nonce ending in 0x00 lost that byte
+            # to the rstrip above (one login in 256 failed for every client).
+            nonce = nonce_bytes(20)
             auth_info = yield nonce + b"\x00"
         user = auth_info.user
         refused = self.gate.locked(user.name) if self.gate is not None else None
