@@ -27,6 +27,7 @@ from query.parser import (
     change_range,
     table_refs,
 )
+from query.parser.refs import is_dual
 from query.parser.statements import QualifiedName
 from query.relation import snapshot_sql
 from query.session_functions import session_zone, substitute
@@ -135,7 +136,12 @@ def incremental_sql(ctx: Context, session: SessionState, name: QualifiedName, re
 def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb.DuckDBPyConnection) -> str:
     """Replaces every table reference of `expr` by a view of its snapshot and every session function
     by its value (query.session_functions); returns DuckDB SQL."""
-    expr = substitute(ctx, session, expr)  # a copy
+    expr = substitute(session, expr)  # a copy
+    for dual in [t for t in expr.find_all(exp.Table) if is_dual(t)]:
+        clause = dual.parent
+        select = clause.parent if clause is not None else None
+        if isinstance(clause, exp.From) and isinstance(select, exp.Select) and not select.args.get("joins"):
+            clause.pop()  # SELECT … FROM DUAL is a SELECT without FROM
     for ref in table_refs(expr):
         alias = ref.node.alias or ref.name
         view = f"__strata_{next(_view_ids)}"

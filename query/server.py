@@ -114,6 +114,9 @@ class StrataSession(Session):
         self.state.database = self.database
         self.state.user = self.username or "root"
         self.state.connection_id = connection.connection_id
+        info = self.engine.ctx.sessions.get(connection.connection_id)
+        if info is not None and info.host:
+            self.state.client_host = info.host.rsplit(":", 1)[0]  # 'ip:port' (query.connections)
         plain_ok = connection.ok
 
         def ok(**kwargs: Any) -> bytes:

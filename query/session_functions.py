@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlglot import exp
 
-from query.context import Context, SessionState, SqlFailure
+from query.context import SessionState, SqlFailure
 from query.system_variables import SERVER_VERSION
 from schemas.errors import ErrorCode
 
@@ -67,13 +67,10 @@ class _Values:
     utc_now: datetime  # naive, UTC
 
 
-def _values(ctx: Context, session: SessionState) -> _Values:
-    info = ctx.sessions.get(session.connection_id)
-    # SessionInfo.host is 'ip:port'; USER() names the address only.
-    host = info.host.rsplit(":", 1)[0] if info is not None and info.host else "localhost"
+def _values(session: SessionState) -> _Values:
     instant = datetime.now(tz=UTC)
     variables = session.system_variables
-    return _Values(database=session.database, user=f"'{session.user}'@'{host}'",
+    return _Values(database=session.database, user=f"'{session.user}'@'{session.client_host}'",
                    current_user=f"'{session.user}'@'%'", connection_id=session.connection_id,
                    version=str(variables.get("version") or SERVER_VERSION), session_variables=variables,
                    global_variables=session.global_variables,
@@ -200,7 +197,7 @@ def _called(node: exp.Expr) -> tuple[str, list[exp.Expr]] | None:
     return name, [argument] if isinstance(argument, exp.Expr) else []
 
 
-def substitute(ctx: Context, session: SessionState, expr: exp.Expr) -> exp.Expr:
+def substitute(session: SessionState, expr: exp.Expr) -> exp.Expr:
     """A copy of `expr` with every session function and `@@variable` replaced by its value."""
     values: _Values | None = None
 
@@ -212,7 +209,7 @@ def substitute(ctx: Context, session: SessionState, expr: exp.Expr) -> exp.Expr:
         called = None if isinstance(node, exp.SessionParameter) else _called(node)
         if not isinstance(node, exp.SessionParameter) and (called is None or called[0] not in _FUNCTIONS):
             return node
-        values = values or _values(ctx, session)
+        values = values or _values(session)
         if isinstance(node, exp.SessionParameter):
             return _variable(values, node)
         assert called is not None
