@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta, timezone
+from typing import Any
 
 import duckdb
 import pytest
@@ -36,7 +37,7 @@ def _session(**variables: object) -> SessionState:
 
 
 def _run(duck: duckdb.DuckDBPyConnection, sql: str, session: SessionState | None = None) -> tuple[
-        list[str], list[str], list[tuple[object, ...]]]:
+        list[str], list[str], list[tuple[Any, ...]]]:
     """(labels, DuckDB types, rows) of a SELECT, as query.reads.run_query makes them."""
     statement = parse_statement(sql)
     assert isinstance(statement, st.Query)
