@@ -55,3 +55,17 @@ def test_isolation_level_can_be_set(engine: sqlalchemy.Engine) -> None:
     with engine.connect().execution_options(isolation_level="READ COMMITTED") as connection:
         assert connection.get_isolation_level() == "READ COMMITTED"
         assert connection.execute(text("SELECT count(*) FROM orders")).scalar() == 3
+
+
+def test_pydoris_dialect(engine: sqlalchemy.Engine, db: str) -> None:
+    """pydoris, the Doris SQLAlchemy dialect Superset uses, connects and reflects."""
+    doris = sqlalchemy.create_engine(f"doris://root:@127.0.0.1:{os.environ['STRATA_SQL_PORT']}/{db}")
+    try:
+        with doris.connect() as connection:
+            assert doris.dialect.server_version_info == (5, 7, 99)
+            assert connection.execute(text("SELECT count(*) FROM orders WHERE status = 'pending'")).scalar() == 2
+            inspector = sqlalchemy.inspect(connection)
+            assert inspector.get_table_names() == ["orders"]
+            assert [c["name"] for c in inspector.get_columns("orders")] == ["id", "status", "amount"]
+    finally:
+        doris.dispose()
