@@ -151,11 +151,27 @@ def test_typed_even_when_no_row_comes_back(duck: duckdb.DuckDBPyConnection) -> N
     assert rows == [] and types == ["TIMESTAMP_MS", "BIGINT", "VARCHAR"]
 
 
-def test_unix_timestamp_of_a_value_is_left_to_the_function_mapping() -> None:
-    statement = parse_statement("SELECT UNIX_TIMESTAMP('2020-01-01'), UNIX_TIMESTAMP()")
-    assert isinstance(statement, st.Query)
-    substituted = substitute(_session(), statement.expr).sql(dialect="duckdb")
-    assert "UNIX_TIMESTAMP('2020-01-01')" in substituted and "CAST(" in substituted
+@pytest.mark.parametrize(("zone", "offset"), [("UTC", timedelta(0)), ("+08:00", timedelta(hours=8)),
+                                              ("-05:30", timedelta(hours=-5, minutes=-30)),
+                                              ("America/New_York", timedelta(hours=-4))])
+def test_unix_time_conversions_use_the_session_zone(duck: duckdb.DuckDBPyConnection, zone: str,
+                                                    offset: timedelta) -> None:
+    """1719792000 is 2024-07-01 00:00:00 UTC (New York is on daylight time then)."""
+    labels, types, rows = _run(duck, "SELECT FROM_UNIXTIME(1719792000), FROM_UNIXTIME(1719792000, '%Y-%m-%d %H:%i'), "
+                                     "UNIX_TIMESTAMP('2024-07-01 00:00:00'), "
+                                     "UNIX_TIMESTAMP(FROM_UNIXTIME(1719792000)), "
+                                     "UNIX_TIMESTAMP(NOW()) - UNIX_TIMESTAMP()", _session(time_zone=zone))
+    local = datetime(2024, 7, 1) + offset
+    assert rows == [(local, local.strftime("%Y-%m-%d %H:%M"), 1719792000 - int(offset.total_seconds()), 1719792000,
+                     0)]
+    assert types == ["TIMESTAMP_S", "VARCHAR", "BIGINT", "BIGINT", "BIGINT"]
+    assert labels[0] == "FROM_UNIXTIME(1719792000)"
+
+
+def test_unix_timestamp_with_a_format_is_refused(duck: duckdb.DuckDBPyConnection) -> None:
+    with pytest.raises(SqlFailure) as caught:
+        _run(duck, "SELECT UNIX_TIMESTAMP('2024', '%Y')")
+    assert caught.value.code == ErrorCode.NOT_SUPPORTED_YET and "STR_TO_DATE" in caught.value.message
 
 
 @pytest.mark.parametrize(("sql", "labels"), [
