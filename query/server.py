@@ -168,13 +168,17 @@ class StrataSession(Session):
 
     def _set_variable(self, setitem: exp.SetItem) -> None:
         """Doris writes `SET group_commit = async_mode` with a bare word, which mysql-mimic refuses as a
-        "complex expression"; for Strata's own variables the word is taken as the string."""
+        "complex expression"; for Strata's own variables the word is taken as the string. mysql-mimic
+        knows ON, OFF and DEFAULT only in capitals; MySQL in any case (`SET autocommit = on`)."""
         assignment = setitem.this
         right = assignment.right if isinstance(assignment, exp.EQ) else None
         bare = isinstance(right, exp.Var) or (isinstance(right, exp.Column) and not right.table)
         if bare and right is not None and assignment.left.name.lower() in _OWN_VARIABLES:
             setitem = setitem.copy()
             setitem.this.set("expression", exp.Literal.string(right.name))
+        elif bare and right is not None and right.name.upper() in ("ON", "OFF", "DEFAULT"):
+            setitem = setitem.copy()
+            setitem.this.set("expression", exp.var(right.name.upper()))
         super()._set_variable(setitem)
         self._mirror(assignment.left.name)
 

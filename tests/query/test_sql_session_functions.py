@@ -73,8 +73,8 @@ def test_unknown_variable(conn: pymysql.connections.Connection, db: str, table: 
     fails(conn, f"SELECT @@no_such_variable FROM {table}", 1193, "no_such_variable")
 
 
-@pytest.mark.parametrize(("setting", "value"), [("ON", 1), ("OFF", 0), ("1", 1), ("0", 0), ("true", 1),
-                                                ("false", 0)])
+@pytest.mark.parametrize(("setting", "value"), [("ON", 1), ("OFF", 0), ("on", 1), ("off", 0), ("1", 1), ("0", 0),
+                                                ("true", 1), ("false", 0), ("DEFAULT", 1)])
 def test_set_autocommit(conn: pymysql.connections.Connection, setting: str, value: int) -> None:
     run(conn, f"SET autocommit = {setting}")
     assert scalar(conn, "SELECT @@autocommit") == value
