@@ -61,8 +61,8 @@ class _Values:
     """What one statement's session functions answer; the instants are taken once, at its start."""
 
     database: str | None
-    user: str  # 'name'@'client address', as Doris' USER()
-    current_user: str  # 'name'@'%', the account the login matched (Strata's users log in from any host)
+    user: str  # name@client-address, as MySQL's USER() (tools split it at the @)
+    current_user: str  # name@%, the account the login matched (Strata's users log in from any host)
     connection_id: int
     version: str
     session_variables: Mapping[str, Any]
@@ -74,8 +74,8 @@ class _Values:
 def _values(session: SessionState) -> _Values:
     instant = datetime.now(tz=UTC)
     variables = session.system_variables
-    return _Values(database=session.database, user=f"'{session.user}'@'{session.client_host}'",
-                   current_user=f"'{session.user}'@'%'", connection_id=session.connection_id,
+    return _Values(database=session.database, user=f"{session.user}@{session.client_host}",
+                   current_user=f"{session.user}@%", connection_id=session.connection_id,
                    version=str(variables.get("version") or SERVER_VERSION), session_variables=variables,
                    global_variables=session.global_variables,
                    now=instant.astimezone(session_zone(session)).replace(tzinfo=None),

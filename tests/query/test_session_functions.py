@@ -51,7 +51,7 @@ def _run(duck: duckdb.DuckDBPyConnection, sql: str, session: SessionState | None
 def test_session_functions_answer_the_session(duck: duckdb.DuckDBPyConnection) -> None:
     labels, types, rows = _run(duck, "SELECT DATABASE(), SCHEMA(), CURRENT_SCHEMA(), USER(), CURRENT_USER(), "
                                      "CURRENT_USER, SESSION_USER(), CONNECTION_ID(), VERSION(), LAST_INSERT_ID()")
-    assert rows == [("shop", "shop", "shop", "'ana'@'10.0.0.7'", "'ana'@'%'", "'ana'@'%'", "'ana'@'10.0.0.7'", 42,
+    assert rows == [("shop", "shop", "shop", "ana@10.0.0.7", "ana@%", "ana@%", "ana@10.0.0.7", 42,
                      SERVER_VERSION, 0)]
     assert labels == ["DATABASE()", "SCHEMA()", "CURRENT_SCHEMA()", "USER()", "CURRENT_USER()", "CURRENT_USER",
                       "SESSION_USER()", "CONNECTION_ID()", "VERSION()", "LAST_INSERT_ID()"]

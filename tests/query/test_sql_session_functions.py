@@ -3,6 +3,7 @@ and without FROM (issue 16); SET of the variables clients send on connect."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import pymysql
@@ -24,7 +25,7 @@ def table(conn: pymysql.connections.Connection, db: str) -> str:
 def test_session_values_with_and_without_from(conn: pymysql.connections.Connection, db: str, table: str) -> None:
     alone = rows(conn, f"SELECT {_SESSION_FUNCTIONS}")
     assert alone == rows(conn, f"SELECT {_SESSION_FUNCTIONS} FROM {table}")
-    assert alone == [(db, db, "'root'@'127.0.0.1'", "'root'@'%'", "'root'@'127.0.0.1'", conn.thread_id(), "5.7.99",
+    assert alone == [(db, db, "root@127.0.0.1", "root@%", "root@127.0.0.1", conn.thread_id(), "5.7.99",
                       0, 1, "REPEATABLE-READ", "REPEATABLE-READ")]
 
 
@@ -126,3 +127,24 @@ def test_now_in_predicates_and_writes(conn: pymysql.connections.Connection, db: 
 
 def test_now_precision_checked(conn: pymysql.connections.Connection) -> None:
     fails(conn, "SELECT NOW(7)", 1426, "Too-big precision 7")
+
+
+def test_session_values_in_insert_values(conn: pymysql.connections.Connection, db: str) -> None:
+    run(conn, "CREATE TABLE w (id INT, at DATETIME, who VARCHAR(64), dbname VARCHAR(64)) DUPLICATE KEY(id) "
+              "DISTRIBUTED BY HASH(id) BUCKETS 1")
+    run(conn, "SET time_zone = '+08:00'")
+    run(conn, "INSERT INTO w VALUES (1, NOW(), CURRENT_USER(), DATABASE())")
+    at, who, dbname = rows(conn, "SELECT at, who, dbname FROM w")[0]
+    _between(at, 8)
+    assert (who, dbname) == ("root@%", db)
+
+
+def test_a_stored_delete_predicate_keeps_the_statements_now(conn: pymysql.connections.Connection, db: str) -> None:
+    """DELETE on a Duplicate Key table stores its predicate and applies it at every later read: NOW()
+    in it is the DELETE's instant, not each read's."""
+    run(conn, "CREATE TABLE d (id INT, at DATETIME(6)) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1")
+    run(conn, "INSERT INTO d VALUES (1, NOW(6) - INTERVAL 1 HOUR), (2, NOW(6) + INTERVAL 2 SECOND)")
+    assert run(conn, "DELETE FROM d WHERE at < NOW(6)") == 1
+    assert rows(conn, "SELECT id FROM d") == [(2,)]
+    time.sleep(2.5)  # row 2's time is now in the past: a predicate evaluated at read time would hide it
+    assert rows(conn, "SELECT id FROM d") == [(2,)]
