@@ -28,6 +28,8 @@ def label(item: exp.Expr) -> str | None:
         return item.name
     if isinstance(item, exp.Literal) and item.is_string:
         return str(item.this)  # MySQL labels 'abc' as abc
+    if isinstance(item, exp.Null | exp.Boolean):
+        return item.sql(dialect="mysql")  # NULL, TRUE, FALSE in capitals, however written
     text = item.meta.get(SOURCE_TEXT)
     return str(text) if text else item.sql(dialect="mysql")
 

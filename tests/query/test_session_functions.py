@@ -176,8 +176,8 @@ def test_unix_timestamp_with_a_format_is_refused(duck: duckdb.DuckDBPyConnection
 
 @pytest.mark.parametrize(("sql", "labels"), [
     ("SELECT 1, 1", ["1", "1"]),
-    ("SELECT count(*), length( 'abc' ), 'lit', 1 + 1 AS two, NULL", ["count(*)", "length( 'abc' )", "lit", "two",
-                                                                     "NULL"]),
+    ("SELECT count(*), length( 'abc' ), 'lit', 1 + 1 AS two, null, true", ["count(*)", "length( 'abc' )", "lit",
+                                                                           "two", "NULL", "TRUE"]),
     ("SELECT concat_ws('|', 'a', NULL, 'c')", ["concat_ws('|', 'a', NULL, 'c')"]),
     ("SELECT x.a, b FROM (SELECT 1 AS a, 2 AS b) x", ["a", "b"]),
     ("SELECT *, upper('q') FROM (SELECT 1 AS a, 2 AS b) x", ["a", "b", "upper('q')"]),

@@ -55,7 +55,8 @@ def test_handshake_version(conn: pymysql.connections.Connection) -> None:
     ("interactive_timeout", 3600), ("auto_increment_increment", 1), ("license", "Apache License, Version 2.0"),
     ("system_time_zone", "UTC"), ("time_zone", "UTC"), ("init_connect", ""), ("performance_schema", 0),
     ("query_cache_size", 1048576), ("query_cache_type", "OFF"), ("have_query_cache", "YES"),
-    ("sql_select_limit", 9223372036854775807), ("autocommit", 1),
+    ("sql_select_limit", 9223372036854775807), ("autocommit", 1), ("foreign_key_checks", 1), ("have_ssl", "DISABLED"),
+    ("group_concat_max_len", 1024), ("net_buffer_length", 16384),
 ])
 def test_variables_clients_read_on_connect(conn: pymysql.connections.Connection, variable: str,
                                            value: object) -> None:
