@@ -256,16 +256,16 @@ def substitute(session: SessionState, expr: exp.Expr) -> exp.Expr:
                 raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, "UNIX_TIMESTAMP(value, format) is not supported; "
                                                               "use UNIX_TIMESTAMP(STR_TO_DATE(value, format))")
             return _unix_timestamp_of(session_zone(session), node.expressions[0].transform(replace))
-        called = None if isinstance(node, exp.SessionParameter) else _called(node)
-        if not isinstance(node, exp.SessionParameter) and (called is None or called[0] not in _FUNCTIONS):
-            return node
-        values = values or _values(session)
         if isinstance(node, exp.SessionParameter):
+            values = values or _values(session)
             return _variable(values, node)
-        assert called is not None
+        called = _called(node)
+        if called is None or called[0] not in _FUNCTIONS:
+            return node
         name, arguments = called
         if name in _ONLY_WITHOUT_ARGUMENTS and arguments:
             return node
+        values = values or _values(session)
         if len(arguments) > (1 if name in _WITH_PRECISION else 0):
             raise SqlFailure(ErrorCode.WRONG_PARAMCOUNT_TO_NATIVE_FCT,
                              f"Incorrect parameter count in the call to native function '{name.lower()}'")
