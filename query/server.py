@@ -179,8 +179,17 @@ class StrataSession(Session):
         elif bare and right is not None and right.name.upper() in ("ON", "OFF", "DEFAULT"):
             setitem = setitem.copy()
             setitem.this.set("expression", exp.var(right.name.upper()))
-        super()._set_variable(setitem)
-        self._mirror(assignment.left.name)
+        name = assignment.left.name.lower()
+        schema = self.variables.schema.get(name)
+        if schema is not None and not schema[2]:
+            raise MysqlError(f"Variable '{name}' is a read only variable", ErrorCode.INCORRECT_GLOBAL_LOCAL_VAR)  # type: ignore[arg-type]
+        try:
+            super()._set_variable(setitem)
+        except (ValueError, TypeError):  # the variable's type refused the value
+            value = right.name if isinstance(right, exp.Literal) else right.sql(dialect="mysql") if right else ""
+            raise MysqlError(f"Variable '{name}' can't be set to the value of '{value}'",
+                             ErrorCode.WRONG_VALUE_FOR_VAR) from None  # type: ignore[arg-type]
+        self._mirror(name)
 
     def _set_transaction(self, item: exp.SetItem) -> None:
         super()._set_transaction(item)

@@ -149,3 +149,10 @@ def test_a_stored_delete_predicate_keeps_the_statements_now(conn: pymysql.connec
     assert rows(conn, "SELECT id FROM d") == [(2,)]
     time.sleep(2.5)  # row 2's time is now in the past: a predicate evaluated at read time would hide it
     assert rows(conn, "SELECT id FROM d") == [(2,)]
+
+
+def test_set_refusals_are_mysqls(conn: pymysql.connections.Connection) -> None:
+    fails(conn, "SET autocommit = 'maybe'", 1231, "Variable 'autocommit' can't be set to the value of 'maybe'")
+    fails(conn, "SET wait_timeout = 'abc'", 1231, "wait_timeout")
+    fails(conn, "SET version = '1.0'", 1238, "Variable 'version' is a read only variable")
+    assert scalar(conn, "SELECT @@autocommit") == 1 and scalar(conn, "SELECT VERSION()") == "5.7.99"
