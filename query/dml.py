@@ -18,6 +18,7 @@ from query.context import Context, Done, SessionState, SqlFailure
 from query.parser import statements as st
 from query.reads import bind_tables, duck_error
 from query.relation import quote_ident, snapshot_sql
+from query.session_functions import substitute
 from schemas import commands as cmd
 from schemas.errors import ErrorCode
 from schemas.model import Column
@@ -84,7 +85,8 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
                 if width != len(targets):
                     raise SqlFailure(ErrorCode.WRONG_VALUE_COUNT, "Column count doesn't match value count")
             aliases = ", ".join(f"a{i}" for i in range(len(targets)))
-            source_sql = f"SELECT * FROM ({s.query.sql(dialect='duckdb')}) AS __v({aliases})"
+            values = substitute(session, s.query).sql(dialect="duckdb")  # NOW(), DATABASE() … as the session's
+            source_sql = f"SELECT * FROM ({values}) AS __v({aliases})"
         else:
             inner = bind_tables(ctx, session, s.query, cur)
             try:
@@ -148,8 +150,10 @@ def delete(ctx: Context, session: SessionState, s: st.Delete) -> Done:
         return _rewrite_unique(ctx, session, table, s.where, None, delete_sign=True, partitions=partitions)
     if s.where is None:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "DELETE needs a WHERE clause on this table; use TRUNCATE TABLE")
-    predicate = _to_file_columns(table, s.where, keys_only=table.keys_model == "AGGREGATE")
-    count = _count(ctx, table, s.where, partitions)
+    # The predicate is stored and applied at every later read: NOW() must be this statement's instant.
+    where = substitute(session, s.where)
+    predicate = _to_file_columns(table, where, keys_only=table.keys_model == "AGGREGATE")
+    count = _count(ctx, table, where, partitions)
     ctx.propose(cmd.CommitDelete(table_id=table.table_id,
                                  partition_ids=partitions or tuple(p.partition_id for p in table.live_partitions()),
                                  predicate=predicate, description=f"DELETE WHERE {s.where.sql()}", num_rows=count),

@@ -4,10 +4,8 @@ DuckDB runs the rewritten query."""
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta, timezone
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from datetime import UTC, datetime
 
 import duckdb
 import pyarrow as pa
@@ -19,6 +17,7 @@ from projections.state import TableState
 from query import information_schema
 from query.change_feed import changes_sql, check_history, commit_at, commits_between
 from query.context import Context, Rows, SessionState, SqlFailure
+from query.labels import column_labels
 from query.parser import (
     AsOf,
     AsOfTime,
@@ -28,28 +27,13 @@ from query.parser import (
     change_range,
     table_refs,
 )
+from query.parser.refs import is_dual
 from query.parser.statements import QualifiedName
 from query.relation import snapshot_sql
+from query.session_functions import session_zone, substitute
 from schemas.errors import ErrorCode
 
 _view_ids = itertools.count(1)
-
-
-def session_zone(session: SessionState) -> ZoneInfo | timezone:
-    """The session `time_zone`: a name ('Asia/Shanghai'), an offset ('+08:00') or UTC/SYSTEM."""
-    name = session.variables.get("time_zone", "UTC").strip()
-    if name.upper() in ("UTC", "SYSTEM", "+00:00"):
-        return UTC
-    offset = re.fullmatch(r"([+-])(\d{1,2}):(\d{2})", name)
-    if offset:
-        sign, hours, minutes = offset.groups()
-        delta = timedelta(hours=int(hours), minutes=int(minutes))
-        if delta <= timedelta(hours=14):
-            return timezone(-delta if sign == "-" else delta)
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Unknown or incorrect time zone: '{name}'") from None
 
 
 def parse_instant(text: str, session: SessionState) -> int:
@@ -150,8 +134,14 @@ def incremental_sql(ctx: Context, session: SessionState, name: QualifiedName, re
 
 
 def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb.DuckDBPyConnection) -> str:
-    """Replaces every table reference of `expr` by a view of its snapshot; returns DuckDB SQL."""
-    expr = expr.copy()
+    """Replaces every table reference of `expr` by a view of its snapshot and every session function
+    by its value (query.session_functions); returns DuckDB SQL."""
+    expr = substitute(session, expr)  # a copy
+    for dual in [t for t in expr.find_all(exp.Table) if is_dual(t)]:
+        clause = dual.parent
+        select = clause.parent if clause is not None else None
+        if isinstance(clause, exp.From) and isinstance(select, exp.Select) and not select.args.get("joins"):
+            clause.pop()  # SELECT … FROM DUAL is a SELECT without FROM
     for ref in table_refs(expr):
         alias = ref.node.alias or ref.name
         view = f"__strata_{next(_view_ids)}"
@@ -195,14 +185,17 @@ def _only_partitions(snapshot: Snapshot, names: tuple[str, ...]) -> Snapshot:
 
 
 def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
-    ctx.catch_up()
+    """Every SELECT, with or without FROM: DuckDB runs it, with the labels MySQL would give."""
+    if table_refs(expr):
+        ctx.catch_up()  # a query that reads no table (SELECT 1, a connection pool's ping) has nothing to wait for
     for attempt in (1, 2):
         cur = ctx.cursor()
         try:
             sql = bind_tables(ctx, session, expr, cur)
             result = cur.execute(sql)
             description = result.description or []
-            return Rows([d[0] for d in description], result.fetchall(), [str(d[1]) for d in description])
+            return Rows(column_labels(expr, [d[0] for d in description]), result.fetchall(),
+                        [str(d[1]) for d in description])
         except duckdb.IOException as exc:
             # A local copy removed under a long query (its rowset cooled meanwhile): the snapshot,
             # resolved again, names where the rowset is now.

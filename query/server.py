@@ -2,8 +2,10 @@
 for `/health` and Prometheus `/metrics`.
 
 Every statement is parsed by Strata's own Doris parser (mysql-mimic's sqlglot parse would reject
-Doris forms before we saw them); client housekeeping (SET, SHOW VARIABLES, SELECT @@…, table-less
-SELECTs) is handed back to mysql-mimic, which answers those like MySQL.
+Doris forms before we saw them). Every SELECT, with or without FROM, runs on the engine (one
+evaluator: DuckDB in its sandbox, session values from query.session_functions); only client
+housekeeping (SET, SET NAMES, SET TRANSACTION, SHOW VARIABLES) is handed back to mysql-mimic, which
+keeps the session's variables.
 """
 
 from __future__ import annotations
@@ -24,11 +26,11 @@ from mysql_mimic.connection import Connection
 from mysql_mimic.errors import MysqlError
 from mysql_mimic.results import ResultColumn, ResultSet, infer_type
 from mysql_mimic.types import ColumnType
-from mysql_mimic.variables import SYSTEM_VARIABLES, GlobalVariables, SessionVariables
+from mysql_mimic.variables import GlobalVariables, SessionVariables
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 from sqlglot import exp
 
-from query import group_commit, sandbox, timeouts
+from query import group_commit, timeouts
 from query.auth import StrataIdentityProvider
 from query.connections import StrataControl
 from query.console.routes import add_routes as console_routes
@@ -37,6 +39,7 @@ from query.context import Done, Rows, SessionState, SqlFailure, StatementGuard
 from query.engine import Engine
 from query.parser import SqlError, SqlSyntaxError, parse_script
 from query.parser import statements as st
+from query.system_variables import MYSQL_VARIABLES, SYNONYMS
 from query.wire import WireLimits, WireServer
 from schemas.config import ConfigError, settings
 from schemas.errors import ErrorCode
@@ -53,17 +56,14 @@ APPLY_ERRORS = Gauge("strata_sql_projection_apply_errors", "events the replica's
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Statements mysql-mimic answers itself, like a MySQL server would.
 _MIMIC = (st.SetVariables, st.SetNames, st.ShowServerInfo, st.Passthrough)
-VERSION = "5.7.99 strata-0.1.0 (Doris SQL)"
 # Statements up to this size parse in well under a millisecond: on the event loop, which is cheaper
 # than two thread hand-offs; longer ones are parsed on a worker thread.
 _INLINE_PARSE_CHARS = 2048
 
 
 def _delegates(statement: st.Statement) -> bool:
-    # Only a SELECT with no FROM at all, calling nothing the sandbox refuses: anything else goes to
-    # the engine, which answers a refused function with the sandbox's error (query.sandbox).
-    return isinstance(statement, _MIMIC) or (isinstance(statement, st.Query) and statement.expr.find(exp.Table) is None
-                                             and sandbox.permits(statement))
+    # Never a SELECT: those all go to the engine (its sandbox and access checks included).
+    return isinstance(statement, _MIMIC)
 
 
 def _group_commit_mode(value: Any) -> str:
@@ -78,7 +78,7 @@ def _group_commit_mode(value: Any) -> str:
 # mysql-mimic answers SET, SHOW VARIABLES and @@… from this schema; Strata's own variables join it.
 _OWN_VARIABLES: dict[str, tuple[Any, Any, bool]] = {"group_commit": (_group_commit_mode, "off_mode", True),
                                                      **timeouts.VARIABLES}
-_VARIABLES = {**SYSTEM_VARIABLES, **_OWN_VARIABLES}
+_VARIABLES = {**MYSQL_VARIABLES, **_OWN_VARIABLES}
 
 
 def _result_columns(result: Rows) -> list[ResultColumn]:
@@ -97,9 +97,8 @@ class StrataSession(Session):
     def __init__(self, engine: Engine) -> None:
         super().__init__(SessionVariables(GlobalVariables(_VARIABLES)))
         self.engine = engine
-        self.state = SessionState()
-        self.variables.set("version", VERSION, force=True)
-        self.variables.set("version_comment", "Strata (Doris SQL)", force=True)
+        # @@x in a statement reads mysql-mimic's variables (query.session_functions), in either scope.
+        self.state = SessionState(system_variables=self.variables, global_variables=self.variables.global_variables)
         # The count of the last statement answered with an OK; see `init`.
         self._affected_rows = 0
         self._sql = ""
@@ -115,6 +114,9 @@ class StrataSession(Session):
         self.state.database = self.database
         self.state.user = self.username or "root"
         self.state.connection_id = connection.connection_id
+        info = self.engine.ctx.sessions.get(connection.connection_id)
+        if info is not None and info.host:
+            self.state.client_host = info.host.rsplit(":", 1)[0]  # 'ip:port' (query.connections)
         plain_ok = connection.ok
 
         def ok(**kwargs: Any) -> bytes:
@@ -166,14 +168,39 @@ class StrataSession(Session):
 
     def _set_variable(self, setitem: exp.SetItem) -> None:
         """Doris writes `SET group_commit = async_mode` with a bare word, which mysql-mimic refuses as a
-        "complex expression"; for Strata's own variables the word is taken as the string."""
+        "complex expression"; for Strata's own variables the word is taken as the string. mysql-mimic
+        knows ON, OFF and DEFAULT only in capitals; MySQL in any case (`SET autocommit = on`)."""
         assignment = setitem.this
         right = assignment.right if isinstance(assignment, exp.EQ) else None
         bare = isinstance(right, exp.Var) or (isinstance(right, exp.Column) and not right.table)
         if bare and right is not None and assignment.left.name.lower() in _OWN_VARIABLES:
             setitem = setitem.copy()
             setitem.this.set("expression", exp.Literal.string(right.name))
-        super()._set_variable(setitem)
+        elif bare and right is not None and right.name.upper() in ("ON", "OFF", "DEFAULT"):
+            setitem = setitem.copy()
+            setitem.this.set("expression", exp.var(right.name.upper()))
+        name = assignment.left.name.lower()
+        schema = self.variables.schema.get(name)
+        if schema is not None and not schema[2]:
+            raise MysqlError(f"Variable '{name}' is a read only variable", ErrorCode.INCORRECT_GLOBAL_LOCAL_VAR)  # type: ignore[arg-type]
+        try:
+            super()._set_variable(setitem)
+        except (ValueError, TypeError):  # the variable's type refused the value
+            value = right.name if isinstance(right, exp.Literal) else right.sql(dialect="mysql") if right else ""
+            raise MysqlError(f"Variable '{name}' can't be set to the value of '{value}'",
+                             ErrorCode.WRONG_VALUE_FOR_VAR) from None  # type: ignore[arg-type]
+        self._mirror(name)
+
+    def _set_transaction(self, item: exp.SetItem) -> None:
+        super()._set_transaction(item)
+        self._mirror("transaction_isolation")
+        self._mirror("transaction_read_only")
+
+    def _mirror(self, name: str) -> None:
+        """tx_isolation and transaction_isolation (tx_read_only, transaction_read_only) are one setting."""
+        synonym = SYNONYMS.get(name.lower())
+        if synonym is not None:
+            self.variables.set(synonym, self.variables.get(name.lower()))
 
     def _copy_variables(self) -> None:
         """The engine reads the session's variables from its SessionState, not from mysql-mimic."""

@@ -8,7 +8,10 @@ Two changes matter to callers:
 * a table name may carry Doris' incremental read ``t@incr('key'='value', …)`` (before its alias),
   kept as ``exp.Version`` with ``this`` = ``INCR`` and a tuple of ``'key' = 'value'`` pairs;
 * errors are raised at the first problem with the offending token attached (``LocatedParseError``)
-  and sqlglot never degrades a statement to an opaque ``exp.Command``.
+  and sqlglot never degrades a statement to an opaque ``exp.Command``;
+* every SELECT item without an alias keeps the text the user wrote for it in
+  ``meta[SOURCE_TEXT]``: MySQL and Doris label such a column with that text (``count(*)``,
+  ``length(x)``), which the DuckDB SQL generated from the tree no longer is.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ TIME_TRAVEL_TIME_WORDS = frozenset({"TIME", "SYSTEM_TIME", "TIMESTAMP"})
 VERSION_KIND = "VERSION"
 TIME_KIND = "TIMESTAMP"
 INCR_KIND = "INCR"
+# The meta key of a SELECT item's source text (see the module docstring).
+SOURCE_TEXT = "source_text"
 
 Production = Literal["statement", "condition"]
 
@@ -53,6 +58,17 @@ class StrataParser(DorisParser):
 
     def _parse_command(self) -> exp.Command:
         self.raise_error("unsupported syntax", self._prev)
+
+    def _parse_projections(self) -> tuple[list[exp.Expr], list[exp.Expr] | None]:
+        return self._parse_csv(self._parse_projection), None
+
+    def _parse_projection(self) -> exp.Expr | None:
+        first = self._curr
+        item = self._parse_expression()
+        last = self._prev
+        if item is not None and first is not None and last is not None and not isinstance(item, exp.Alias):
+            item.meta[SOURCE_TEXT] = self.sql[first.start:last.end + 1]
+        return item
 
     def _at_incr(self) -> bool:
         return (self._curr is not None and self._curr.token_type == TokenType.PARAMETER and self._curr.text == "@"

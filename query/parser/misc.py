@@ -392,6 +392,9 @@ def admin(c: Cursor) -> Statement:
     raise c.error("compaction type must be 'BASE' or 'CUMULATIVE'", type_token)
 
 
+_SET_WORDS = ("DEFAULT", "ON", "OFF")
+
+
 def _set_assignment(c: Cursor) -> SetAssignment:
     scope: Literal["SESSION", "GLOBAL", "USER"] = "SESSION"
     if (keyword := c.accept_choice(_SCOPES)) is not None:
@@ -410,7 +413,9 @@ def _set_assignment(c: Cursor) -> SetAssignment:
     name = c.identifier("a variable name")
     if not (c.accept_type(TokenType.EQ) or c.accept_type(TokenType.COLON_EQ)):
         raise c.error("expected '=' after the variable name")
-    value = exp.var("DEFAULT") if c.accept("DEFAULT") else c.sqlglot("condition", "a value")
+    # ON and OFF are words, not expressions, in MySQL's SET (`SET autocommit = ON`).
+    word = c.accept_choice(_SET_WORDS)
+    value = exp.var(word) if word is not None else c.sqlglot("condition", "a value")
     return SetAssignment(scope, name, value)
 
 

@@ -126,15 +126,21 @@ def _cte_names_in_scope(node: exp.Expr) -> set[str]:
     return names
 
 
+def is_dual(table: exp.Table) -> bool:
+    """MySQL's ``FROM DUAL``: no table at all (DUAL is a reserved word, never a table's name)."""
+    return (not table.db and isinstance(table.this, exp.Identifier) and not table.this.quoted
+            and table.name.upper() == "DUAL" and not table.args.get("version"))
+
+
 def table_refs(expr: exp.Expr) -> list[TableRef]:
     """Base tables read by ``expr`` in source order, including inside subqueries and CTE bodies.
 
-    References to CTE names are not base tables and are left out.
+    References to CTE names are not base tables and are left out, and so is ``DUAL``.
     """
     refs: list[TableRef] = []
     for table in expr.find_all(exp.Table, bfs=False):
-        if not table.name or not isinstance(table.this, exp.Identifier):
-            continue  # table functions, UNNEST and friends
+        if not table.name or not isinstance(table.this, exp.Identifier) or is_dual(table):
+            continue  # table functions, UNNEST and friends; FROM DUAL
         if not table.db and table.name.lower() in _cte_names_in_scope(table):
             continue
         refs.append(TableRef(table, table.db or None, table.name, as_of(table), incremental(table)))

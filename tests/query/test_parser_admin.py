@@ -153,6 +153,14 @@ def test_set_variables() -> None:
     assert stmt.assignments[5].value == exp.Literal.number(600)
 
 
+def test_set_on_and_off_are_words() -> None:
+    """MySQL's `SET autocommit = ON` (JDBC pools send it): ON/OFF are words, not expressions."""
+    stmt = parse_statement("SET autocommit = ON, @@session.sql_safe_updates = OFF, x = DEFAULT")
+    assert isinstance(stmt, SetVariables)
+    assert [(a.name, a.value) for a in stmt.assignments] == [
+        ("autocommit", exp.var("ON")), ("sql_safe_updates", exp.var("OFF")), ("x", exp.var("DEFAULT"))]
+
+
 def test_set_transaction_passes_through() -> None:
     sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
     assert parse_statement(sql) == Passthrough("SET TRANSACTION", sql)
