@@ -53,7 +53,7 @@ APPLY_ERRORS = Gauge("strata_sql_projection_apply_errors", "events the replica's
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Statements mysql-mimic answers itself, like a MySQL server would.
 _MIMIC = (st.SetVariables, st.SetNames, st.ShowServerInfo, st.Passthrough)
-VERSION = "5.7.99 strata-0.1.0 (Doris SQL)"
+VERSION = "5.7.99"
 # Statements up to this size parse in well under a millisecond: on the event loop, which is cheaper
 # than two thread hand-offs; longer ones are parsed on a worker thread.
 _INLINE_PARSE_CHARS = 2048
@@ -64,6 +64,16 @@ def _delegates(statement: st.Statement) -> bool:
     # the engine, which answers a refused function with the sandbox's error (query.sandbox).
     return isinstance(statement, _MIMIC) or (isinstance(statement, st.Query) and statement.expr.find(exp.Table) is None
                                              and sandbox.permits(statement))
+
+
+def _client_error(code: int, message: str) -> MysqlError:
+    """MariaDB's Connector/C (the `mariadb` CLI, and drivers built on it) keeps error codes 2000-2999
+    and 5000-5999 for its own client errors and reports a server error coded there as "Received
+    malformed packet"; Doris' own codes (5001 label already used, 5063, 5089 …) go out as Doris sends
+    most errors: 1105 with the code in the text."""
+    if 2000 <= code < 3000 or 5000 <= code < 6000:
+        return MysqlError(f"errCode = {code}, detailMessage = {message}", ErrorCode.UNKNOWN_ERROR)  # type: ignore[arg-type]
+    return MysqlError(message, code)  # type: ignore[arg-type]
 
 
 def _group_commit_mode(value: Any) -> str:
@@ -198,7 +208,7 @@ class StrataSession(Session):
                                                                       statement)
         except SqlFailure as failure:
             STATEMENTS.labels(kind, "error").inc()
-            raise MysqlError(failure.message, failure.code) from None  # type: ignore[arg-type]
+            raise _client_error(failure.code, failure.message) from None
         except KafkaException as exc:
             # The broker is down or restarting: not a bug, and the client should hear it plainly.
             log.warning("statement %s failed: Kafka unreachable: %s", kind, exc)
