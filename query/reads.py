@@ -161,7 +161,7 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
         if (ref.db or session.database or "").lower() == "information_schema":
             if ref.incr is not None:
                 raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, "information_schema tables have no change feed")
-            data: pa.Table = information_schema.table(ctx, session, ref.name)
+            data: pa.Table = information_schema.table(ctx, session, ref.name, ref.node)
             cur.register(view, data)
         elif ref.incr is not None:
             changes = incremental_sql(ctx, session, QualifiedName(ref.name, ref.db), ref.incr)

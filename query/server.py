@@ -52,8 +52,7 @@ APPLY_ERRORS = Gauge("strata_sql_projection_apply_errors", "events the replica's
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Statements mysql-mimic answers itself, like a MySQL server would.
-_MIMIC = (st.SetVariables, st.SetNames, st.ShowServerInfo, st.Passthrough)
-VERSION = "5.7.99"
+_MIMIC = (st.SetVariables, st.SetNames, st.Passthrough)
 # Statements up to this size parse in well under a millisecond: on the event loop, which is cheaper
 # than two thread hand-offs; longer ones are parsed on a worker thread.
 _INLINE_PARSE_CHARS = 2048
@@ -107,9 +106,8 @@ class StrataSession(Session):
     def __init__(self, engine: Engine) -> None:
         super().__init__(SessionVariables(GlobalVariables(_VARIABLES)))
         self.engine = engine
-        self.state = SessionState()
-        self.variables.set("version", VERSION, force=True)
-        self.variables.set("version_comment", "Strata (Doris SQL)", force=True)
+        # @@x in a statement reads mysql-mimic's variables (query.session_functions), in either scope.
+        self.state = SessionState(system_variables=self.variables, global_variables=self.variables.global_variables)
         # The count of the last statement answered with an OK; see `init`.
         self._affected_rows = 0
         self._sql = ""
