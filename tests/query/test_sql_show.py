@@ -84,7 +84,7 @@ def test_show_server_info(conn: pymysql.connections.Connection) -> None:
     assert rows(conn, "SHOW COLLATION WHERE `Charset` = 'latin1'") == []
     for diagnostics in ("SHOW WARNINGS", "SHOW ERRORS"):
         assert columns(conn, diagnostics) == ["Level", "Code", "Message"] and rows(conn, diagnostics) == []
-    status = dict(rows(conn, "SHOW STATUS"))
+    status: dict[str, str] = dict(rows(conn, "SHOW STATUS"))
     assert int(status["Threads_connected"]) >= 1 and int(status["Uptime"]) >= 0
     assert [r[0] for r in rows(conn, "SHOW GLOBAL STATUS LIKE 'Threads%'")] == ["Threads_connected", "Threads_running"]
     fails(conn, "SHOW VARIABLES WHERE read_text('/etc/passwd') IS NOT NULL", 1227, "read_text")
