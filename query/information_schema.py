@@ -367,6 +367,8 @@ _VIEWS: dict[str, _View] = {
                                _schema_privileges),
     "table_privileges": _View(_cols("GRANTEE TABLE_CATALOG TABLE_SCHEMA TABLE_NAME PRIVILEGE_TYPE IS_GRANTABLE"),
                               _table_privileges),
+    "column_privileges": _View(_cols("GRANTEE TABLE_CATALOG TABLE_SCHEMA TABLE_NAME COLUMN_NAME PRIVILEGE_TYPE "
+                                     "IS_GRANTABLE")),  # Doris grants on tables, never on single columns
     "processlist": _View(_cols("ID:i USER HOST DB COMMAND TIME:i STATE INFO"), _processlist),
     "partitions": _View(_cols(
         "TABLE_CATALOG TABLE_SCHEMA TABLE_NAME PARTITION_NAME SUBPARTITION_NAME PARTITION_ORDINAL_POSITION:i "
