@@ -225,6 +225,10 @@ def duck_error(exc: duckdb.Error) -> tuple[int, str]:
     message = message.replace("__strata_", "view ")
     if isinstance(exc, duckdb.BinderException) and "not found" in message:
         return ErrorCode.BAD_FIELD_ERROR, message
+    if isinstance(exc, duckdb.BinderException) and message.startswith("Ambiguous reference"):
+        return ErrorCode.NON_UNIQ_ERROR, message
+    if isinstance(exc, duckdb.CatalogException) and "Function with name" in message:
+        return ErrorCode.SP_DOES_NOT_EXIST, message
     if isinstance(exc, duckdb.ConversionException):
         return ErrorCode.TRUNCATED_WRONG_VALUE, message
     if isinstance(exc, duckdb.OutOfRangeException):

@@ -14,7 +14,7 @@ import pytest
 
 from tests.query.sqlkit import run
 
-# statement (in a database holding table `t (k INT, v INT)`) → MySQL's error code and SQLSTATE
+# statement (in a database holding table `t (k INT NOT NULL, v INT)`) → MySQL's error code and SQLSTATE
 CASES = [
     ("SELECT * FROM no_such_table", 1146, "42S02"),
     ("SELECT no_such_column FROM t", 1054, "42S22"),
@@ -23,6 +23,9 @@ CASES = [
     ("CREATE TABLE d (k INT, k INT)", 1060, "42S21"),
     ("USE no_such_db", 1049, "42000"),
     ("INSERT INTO t VALUES (1)", 1136, "21S01"),
+    ("INSERT INTO t VALUES (NULL, 1)", 1048, "23000"),
+    ("SELECT k FROM t JOIN t u ON t.k = u.k", 1052, "23000"),
+    ("SELECT no_such_function(k) FROM t", 1305, "42000"),
     ("SHOW ROUTINE LOAD TASK", 1235, "42000"),
     ("INSERT INTO t WITH LABEL twice VALUES (1, 1)", 1105, "HY000"),
 ]
@@ -30,7 +33,7 @@ CASES = [
 
 @pytest.fixture
 def table(conn: pymysql.connections.Connection, db: str) -> str:
-    run(conn, "CREATE TABLE t (k INT, v INT) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "CREATE TABLE t (k INT NOT NULL, v INT) DISTRIBUTED BY HASH(k) BUCKETS 1")
     run(conn, "INSERT INTO t WITH LABEL twice VALUES (0, 0)")
     return db
 
