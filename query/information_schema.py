@@ -44,8 +44,10 @@ def moment(ms: int | None) -> datetime | None:
 
 
 def type_text(doris_type: str) -> str:
-    """A column type as SHOW COLUMNS, DESC and COLUMN_TYPE print it: `int`, `varchar(10)`, `decimal(9,2)`."""
-    return doris_type.lower()
+    """A column type as SHOW COLUMNS, DESC, SHOW CREATE TABLE and COLUMN_TYPE print it: `int`,
+    `varchar(10)`, `decimal(9,2)`; Doris prints STRING as `text` (SQLAlchemy dialects read it so)."""
+    lowered = doris_type.lower()
+    return "text" if lowered == "string" else lowered
 
 
 # --------------------------------------------------------------------------- column facts
@@ -78,7 +80,9 @@ def column_facts(doris_type: str) -> ColumnFacts:
     data_type = name.lower()
     if name in ("CHAR", "VARCHAR", "STRING"):
         length = first if first is not None else (1 if name == "CHAR" else _STRING_MAX)
-        return ColumnFacts(data_type, length, length * CHARSET_MAXLEN, charset=CHARSET, collation=COLLATION)
+        # Doris' information_schema calls a STRING a varchar (of its 2 GB), for MySQL clients' sake.
+        return ColumnFacts("char" if name == "CHAR" else "varchar", length, length * CHARSET_MAXLEN, charset=CHARSET,
+                           collation=COLLATION)
     if name in _INT_DIGITS:
         return ColumnFacts(data_type, precision=_INT_DIGITS[name], scale=0)
     if name in _FLOAT_DIGITS:

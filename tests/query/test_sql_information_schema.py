@@ -82,7 +82,7 @@ def test_columns_carry_mysql_sizes(conn: pymysql.connections.Connection, db: str
         ("k", "bigint", None, None, 19, 0, None, None, None, "bigint"),
         ("c", "char", 3, 12, None, None, None, *utf8, "char(3)"),
         ("v", "varchar", 20, 80, None, None, None, *utf8, "varchar(20)"),
-        ("t", "string", 2147483643, 8589934572, None, None, None, *utf8, "string"),
+        ("t", "varchar", 2147483643, 8589934572, None, None, None, *utf8, "text"),
         ("d", "decimal", None, None, 12, 3, None, None, None, "decimal(12,3)"),
         ("f", "float", None, None, 12, None, None, None, None, "float"),
         ("g", "double", None, None, 22, None, None, None, None, "double"),

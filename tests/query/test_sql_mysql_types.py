@@ -19,7 +19,7 @@ def test_mysql_type_spellings(conn: pymysql.connections.Connection, db: str) -> 
     found = rows(conn, "DESC t")
     assert [(r[0], r[1]) for r in found] == [
         ("id", "bigint"), ("small", "tinyint"), ("f24", "float"), ("f53", "double"), ("r", "double"),
-        ("n", "decimal(10,2)"), ("tt", "string"), ("mt", "string"), ("lt", "string"), ("b", "boolean"),
+        ("n", "decimal(10,2)"), ("tt", "text"), ("mt", "text"), ("lt", "text"), ("b", "boolean"),
         ("d", "datetime")]
     fails(conn, "CREATE TABLE bad (f FLOAT(54))", 1064, "FLOAT precision 54")
 
@@ -49,7 +49,7 @@ def test_pandas_to_sql_creates_and_reads_back(db: str) -> None:
             types = {r[0]: r[1] for r in connection.exec_driver_sql("DESC frame").fetchall()}
     finally:
         engine.dispose()
-    assert types == {"i": "bigint", "f": "double", "s": "string", "d": "datetime", "b": "boolean"}
+    assert types == {"i": "bigint", "f": "double", "s": "text", "d": "datetime", "b": "boolean"}
     assert back["i"].tolist() == [1, 2] and back["s"].tolist() == ["a", "é"]
     assert back["f"].iloc[0] == 1.5 and pd.isna(back["f"].iloc[1])
     assert back["d"].tolist() == [pd.Timestamp("2024-01-02 03:04:05"), pd.Timestamp("2024-01-03")]

@@ -3,7 +3,10 @@ the one LIKE/WHERE filter (query.show_filter) over each."""
 
 from __future__ import annotations
 
+import os
+
 import pymysql
+import sqlalchemy
 
 from tests.query.sqlkit import columns, fails, rows, run
 
@@ -116,3 +119,22 @@ def test_show_filters_what_a_user_may_see(conn: pymysql.connections.Connection, 
             locked.close()
     finally:
         run(conn, f"DROP DATABASE {other} FORCE")
+
+
+def test_pydoris_reflects_through_show(db: str) -> None:
+    """pydoris (Superset's Doris dialect) reflects columns from SHOW COLUMNS and indexes from SHOW INDEX."""
+    engine = sqlalchemy.create_engine(f"doris://root:@127.0.0.1:{os.environ['STRATA_SQL_PORT']}/{db}")
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql("CREATE TABLE r (id INT NOT NULL, amount DECIMAL(10, 2), at DATETIME(3), "
+                                       "name VARCHAR(64), note STRING, flag BOOLEAN) DUPLICATE KEY(id) "
+                                       "DISTRIBUTED BY HASH(id) BUCKETS 1")
+        inspector = sqlalchemy.inspect(engine)
+        found = [(c["name"], c["type"].compile(dialect=engine.dialect), c["nullable"])
+                 for c in inspector.get_columns("r")]
+        indexes = inspector.get_indexes("r")
+    finally:
+        engine.dispose()
+    assert found == [("id", "INTEGER", False), ("amount", "DECIMAL(10, 2)", True), ("at", "DATETIME", True),
+                     ("name", "VARCHAR(64)", True), ("note", "TEXT", True), ("flag", "BOOL", True)]
+    assert indexes == []
