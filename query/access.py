@@ -94,6 +94,9 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
         return [("DROP_PRIV", s.name, ANY)]
     if isinstance(s, st.RecoverDatabase):
         return [("CREATE_PRIV", s.name, ANY)]
+    if isinstance(s, st.Describe | st.ShowColumns | st.ShowIndex) and \
+            _db(session, s.table).lower() == INFORMATION_SCHEMA:
+        return []  # everyone may read information_schema's columns; its rows are filtered (`visible`)
     if isinstance(s, st.ShowCreateTable | st.ShowPartitions | st.Describe | st.ShowTimeTravel | st.ShowColumns
                   | st.ShowIndex):
         return [("SELECT_PRIV", _db(session, s.table), s.table.name)]

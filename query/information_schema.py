@@ -400,3 +400,18 @@ def table(ctx: Context, session: SessionState, name: str, reference: exp.Table |
 
 def names() -> list[str]:
     return sorted(_VIEWS)
+
+
+_TYPE_TEXT = {_STR: "text", _INT: "bigint", _TS: "datetime"}
+
+
+def view_columns(name: str) -> list[tuple[str, str]]:
+    """(column, type as DESC prints it) of `information_schema.<name>`, for DESC and SHOW COLUMNS."""
+    view = _VIEWS.get(name.lower())
+    if view is None:
+        raise SqlFailure(ErrorCode.NO_SUCH_TABLE, f"Table 'information_schema.{name}' doesn't exist")
+    return [(column, _TYPE_TEXT[kind]) for column, kind in view.columns]
+
+
+def is_information_schema(session: SessionState, db: str | None) -> bool:
+    return (db or session.database or "").lower() == access.INFORMATION_SCHEMA

@@ -11,7 +11,7 @@ from query.context import Context, Rows, SessionState, SqlFailure
 from query.information_schema import type_text as _type_text
 from query.parser import statements as st
 from schemas.errors import ErrorCode
-from schemas.model import PartitionBound
+from schemas.model import Column, PartitionBound
 
 
 def show_databases(ctx: Context, session: SessionState, s: st.ShowDatabases) -> Rows:
@@ -51,9 +51,8 @@ def show_table_status(ctx: Context, session: SessionState, s: st.ShowTableStatus
 
 def show_columns(ctx: Context, session: SessionState, s: st.ShowColumns) -> Rows:
     """Doris' SHOW [FULL] COLUMNS: MySQL's columns, Null YES/NO, Key YES for the table's key columns."""
-    table = ctx.table(session, s.table)
     rows: list[tuple[object, ...]] = []
-    for c in table.schema_now.columns:
+    for c in _columns_of(ctx, session, s.table):
         facts = information_schema.column_facts(c.type)
         key = "YES" if c.is_key else "NO"
         nullable = "YES" if c.nullable else "NO"
@@ -70,7 +69,7 @@ def show_columns(ctx: Context, session: SessionState, s: st.ShowColumns) -> Rows
 def show_index(ctx: Context, session: SessionState, s: st.ShowIndex) -> Rows:
     """Doris lists only secondary (inverted, bloom filter, ngram) indexes here, which Strata tables do
     not have; the sort key is no index. So: MySQL's columns (and Doris' Properties), no rows."""
-    ctx.table(session, s.table)  # an unknown table is an error, as in MySQL and Doris
+    _columns_of(ctx, session, s.table)  # an unknown table is an error, as in MySQL and Doris
     return show_filter.apply(ctx, Rows(
         ["Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation", "Cardinality", "Sub_part",
          "Packed", "Null", "Index_type", "Comment", "Properties"], []), None, s.where)
@@ -86,10 +85,18 @@ def show_create_database(ctx: Context, session: SessionState, s: st.ShowCreateDa
     return Rows(["Database", "Create Database"], [(found.name, f"CREATE DATABASE `{found.name}`")])
 
 
+def _columns_of(ctx: Context, session: SessionState, name: st.QualifiedName) -> list[Column]:
+    """A table's columns; those of an information_schema table are nullable, keyless text, BIGINT and
+    DATETIME (what its Arrow schema holds)."""
+    if information_schema.is_information_schema(session, name.db):
+        return [Column(unique_id=i, name=column, type="STRING" if kind == "text" else kind.upper())
+                for i, (column, kind) in enumerate(information_schema.view_columns(name.name), start=1)]
+    return list(ctx.table(session, name).schema_now.columns)
+
+
 def describe(ctx: Context, session: SessionState, s: st.Describe) -> Rows:
-    table = ctx.table(session, s.table)
     rows = []
-    for c in table.schema_now.columns:
+    for c in _columns_of(ctx, session, s.table):
         extra = c.aggregation or ""
         rows.append((c.name, _type_text(c.type), "Yes" if c.nullable else "No", "true" if c.is_key else "false",
                      c.default, extra))

@@ -138,3 +138,22 @@ def test_pydoris_reflects_through_show(db: str) -> None:
     assert found == [("id", "INTEGER", False), ("amount", "DECIMAL(10, 2)", True), ("at", "DATETIME", True),
                      ("name", "VARCHAR(64)", True), ("note", "TEXT", True), ("flag", "BOOL", True)]
     assert indexes == []
+
+
+def test_information_schema_tables_have_columns(conn: pymysql.connections.Connection, db: str,
+                                                user: tuple[str, str]) -> None:
+    """GUI tools browse information_schema like any database: DESC and SHOW COLUMNS answer for its tables."""
+    assert rows(conn, "SHOW COLUMNS FROM information_schema.schemata LIKE 'SCHEMA_NAME'") == [
+        ("SCHEMA_NAME", "text", "YES", "NO", None, "")]
+    assert ("TABLE_ROWS", "bigint", "Yes", "false", None, "") in rows(conn, "DESC information_schema.tables")
+    assert ("CREATE_TIME", "datetime", "Yes", "false", None, "") in rows(conn, "DESC information_schema.tables")
+    assert rows(conn, "SHOW INDEX FROM information_schema.columns") == []
+    fails(conn, "SHOW COLUMNS FROM information_schema.no_such", 1146, "no_such")
+    name, password = user
+    me = pymysql.connect(host=conn.host, port=conn.port, user=name, password=password, database="information_schema",
+                         autocommit=True)
+    try:
+        assert [r[0] for r in rows(me, "SHOW COLUMNS FROM views")][:3] == ["TABLE_CATALOG", "TABLE_SCHEMA",
+                                                                          "TABLE_NAME"]
+    finally:
+        me.close()
