@@ -240,8 +240,14 @@ def _for_job(c: Cursor, required: bool) -> QualifiedName | None:
 def _filter(c: Cursor, like: bool = True) -> tuple[str | None, exp.Expr | None]:
     """MySQL's SHOW filter: ``[LIKE 'pattern' | WHERE condition]`` (query.show_filter applies it)."""
     pattern = _like(c) if like else None
-    where = c.sqlglot("condition", "a condition") if pattern is None and c.accept("WHERE") else None
-    return pattern, where
+    if pattern is not None or not c.accept("WHERE"):
+        return pattern, None
+    # SHOW COLLATION / CHARSET have a column named Charset, which MySQL reads as a name in the WHERE
+    # and sqlglot as the CHARACTER SET keyword.
+    for token in c.tokens[c.pos:]:
+        if token.token_type == TokenType.CHARACTER_SET and token.text.upper() == "CHARSET":
+            token.token_type = TokenType.VAR
+    return None, c.sqlglot("condition", "a condition")
 
 
 def _show_server_info(c: Cursor, kind: str, full: bool, scope: Scope | None) -> Statement:

@@ -8,6 +8,7 @@ import os
 
 import pandas as pd
 import pymysql
+import pytest
 import sqlalchemy as sa
 
 from tests.query.sqlkit import fails, rows, run
@@ -47,6 +48,9 @@ def test_pandas_to_sql_creates_and_reads_back(db: str) -> None:
             connection.commit()
             back = pd.read_sql("SELECT * FROM frame ORDER BY i", connection)
             types = {r[0]: r[1] for r in connection.exec_driver_sql("DESC frame").fetchall()}
+            with pytest.raises(sa.exc.DBAPIError) as refused:
+                frame.to_sql("indexed", connection)
+            connection.rollback()
     finally:
         engine.dispose()
     assert types == {"i": "bigint", "f": "double", "s": "text", "d": "datetime", "b": "boolean"}
@@ -54,3 +58,5 @@ def test_pandas_to_sql_creates_and_reads_back(db: str) -> None:
     assert back["f"].iloc[0] == 1.5 and pd.isna(back["f"].iloc[1])
     assert back["d"].tolist() == [pd.Timestamp("2024-01-02 03:04:05"), pd.Timestamp("2024-01-03")]
     assert [bool(v) for v in back["b"]] == [True, False]
+    code, message = refused.value.orig.args if refused.value.orig is not None else (None, "")
+    assert code == 1235 and "CREATE INDEX is not supported" in message and "index=False" in message, message

@@ -84,7 +84,7 @@ def test_show_server_info(conn: pymysql.connections.Connection) -> None:
     assert rows(conn, "SHOW CHARSET WHERE Maxlen > 4") == []
     assert columns(conn, "SHOW COLLATION") == ["Collation", "Charset", "Id", "Default", "Compiled", "Sortlen"]
     assert rows(conn, "SHOW COLLATION LIKE 'utf8mb4%'") == [("utf8mb4_0900_bin", "utf8mb4", 309, "Yes", "Yes", 1)]
-    assert rows(conn, "SHOW COLLATION WHERE `Charset` = 'latin1'") == []
+    assert rows(conn, "SHOW COLLATION WHERE Charset = 'latin1'") == []
     for diagnostics in ("SHOW WARNINGS", "SHOW ERRORS"):
         assert columns(conn, diagnostics) == ["Level", "Code", "Message"] and rows(conn, diagnostics) == []
     status: dict[str, str] = dict(rows(conn, "SHOW STATUS"))
