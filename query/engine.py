@@ -18,6 +18,7 @@ from query import (
     dml,
     dynamic_partition,
     identifiers,
+    mysql_semantics,
     processlist,
     routine_load,
     server_info,
@@ -49,7 +50,7 @@ def _use(ctx: Context, session: SessionState, s: st.Use) -> Done:
 
 
 def _query(ctx: Context, session: SessionState, s: st.Query) -> Rows:
-    return run_query(ctx, session, s.expr)
+    return run_query(ctx, session, mysql_semantics.rewrite(s.expr))
 
 
 _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {

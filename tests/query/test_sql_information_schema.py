@@ -164,6 +164,24 @@ def test_connector_j_metadata_query_shapes(conn: pymysql.connections.Connection,
                             "COLUMN_NAME LIKE '%' ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION")
     assert columns_of == [(db, None, "t", "k", 4, 10, 1, 1), (db, None, "t", "v", 12, 8, 1, 2),
                           (db, None, "u", "k", 4, 10, 1, 1)]
+    # getTables: HAVING without GROUP BY filters by the select list's aliases (query.mysql_semantics).
+    tables = rows(conn, "SELECT TABLE_SCHEMA AS TABLE_CAT, NULL AS TABLE_SCHEM, TABLE_NAME, CASE WHEN TABLE_TYPE="
+                        "'BASE TABLE' THEN CASE WHEN TABLE_SCHEMA = 'mysql' OR TABLE_SCHEMA = 'performance_schema' "
+                        "THEN 'SYSTEM TABLE' ELSE 'TABLE' END WHEN TABLE_TYPE='TEMPORARY' THEN 'LOCAL_TEMPORARY' ELSE "
+                        "TABLE_TYPE END AS TABLE_TYPE, TABLE_COMMENT AS REMARKS FROM INFORMATION_SCHEMA.TABLES WHERE "
+                        f"TABLE_SCHEMA = '{db}' AND TABLE_NAME LIKE '%' HAVING TABLE_TYPE IN ('TABLE', 'VIEW', null, "
+                        "null, null) ORDER BY TABLE_TYPE, TABLE_SCHEMA, TABLE_NAME")
+    assert tables == [(db, None, "t", "TABLE", ""), (db, None, "u", "TABLE", "")]
+    # getColumns: string functions over numbers (UPPER(CASE … THEN 10 … END)), LOCATE, IF.
+    sizes = rows(conn, "SELECT COLUMN_NAME, UPPER(CASE WHEN UPPER(DATA_TYPE)='DATE' THEN 10 WHEN "
+                       "CHARACTER_MAXIMUM_LENGTH IS NULL THEN NUMERIC_PRECISION WHEN CHARACTER_MAXIMUM_LENGTH > "
+                       "2147483647 THEN 2147483647 ELSE "
+                       "CHARACTER_MAXIMUM_LENGTH END) AS COLUMN_SIZE, UPPER(CASE WHEN LOCATE('UNSIGNED', "
+                       "UPPER(COLUMN_TYPE)) != 0 THEN CONCAT(DATA_TYPE, ' UNSIGNED') ELSE UPPER(DATA_TYPE) END) AS "
+                       "TYPE_NAME, IF (EXTRA LIKE '%auto_increment%','YES','NO') AS IS_AUTOINCREMENT FROM "
+                       f"INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = '{db}' AND TABLE_NAME = 't' ORDER BY "
+                       "ORDINAL_POSITION")
+    assert sizes == [("k", "10", "INT", "NO"), ("v", "8", "VARCHAR", "NO")]
     assert rows(conn, "SELECT TABLE_NAME, COUNT(*) AS n FROM information_schema.columns WHERE TABLE_SCHEMA = "
                       f"'{db}' GROUP BY TABLE_NAME ORDER BY TABLE_NAME") == [("t", 2), ("u", 1)]
     joined = rows(conn, "SELECT t.TABLE_NAME, c.COLUMN_NAME FROM information_schema.tables t JOIN "

@@ -1,0 +1,49 @@
+"""MySQL rules of a SELECT that DuckDB does not share, applied to the parsed query before it runs.
+
+* ``HAVING`` without ``GROUP BY`` in a SELECT that aggregates nothing filters rows by the select
+  list, where a name is the select item's alias first (Connector/J's ``getTables`` sends
+  ``… CASE … END AS TABLE_TYPE … HAVING TABLE_TYPE IN (…)``); DuckDB would make it an aggregate
+  query and fail. It becomes a WHERE over the aliased expressions.
+* String functions take numbers as their text (``UPPER(CASE … THEN 10 … END)`` in Connector/J's
+  ``getColumns``); DuckDB has no ``upper(BIGINT)``. Their argument is cast to VARCHAR.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+# Functions whose argument MySQL converts to a string; DuckDB accepts only text.
+_TEXT_ARGUMENT = (exp.Upper, exp.Lower)
+
+
+def rewrite(query: exp.Expr) -> exp.Expr:
+    """A copy of `query` with MySQL's meaning in DuckDB's terms."""
+    query = query.copy()
+    for select in list(query.find_all(exp.Select)):
+        _having_as_filter(select)
+    for call in list(query.find_all(*_TEXT_ARGUMENT)):
+        argument = call.this
+        if not (isinstance(argument, exp.Literal) and argument.is_string):
+            call.set("this", exp.cast(argument, exp.DataType.build("VARCHAR")))
+    return query
+
+
+def _aggregates(select: exp.Select) -> bool:
+    return any(item.find(exp.AggFunc) is not None for item in select.expressions)
+
+
+def _having_as_filter(select: exp.Select) -> None:
+    having = select.args.get("having")
+    if having is None or select.args.get("group") is not None or _aggregates(select) \
+            or having.find(exp.AggFunc) is not None:
+        return
+    aliased = {item.alias.lower(): item.this for item in select.expressions if isinstance(item, exp.Alias)}
+
+    def by_alias(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and not node.table and node.name.lower() in aliased:
+            return exp.paren(aliased[node.name.lower()].copy(), copy=False)
+        return node
+
+    condition = having.this.transform(by_alias)
+    select.set("having", None)
+    select.where(condition, copy=False)
