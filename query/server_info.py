@@ -1,4 +1,5 @@
-"""The server-level SHOW statements: VARIABLES, STATUS, WARNINGS, ERRORS, ENGINES, CHARSET, COLLATION."""
+"""The server-level SHOW statements: VARIABLES, STATUS, WARNINGS, ERRORS, ENGINES, CHARSET, COLLATION,
+PROCEDURE STATUS, FUNCTION STATUS, PLUGINS."""
 
 from __future__ import annotations
 
@@ -63,8 +64,19 @@ def _collations(ctx: Context, session: SessionState) -> Rows:
                 [(COLLATION, CHARSET, COLLATION_ID, "Yes", "Yes", 1)])
 
 
-_KINDS = {"STATUS": _status, "WARNINGS": _diagnostics, "ERRORS": _diagnostics,
-          "ENGINES": _engines, "CHARSET": _charsets, "COLLATION": _collations}
+def _routines(ctx: Context, session: SessionState) -> Rows:
+    # Strata has no stored procedures or functions (Connector/J's getProcedures/getFunctions ask).
+    return Rows(["Db", "Name", "Type", "Definer", "Modified", "Created", "Security_type", "Comment",
+                 "character_set_client", "collation_connection", "Database Collation"], [])
+
+
+def _plugins(ctx: Context, session: SessionState) -> Rows:
+    return Rows(["Name", "Status", "Type", "Library", "License"], [])  # no server plugins
+
+
+_KINDS = {"STATUS": _status, "WARNINGS": _diagnostics, "ERRORS": _diagnostics, "ENGINES": _engines,
+          "CHARSET": _charsets, "COLLATION": _collations, "PROCEDURE STATUS": _routines, "FUNCTION STATUS": _routines,
+          "PLUGINS": _plugins}
 
 
 def show_server_info(ctx: Context, session: SessionState, s: st.ShowServerInfo) -> Rows:
@@ -74,4 +86,5 @@ def show_server_info(ctx: Context, session: SessionState, s: st.ShowServerInfo) 
         found = build(ctx, session)
     else:
         raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"SHOW {s.kind} is not supported")
-    return show_filter.apply(ctx, found, s.like, s.where)
+    # SHOW PROCEDURE / FUNCTION STATUS LIKE matches Name, the second column; the others their first.
+    return show_filter.apply(ctx, found, s.like, s.where, like_column=1 if s.kind.endswith(" STATUS") else 0)

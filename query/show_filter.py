@@ -1,6 +1,6 @@
 """The one filter of every SHOW: MySQL's ``[LIKE 'pattern' | WHERE condition]``.
 
-LIKE matches the first column (the name: `Field`, `Variable_name`, `Tables_in_db` …), case-insensitively
+LIKE matches the name column (`Field`, `Variable_name`, `Tables_in_db`, `Name` …), case-insensitively
 as MySQL does for names. WHERE is any condition over the SHOW's own columns, by their labels
 (``SHOW FULL TABLES WHERE Table_type = 'BASE TABLE'``, ``SHOW VARIABLES WHERE Variable_name IN (…)``);
 the sandboxed DuckDB evaluates it over the SHOW's rows, so it has the SELECT's functions and the
@@ -45,12 +45,13 @@ def like(pattern: str | None, value: Any) -> bool:
     return pattern is None or like_pattern(pattern).fullmatch(str(value)) is not None
 
 
-def apply(ctx: Context, result: Rows, like_text: str | None, where: exp.Expr | None) -> Rows:
-    """`result` with only the rows the SHOW's LIKE or WHERE keeps, in their order."""
+def apply(ctx: Context, result: Rows, like_text: str | None, where: exp.Expr | None, like_column: int = 0) -> Rows:
+    """`result` with only the rows the SHOW's LIKE (on the name, `like_column`) or WHERE keeps, in
+    their order."""
     kept = result.rows
     if like_text is not None:
         matcher = like_pattern(like_text)
-        kept = [r for r in kept if matcher.fullmatch(str(r[0])) is not None]
+        kept = [r for r in kept if matcher.fullmatch(str(r[like_column])) is not None]
     if where is not None and kept:
         kept = _where(ctx, result.columns, kept, where)
     return Rows(result.columns, kept, result.types)

@@ -308,6 +308,9 @@ _SERVER_INFO: dict[tuple[str, ...], str] = {
     ("CHARSET",): "CHARSET",
     ("CHARACTER", "SET"): "CHARSET",
     ("COLLATION",): "COLLATION",
+    ("PROCEDURE", "STATUS"): "PROCEDURE STATUS",
+    ("FUNCTION", "STATUS"): "FUNCTION STATUS",
+    ("PLUGINS",): "PLUGINS",
 }
 _FULL_ALLOWED = frozenset({"TABLES", "COLUMNS", "FIELDS", "PROCESSLIST"})
 _SCOPE_ALLOWED = frozenset({"VARIABLES", "STATUS"})

@@ -552,7 +552,8 @@ class SetNames(Statement):
 
 @dataclass(frozen=True)
 class ShowServerInfo(Statement):
-    """SHOW VARIABLES / STATUS / PROCESSLIST / WARNINGS / ERRORS / ENGINES / CHARSET / COLLATION."""
+    """SHOW VARIABLES / STATUS / WARNINGS / ERRORS / ENGINES / CHARSET / COLLATION / PROCEDURE STATUS /
+    FUNCTION STATUS / PLUGINS."""
 
     kind: str
     full: bool = False

@@ -157,3 +157,14 @@ def test_information_schema_tables_have_columns(conn: pymysql.connections.Connec
                                                                           "TABLE_NAME"]
     finally:
         me.close()
+
+
+def test_show_routines_and_plugins(conn: pymysql.connections.Connection) -> None:
+    """Connector/J's getProcedures / getFunctions (without information_schema) ask these: none exist."""
+    for kind in ("PROCEDURE", "FUNCTION"):
+        sql = f"SHOW {kind} STATUS LIKE '%'"
+        assert columns(conn, sql) == ["Db", "Name", "Type", "Definer", "Modified", "Created", "Security_type",
+                                      "Comment", "character_set_client", "collation_connection", "Database Collation"]
+        assert rows(conn, sql) == [] and rows(conn, f"SHOW {kind} STATUS WHERE Db = 'x'") == []
+    assert columns(conn, "SHOW PLUGINS") == ["Name", "Status", "Type", "Library", "License"]
+    assert rows(conn, "SHOW PLUGINS") == []
