@@ -130,7 +130,7 @@ class SessionState:
     variables: dict[str, str] = field(default_factory=lambda: {"time_zone": "UTC"})
     user: str = "root"  # who logged in (query.access decides what it may do)
     connection_id: int = 0  # the MySQL connection id (SHOW PROCESSLIST's Id); 0 outside the server
-    client_host: str = "localhost"  # the client's address (USER() is 'name'@'client_host')
+    client_host: str = "localhost"  # the client's address (USER() is name@client_host)
     # The MySQL system variables `@@x` reads (the server's mysql-mimic variables; query.system_variables
     # has their schema), in the session's scope and the server's (`@@global.x`); none outside the server.
     system_variables: Mapping[str, Any] = field(default_factory=dict)

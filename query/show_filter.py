@@ -52,7 +52,7 @@ def apply(ctx: Context, result: Rows, like_text: str | None, where: exp.Expr | N
     if like_text is not None:
         matcher = like_pattern(like_text)
         kept = [r for r in kept if matcher.fullmatch(str(r[like_column])) is not None]
-    if where is not None and kept:
+    if where is not None:  # even over no rows: a WHERE naming no column of the SHOW is an error
         kept = _where(ctx, result.columns, kept, where)
     return Rows(result.columns, kept, result.types)
 

@@ -44,6 +44,7 @@ def test_show_index_and_table_status(conn: pymysql.connections.Connection, db: s
             "Sub_part", "Packed", "Null", "Index_type", "Comment", "Properties"]
         assert rows(conn, f"SHOW {form} FROM a") == []  # Doris: the sort key is no index
     fails(conn, "SHOW INDEX FROM nope", 1146, "nope")
+    fails(conn, "SHOW INDEX FROM a WHERE no_such_column = 1", 1054, "no_such_column")
     status = f"SHOW TABLE STATUS FROM {db}"
     assert columns(conn, status) == ["Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length",
                                      "Data_length", "Max_data_length", "Index_length", "Data_free", "Auto_increment",
