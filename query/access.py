@@ -175,8 +175,8 @@ def visible(ctx: Context, session: SessionState, data: pa.Table) -> pa.Table:
         return data
     names = data.column_names
     if "TABLE_SCHEMA" in names and "TABLE_NAME" in names:
-        mask = [user.sees_table(db, t) for db, t in zip(data["TABLE_SCHEMA"].to_pylist(),
-                                                          data["TABLE_NAME"].to_pylist(), strict=True)]
+        mask = [db.lower() == INFORMATION_SCHEMA or user.sees_table(db, t)
+                for db, t in zip(data["TABLE_SCHEMA"].to_pylist(), data["TABLE_NAME"].to_pylist(), strict=True)]
     elif "SCHEMA_NAME" in names:
         mask = [db.lower() == INFORMATION_SCHEMA or user.sees_database(db) for db in data["SCHEMA_NAME"].to_pylist()]
     else:

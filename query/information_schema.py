@@ -35,7 +35,9 @@ from query.context import Context, SessionState, SqlFailure
 from schemas.errors import ErrorCode
 
 CATALOG = "internal"  # Doris' TABLE_CATALOG (MySQL says 'def')
+INFORMATION_SCHEMA = "information_schema"
 _STR, _INT, _TS = pa.string(), pa.int64(), pa.timestamp("us")
+_DORIS_TYPE = {_STR: "STRING", _INT: "BIGINT", _TS: "DATETIME"}  # of information_schema's own columns
 
 
 def moment(ms: int | None) -> datetime | None:
@@ -189,7 +191,18 @@ def _schemata(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row
             yield CATALOG, name, CHARSET, COLLATION, None, "NO"
 
 
+def _own_views(scope: Scope) -> Iterator[tuple[str, _View]]:
+    """information_schema's own tables, which it lists like MySQL and Doris do."""
+    if scope.allows("TABLE_SCHEMA", INFORMATION_SCHEMA):
+        for name, view in sorted(_VIEWS.items()):
+            if scope.allows("TABLE_NAME", name):
+                yield name, view
+
+
 def _tables(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
+    for name, _ in _own_views(scope):
+        yield (CATALOG, INFORMATION_SCHEMA, name, "SYSTEM VIEW", None, 10, None, None, None, None, None, None, None,
+               None, None, None, None, COLLATION, None, "", "")
     for db, t in _live_tables(ctx, scope):
         rows, size = table_size(ctx, t)
         yield (CATALOG, db, t.name, "BASE TABLE", ENGINE, 10, "Dynamic", rows, size // rows if rows else 0, size, 0,
@@ -211,6 +224,14 @@ def _privileges(ctx: Context, session: SessionState, db: str, table: str) -> str
 
 
 def _columns(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
+    for name, view in _own_views(scope):
+        for i, (column, kind) in enumerate(view.columns, start=1):
+            if scope.allows("COLUMN_NAME", column):
+                doris_type = _DORIS_TYPE[kind]
+                facts = column_facts(doris_type)
+                yield (CATALOG, INFORMATION_SCHEMA, name, column, i, None, "YES", facts.data_type, facts.char_length,
+                       facts.octet_length, facts.precision, facts.scale, facts.datetime_precision, facts.charset,
+                       facts.collation, type_text(doris_type), "", "", "select", "", None, None)
     for db, table in _live_tables(ctx, scope):
         privileges = _privileges(ctx, session, db, table.name)
         for i, c in enumerate(table.schema_now.columns, start=1):
@@ -402,16 +423,13 @@ def names() -> list[str]:
     return sorted(_VIEWS)
 
 
-_TYPE_TEXT = {_STR: "text", _INT: "bigint", _TS: "datetime"}
-
-
 def view_columns(name: str) -> list[tuple[str, str]]:
-    """(column, type as DESC prints it) of `information_schema.<name>`, for DESC and SHOW COLUMNS."""
+    """(column, Doris type) of `information_schema.<name>`, for DESC and SHOW COLUMNS."""
     view = _VIEWS.get(name.lower())
     if view is None:
         raise SqlFailure(ErrorCode.NO_SUCH_TABLE, f"Table 'information_schema.{name}' doesn't exist")
-    return [(column, _TYPE_TEXT[kind]) for column, kind in view.columns]
+    return [(column, _DORIS_TYPE[kind]) for column, kind in view.columns]
 
 
 def is_information_schema(session: SessionState, db: str | None) -> bool:
-    return (db or session.database or "").lower() == access.INFORMATION_SCHEMA
+    return (db or session.database or "").lower() == INFORMATION_SCHEMA

@@ -89,8 +89,8 @@ def _columns_of(ctx: Context, session: SessionState, name: st.QualifiedName) -> 
     """A table's columns; those of an information_schema table are nullable, keyless text, BIGINT and
     DATETIME (what its Arrow schema holds)."""
     if information_schema.is_information_schema(session, name.db):
-        return [Column(unique_id=i, name=column, type="STRING" if kind == "text" else kind.upper())
-                for i, (column, kind) in enumerate(information_schema.view_columns(name.name), start=1)]
+        return [Column(unique_id=i, name=column, type=doris_type)
+                for i, (column, doris_type) in enumerate(information_schema.view_columns(name.name), start=1)]
     return list(ctx.table(session, name).schema_now.columns)
 
 

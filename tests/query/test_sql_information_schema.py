@@ -217,6 +217,15 @@ def test_users_see_only_what_they_may(conn: pymysql.connections.Connection, db: 
         assert rows(me, "SELECT GRANTEE, TABLE_SCHEMA, TABLE_NAME, PRIVILEGE_TYPE FROM information_schema."
                         "table_privileges") == [(f"'{name}'@'%'", db.lower(), "open", "SELECT_PRIV")]
         assert rows(me, "SELECT * FROM information_schema.user_privileges") == []
+        # information_schema lists its own tables and columns to everyone, as MySQL and Doris do.
+        assert rows(me, "SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.tables WHERE TABLE_SCHEMA = "
+                        "'information_schema' AND TABLE_NAME IN ('schemata', 'views')") == [
+            ("schemata", "SYSTEM VIEW"), ("views", "SYSTEM VIEW")]
+        own = rows(me, "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE FROM information_schema.columns WHERE TABLE_SCHEMA "
+                       "= 'information_schema' AND TABLE_NAME = 'collations' ORDER BY ORDINAL_POSITION")
+        text, number = ("varchar", "text"), ("bigint", "bigint")
+        assert own == [("COLLATION_NAME", *text), ("CHARACTER_SET_NAME", *text), ("ID", *number),
+                       ("IS_DEFAULT", *text), ("IS_COMPILED", *text), ("SORTLEN", *number)]
         assert {r[0] for r in rows(me, "SELECT USER FROM information_schema.processlist")} == {name}
         assert rows(me, f"SELECT TABLE_NAME FROM information_schema.partitions WHERE TABLE_SCHEMA = '{db}'") == [
             ("open",)]
