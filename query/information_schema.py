@@ -214,8 +214,11 @@ def _tables(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
 _KEY_KIND = {"DUPLICATE": "DUP", "UNIQUE": "UNI", "AGGREGATE": "AGG"}
 
 
-def _privileges(ctx: Context, session: SessionState, db: str, table: str) -> str:
-    """COLUMNS.PRIVILEGES: what the session's user may do with the table's columns, MySQL's words."""
+def column_privileges(ctx: Context, session: SessionState, db: str, table: str) -> str:
+    """COLUMNS.PRIVILEGES and SHOW FULL COLUMNS' Privileges: what the session's user may do with the
+    table's columns, in MySQL's words."""
+    if db.lower() == INFORMATION_SCHEMA:
+        return "select"
     user = access.user_of(ctx, session)
     if user is None:
         return "select,insert,update,references"
@@ -233,7 +236,7 @@ def _columns(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]
                        facts.octet_length, facts.precision, facts.scale, facts.datetime_precision, facts.charset,
                        facts.collation, type_text(doris_type), "", "", "select", "", None, None)
     for db, table in _live_tables(ctx, scope):
-        privileges = _privileges(ctx, session, db, table.name)
+        privileges = column_privileges(ctx, session, db, table.name)
         for i, c in enumerate(table.schema_now.columns, start=1):
             if not scope.allows("COLUMN_NAME", c.name):
                 continue

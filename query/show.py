@@ -52,13 +52,16 @@ def show_table_status(ctx: Context, session: SessionState, s: st.ShowTableStatus
 def show_columns(ctx: Context, session: SessionState, s: st.ShowColumns) -> Rows:
     """Doris' SHOW [FULL] COLUMNS: MySQL's columns, Null YES/NO, Key YES for the table's key columns."""
     rows: list[tuple[object, ...]] = []
+    db = "information_schema" if information_schema.is_information_schema(session, s.table.db) else \
+        ctx.database_id(session, s.table.db)[1]
+    privileges = information_schema.column_privileges(ctx, session, db, s.table.name)
     for c in _columns_of(ctx, session, s.table):
         facts = information_schema.column_facts(c.type)
         key = "YES" if c.is_key else "NO"
         nullable = "YES" if c.nullable else "NO"
         if s.full:
             rows.append((c.name, _type_text(c.type), facts.collation, nullable, key, c.default, c.aggregation or "",
-                         "select,insert,update,references", c.comment))
+                         privileges, c.comment))
         else:
             rows.append((c.name, _type_text(c.type), nullable, key, c.default, c.aggregation or ""))
     labels = (["Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment"] if s.full

@@ -105,6 +105,7 @@ def test_show_filters_what_a_user_may_see(conn: pymysql.connections.Connection, 
         assert [r[0] for r in rows(me, "SHOW TABLE STATUS")] == ["open"]
         assert rows(me, "SHOW FULL TABLES WHERE Table_type = 'BASE TABLE'") == [("open", "BASE TABLE")]
         assert [r[0] for r in rows(me, "SHOW COLUMNS FROM open")] == ["k"]
+        assert [r[7] for r in rows(me, "SHOW FULL COLUMNS FROM open")] == ["select"]
         fails(me, "SHOW COLUMNS FROM closed", 1142, "SELECT_PRIV")
         fails(me, "SHOW INDEX FROM closed", 1142, "SELECT_PRIV")
         assert rows(me, f"SHOW CREATE DATABASE {db}") == [(db, f"CREATE DATABASE `{db}`")]
