@@ -42,6 +42,7 @@ _SQLSTATES = {
     ErrorCode.DATA_OUT_OF_RANGE: b"22003", ErrorCode.WRONG_VALUE: b"HY000", ErrorCode.UNKNOWN_ERROR: b"HY000",
     ErrorCode.LOCK_WAIT_TIMEOUT: b"HY000", ErrorCode.CANNOT_USER: b"HY000", ErrorCode.ACCESS_DENIED: b"28000",
     ErrorCode.TABLE_ACCESS_DENIED: b"42000", ErrorCode.NON_UNIQ_ERROR: b"23000", ErrorCode.SP_DOES_NOT_EXIST: b"42000",
+    ErrorCode.UNKNOWN_COLLATION: b"HY000",
 }
 for _code, _state in _SQLSTATES.items():
     mimic_errors.SQLSTATES.setdefault(int(_code), _state)  # type: ignore[call-overload]

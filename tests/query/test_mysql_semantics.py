@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from query.context import SqlFailure
 from query.mysql_semantics import rewrite
 from query.parser import Query, parse_statement
 
@@ -34,3 +37,13 @@ def test_string_functions_take_numbers_as_text() -> None:
 def test_subqueries_are_rewritten_too() -> None:
     assert _duck("SELECT * FROM (SELECT a AS x FROM t HAVING x = 1) s") == \
         "SELECT * FROM (SELECT a AS x FROM t WHERE (a) = 1) AS s"
+
+
+def test_mysql_collations() -> None:
+    assert _duck("SELECT a FROM t WHERE a COLLATE utf8mb4_0900_bin = 'NO' AND b COLLATE 'utf8mb4_bin' LIKE 'x%'") == \
+        "SELECT a FROM t WHERE a = 'NO' AND b LIKE 'x%'"
+    assert _duck("SELECT a FROM t WHERE a COLLATE utf8mb4_general_ci = 'no'") == \
+        "SELECT a FROM t WHERE a COLLATE NOCASE = 'no'"
+    with pytest.raises(SqlFailure) as refused:
+        _duck("SELECT a COLLATE klingon_ai FROM t")
+    assert refused.value.code == 1273 and "klingon_ai" in refused.value.message

@@ -172,16 +172,17 @@ def test_connector_j_metadata_query_shapes(conn: pymysql.connections.Connection,
                         f"TABLE_SCHEMA = '{db}' AND TABLE_NAME LIKE '%' HAVING TABLE_TYPE IN ('TABLE', 'VIEW', null, "
                         "null, null) ORDER BY TABLE_TYPE, TABLE_SCHEMA, TABLE_NAME")
     assert tables == [(db, None, "t", "TABLE", ""), (db, None, "u", "TABLE", "")]
-    # getColumns: string functions over numbers (UPPER(CASE … THEN 10 … END)), LOCATE, IF.
+    # getColumns: string functions over numbers (UPPER(CASE … THEN 10 … END)), LOCATE, IF, COLLATE (9.x).
     sizes = rows(conn, "SELECT COLUMN_NAME, UPPER(CASE WHEN UPPER(DATA_TYPE)='DATE' THEN 10 WHEN "
                        "CHARACTER_MAXIMUM_LENGTH IS NULL THEN NUMERIC_PRECISION WHEN CHARACTER_MAXIMUM_LENGTH > "
                        "2147483647 THEN 2147483647 ELSE "
                        "CHARACTER_MAXIMUM_LENGTH END) AS COLUMN_SIZE, UPPER(CASE WHEN LOCATE('UNSIGNED', "
                        "UPPER(COLUMN_TYPE)) != 0 THEN CONCAT(DATA_TYPE, ' UNSIGNED') ELSE UPPER(DATA_TYPE) END) AS "
-                       "TYPE_NAME, IF (EXTRA LIKE '%auto_increment%','YES','NO') AS IS_AUTOINCREMENT FROM "
+                       "TYPE_NAME, IF (EXTRA COLLATE utf8mb4_0900_bin LIKE '%auto_increment%','YES','NO') AS "
+                       "IS_AUTOINCREMENT, CASE WHEN IS_NULLABLE COLLATE utf8mb4_0900_bin= 'NO' THEN 0 ELSE 1 END FROM "
                        f"INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = '{db}' AND TABLE_NAME = 't' ORDER BY "
                        "ORDINAL_POSITION")
-    assert sizes == [("k", "10", "INT", "NO"), ("v", "8", "VARCHAR", "NO")]
+    assert sizes == [("k", "10", "INT", "NO", 1), ("v", "8", "VARCHAR", "NO", 1)]
     assert rows(conn, "SELECT TABLE_NAME, COUNT(*) AS n FROM information_schema.columns WHERE TABLE_SCHEMA = "
                       f"'{db}' GROUP BY TABLE_NAME ORDER BY TABLE_NAME") == [("t", 2), ("u", 1)]
     joined = rows(conn, "SELECT t.TABLE_NAME, c.COLUMN_NAME FROM information_schema.tables t JOIN "
