@@ -41,8 +41,15 @@ _DORIS_TYPE = {_STR: "STRING", _INT: "BIGINT", _TS: "DATETIME"}  # of informatio
 
 
 def moment(ms: int | None) -> datetime | None:
-    """A catalog instant as the naive UTC DATETIME information_schema shows."""
+    """A catalog instant as the naive UTC DATETIME information_schema shows (rowsets keep the
+    milliseconds: time travel names them)."""
     return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC).replace(tzinfo=None)
+
+
+def table_time(ms: int | None) -> datetime | None:
+    """A table's CREATE_TIME / UPDATE_TIME: MySQL's DATETIME, whole seconds."""
+    found = moment(ms)
+    return None if found is None else found.replace(microsecond=0)
 
 
 def type_text(doris_type: str) -> str:
@@ -206,7 +213,7 @@ def _tables(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
     for db, t in _live_tables(ctx, scope):
         rows, size = table_size(ctx, t)
         yield (CATALOG, db, t.name, "BASE TABLE", ENGINE, 10, "Dynamic", rows, size // rows if rows else 0, size, 0,
-               0, 0, None, moment(t.created_ts_ms), moment(t.last_commit_ts_ms), None, COLLATION, None, "",
+               0, 0, None, table_time(t.created_ts_ms), table_time(t.last_commit_ts_ms), None, COLLATION, None, "",
                t.comment)
 
 
@@ -258,8 +265,8 @@ def _partitions(ctx: Context, session: SessionState, scope: Scope) -> Iterator[R
             rows, size = sum(r.num_rows for r in mine), sum(r.size_bytes for r in mine)
             yield (CATALOG, db, table.name, None if method is None else p.name, None,
                    None if method is None else position, None, method, None, expression, None, None, rows,
-                   size // rows if rows else 0, size, 0, 0, 0, moment(table.created_ts_ms),
-                   moment(table.last_commit_ts_ms), None, None, "", None, None)
+                   size // rows if rows else 0, size, 0, 0, 0, table_time(table.created_ts_ms),
+                   table_time(table.last_commit_ts_ms), None, None, "", None, None)
 
 
 def _engines(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:

@@ -40,8 +40,8 @@ def show_table_status(ctx: Context, session: SessionState, s: st.ShowTableStatus
     for table in ctx.projection.tables_of(db_id):
         live_rows, data_bytes = information_schema.table_size(ctx, table)
         rows.append((table.name, ENGINE, 10, "Dynamic", live_rows, data_bytes // live_rows if live_rows else 0,
-                     data_bytes, 0, 0, 0, None, information_schema.moment(table.created_ts_ms),
-                     information_schema.moment(table.last_commit_ts_ms), None, COLLATION, None, "",
+                     data_bytes, 0, 0, 0, None, information_schema.table_time(table.created_ts_ms),
+                     information_schema.table_time(table.last_commit_ts_ms), None, COLLATION, None, "",
                      table.comment))
     return show_filter.apply(ctx, Rows(
         ["Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length", "Max_data_length",
