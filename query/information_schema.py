@@ -109,13 +109,19 @@ def column_facts(doris_type: str) -> ColumnFacts:
 @dataclass(frozen=True)
 class Scope:
     """Exact values a query's WHERE requires of some columns (column → allowed values); a column not
-    named is unconstrained. Only ever narrows to rows the WHERE would reject anyway."""
+    named is unconstrained. Only ever narrows to rows the WHERE would reject anyway. And the names
+    the query mentions at all (`named`, upper case; None: it may read every column, `*`), so what no
+    one reads, such as the sizes that take a scan of each table's rowsets, is not computed."""
 
     values: dict[str, frozenset[str]] = field(default_factory=dict)
+    named: frozenset[str] | None = None
 
     def allows(self, column: str, value: str) -> bool:
         allowed = self.values.get(column)
         return allowed is None or value in allowed
+
+    def needs(self, *columns: str) -> bool:
+        return self.named is None or any(column in self.named for column in columns)
 
 
 def _literals(node: exp.Expr) -> frozenset[str] | None:
@@ -127,12 +133,17 @@ def _literals(node: exp.Expr) -> frozenset[str] | None:
 def scope_of(reference: exp.Table) -> Scope:
     """The `column = 'x'` and `column IN ('x', …)` conjuncts of the WHERE of the SELECT that reads
     `reference` as its only table (or naming its alias), taken as exact-match prefilters."""
+    query = reference.root()
+    # `*` in a select list (not COUNT(*)) reads every column; otherwise every name the query holds
+    # (columns, USING lists, aliases: a superset of the columns it reads).
+    star = any(not isinstance(found.parent, exp.Func) for found in query.find_all(exp.Star))
+    named = None if star else frozenset(found.name.upper() for found in query.find_all(exp.Identifier))
     select = reference.parent.parent if isinstance(reference.parent, exp.From) else None
     if not isinstance(select, exp.Select) or select.args.get("joins"):
-        return Scope()
+        return Scope(named=named)
     where = select.args.get("where")
     if where is None:
-        return Scope()
+        return Scope(named=named)
     values: dict[str, frozenset[str]] = {}
     for conjunct in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
         column, allowed = None, None
@@ -145,7 +156,7 @@ def scope_of(reference: exp.Table) -> Scope:
         if column is not None and allowed is not None and isinstance(column.this, exp.Identifier):
             name = column.name.upper()
             values[name] = values[name] & allowed if name in values else allowed
-    return Scope(values)
+    return Scope(values, named)
 
 
 # --------------------------------------------------------------------------- tables
@@ -186,10 +197,20 @@ def _live_tables(ctx: Context, scope: Scope) -> Iterator[tuple[str, TableState]]
                 yield db, table
 
 
+_SIZES = ("TABLE_ROWS", "AVG_ROW_LENGTH", "DATA_LENGTH")
+
+
 def table_size(ctx: Context, table: TableState) -> tuple[int, int]:
     """(rows, bytes) of the table's live rowsets."""
     live = [r.rowset for r in ctx.projection.rowset_records(table.table_id) if r.stale_ts_ms is None]
     return sum(r.num_rows for r in live), sum(r.size_bytes for r in live)
+
+
+def _average(size: int | None, rows: int | None) -> int | None:
+    """AVG_ROW_LENGTH: bytes per row (0 for an empty table; None when the sizes were not computed)."""
+    if size is None or rows is None:
+        return None
+    return size // rows if rows else 0
 
 
 def _schemata(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
@@ -210,10 +231,11 @@ def _tables(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
     for name, _ in _own_views(scope):
         yield (CATALOG, INFORMATION_SCHEMA, name, "SYSTEM VIEW", None, 10, None, None, None, None, None, None, None,
                None, None, None, None, COLLATION, None, "", "")
+    sizes = scope.needs(*_SIZES)
     for db, t in _live_tables(ctx, scope):
-        rows, size = table_size(ctx, t)
-        yield (CATALOG, db, t.name, "BASE TABLE", ENGINE, 10, "Dynamic", rows, size // rows if rows else 0, size, 0,
-               0, 0, None, table_time(t.created_ts_ms), table_time(t.last_commit_ts_ms), None, COLLATION, None, "",
+        rows, size = table_size(ctx, t) if sizes else (None, None)
+        yield (CATALOG, db, t.name, "BASE TABLE", ENGINE, 10, "Dynamic", rows, _average(size, rows), size, 0, 0, 0,
+               None, table_time(t.created_ts_ms), table_time(t.last_commit_ts_ms), None, COLLATION, None, "",
                t.comment)
 
 
@@ -255,17 +277,18 @@ def _columns(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]
 
 
 def _partitions(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
+    sizes = scope.needs(*_SIZES)
     for db, table in _live_tables(ctx, scope):
-        records = [r for r in ctx.projection.rowset_records(table.table_id) if r.stale_ts_ms is None]
+        records = [r for r in ctx.projection.rowset_records(table.table_id) if r.stale_ts_ms is None] if sizes else []
         method = None if table.partition_kind == "UNPARTITIONED" else table.partition_kind
         expression = ", ".join(f"`{c}`" for c in table.partition_columns) or None
         live = sorted(table.live_partitions(), key=lambda p: p.partition_id)
         for position, p in enumerate(live, start=1):
             mine = [r.rowset for r in records if r.rowset.partition_id == p.partition_id]
-            rows, size = sum(r.num_rows for r in mine), sum(r.size_bytes for r in mine)
+            rows, size = (sum(r.num_rows for r in mine), sum(r.size_bytes for r in mine)) if sizes else (None, None)
             yield (CATALOG, db, table.name, None if method is None else p.name, None,
                    None if method is None else position, None, method, None, expression, None, None, rows,
-                   size // rows if rows else 0, size, 0, 0, 0, table_time(table.created_ts_ms),
+                   _average(size, rows), size, 0, 0, 0, table_time(table.created_ts_ms),
                    table_time(table.last_commit_ts_ms), None, None, "", None, None)
 
 
