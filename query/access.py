@@ -26,7 +26,8 @@ from schemas.errors import ErrorCode
 Need = tuple[str, str, str]  # privilege, db, table ('*' for the database itself / everything)
 _FREE = (st.SetVariables, st.SetNames, st.Passthrough, st.ShowServerInfo, st.ShowDatabases, st.ShowTables,
          st.ShowDynamicPartitionTables, st.ShowRoutineLoad, st.SetPassword, st.ShowGrants,
-         st.ShowProcesslist, st.Kill, st.ShowProperty)  # each checks the owner itself (see check)
+         st.ShowProcesslist, st.Kill, st.ShowProperty, st.ShowTableStatus,
+         st.ShowCreateDatabase)  # each checks the owner itself (see check)
 _ADMIN = (st.CreateResource, st.AlterResource, st.DropResource, st.ShowResources, st.CreateStoragePolicy,
           st.AlterStoragePolicy, st.DropStoragePolicy, st.ShowStoragePolicy, st.AdminCompact, st.CreateUser,
           st.DropUser, st.GrantPrivileges, st.AlterUser, st.SetUserProperty)
@@ -93,7 +94,11 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
         return [("DROP_PRIV", s.name, ANY)]
     if isinstance(s, st.RecoverDatabase):
         return [("CREATE_PRIV", s.name, ANY)]
-    if isinstance(s, st.ShowCreateTable | st.ShowPartitions | st.Describe | st.ShowTimeTravel):
+    if isinstance(s, st.Describe | st.ShowColumns | st.ShowIndex) and \
+            _db(session, s.table).lower() == INFORMATION_SCHEMA:
+        return []  # everyone may read information_schema's columns; its rows are filtered (`visible`)
+    if isinstance(s, st.ShowCreateTable | st.ShowPartitions | st.Describe | st.ShowTimeTravel | st.ShowColumns
+                  | st.ShowIndex):
         return [("SELECT_PRIV", _db(session, s.table), s.table.name)]
     if isinstance(s, st.CreateRoutineLoad):
         return [("LOAD_PRIV", s.job.db or session.database or "", s.table.name)]
@@ -116,10 +121,11 @@ def check(ctx: Context, session: SessionState, s: st.Statement) -> None:
     user = user_of(ctx, session)
     if user is None:
         return
-    if isinstance(s, st.Use):
-        if s.db.lower() != INFORMATION_SCHEMA and not user.sees_database(s.db):
+    if isinstance(s, st.Use | st.ShowCreateDatabase):
+        name = s.db if isinstance(s, st.Use) else s.name
+        if name.lower() != INFORMATION_SCHEMA and not user.sees_database(name):
             raise SqlFailure(ErrorCode.DB_ACCESS_DENIED,
-                             f"Access denied for user '{user.name}'@'%' to database '{s.db}'")
+                             f"Access denied for user '{user.name}'@'%' to database '{name}'")
         return
     if isinstance(s, st.SetPassword) and s.user is not None and s.user.name.lower() != user.name.lower():
         raise SqlFailure(ErrorCode.SPECIFIC_ACCESS_DENIED, "Access denied; you need ADMIN_PRIV to set another "
@@ -148,7 +154,7 @@ def filter_rows(ctx: Context, session: SessionState, s: st.Statement, result: Ro
         return result
     if isinstance(s, st.ShowDatabases):
         keep = [r for r in result.rows if str(r[0]).lower() == INFORMATION_SCHEMA or user.sees_database(str(r[0]))]
-    elif isinstance(s, st.ShowTables):
+    elif isinstance(s, st.ShowTables | st.ShowTableStatus):
         db = s.db or session.database or ""
         keep = [r for r in result.rows if user.sees_table(db, str(r[0]))]
     elif isinstance(s, st.ShowDynamicPartitionTables):
@@ -169,8 +175,8 @@ def visible(ctx: Context, session: SessionState, data: pa.Table) -> pa.Table:
         return data
     names = data.column_names
     if "TABLE_SCHEMA" in names and "TABLE_NAME" in names:
-        mask = [user.sees_table(db, t) for db, t in zip(data["TABLE_SCHEMA"].to_pylist(),
-                                                          data["TABLE_NAME"].to_pylist(), strict=True)]
+        mask = [db.lower() == INFORMATION_SCHEMA or user.sees_table(db, t)
+                for db, t in zip(data["TABLE_SCHEMA"].to_pylist(), data["TABLE_NAME"].to_pylist(), strict=True)]
     elif "SCHEMA_NAME" in names:
         mask = [db.lower() == INFORMATION_SCHEMA or user.sees_database(db) for db in data["SCHEMA_NAME"].to_pylist()]
     else:

@@ -18,8 +18,10 @@ from query import (
     dml,
     dynamic_partition,
     identifiers,
+    mysql_semantics,
     processlist,
     routine_load,
+    server_info,
     show,
     tiering,
     time_travel,
@@ -48,7 +50,7 @@ def _use(ctx: Context, session: SessionState, s: st.Use) -> Done:
 
 
 def _query(ctx: Context, session: SessionState, s: st.Query) -> Rows:
-    return run_query(ctx, session, s.expr)
+    return run_query(ctx, session, mysql_semantics.rewrite(s.expr))
 
 
 _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
@@ -68,6 +70,11 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.ShowDatabases: show.show_databases,
     st.ShowTables: show.show_tables,
     st.ShowCreateTable: show.show_create_table,
+    st.ShowCreateDatabase: show.show_create_database,
+    st.ShowColumns: show.show_columns,
+    st.ShowIndex: show.show_index,
+    st.ShowTableStatus: show.show_table_status,
+    st.ShowServerInfo: server_info.show_server_info,
     st.ShowPartitions: show.show_partitions,
     st.ShowDynamicPartitionTables: dynamic_partition.show_dynamic_partition_tables,
     st.Describe: show.describe,

@@ -31,11 +31,15 @@ def _row(found: SessionInfo, session: SessionState, full: bool) -> tuple[object,
             found.command, int(time.monotonic() - found.since), "OK", found.query_id if found.info else "", info)
 
 
-def show_processlist(ctx: Context, session: SessionState, s: st.ShowProcesslist) -> Rows:
+def visible_sessions(ctx: Context, session: SessionState) -> list[SessionInfo]:
+    """The logged-in sessions the session's user may see (also information_schema.PROCESSLIST)."""
     admin = _is_admin(ctx, session)
-    shown = [found for found in ctx.sessions.all()
-             if found.user is not None and (admin or found.user.lower() == session.user.lower())]
-    return Rows(list(COLUMNS), [_row(found, session, s.full) for found in shown])
+    return [found for found in ctx.sessions.all()
+            if found.user is not None and (admin or found.user.lower() == session.user.lower())]
+
+
+def show_processlist(ctx: Context, session: SessionState, s: st.ShowProcesslist) -> Rows:
+    return Rows(list(COLUMNS), [_row(found, session, s.full) for found in visible_sessions(ctx, session)])
 
 
 def kill(ctx: Context, session: SessionState, s: st.Kill) -> Done:

@@ -151,7 +151,7 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
         if (ref.db or session.database or "").lower() == "information_schema":
             if ref.incr is not None:
                 raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, "information_schema tables have no change feed")
-            data: pa.Table = information_schema.table(ctx, session, ref.name)
+            data: pa.Table = information_schema.table(ctx, session, ref.name, ref.node)
             cur.register(view, data)
         elif ref.incr is not None:
             changes = incremental_sql(ctx, session, QualifiedName(ref.name, ref.db), ref.incr)
@@ -218,6 +218,10 @@ def duck_error(exc: duckdb.Error) -> tuple[int, str]:
     message = message.replace("__strata_", "view ")
     if isinstance(exc, duckdb.BinderException) and "not found" in message:
         return ErrorCode.BAD_FIELD_ERROR, message
+    if isinstance(exc, duckdb.BinderException) and message.startswith("Ambiguous reference"):
+        return ErrorCode.NON_UNIQ_ERROR, message
+    if isinstance(exc, duckdb.CatalogException) and "Function with name" in message:
+        return ErrorCode.SP_DOES_NOT_EXIST, message
     if isinstance(exc, duckdb.ConversionException):
         return ErrorCode.TRUNCATED_WRONG_VALUE, message
     if isinstance(exc, duckdb.OutOfRangeException):

@@ -4,8 +4,8 @@ for `/health` and Prometheus `/metrics`.
 Every statement is parsed by Strata's own Doris parser (mysql-mimic's sqlglot parse would reject
 Doris forms before we saw them). Every SELECT, with or without FROM, runs on the engine (one
 evaluator: DuckDB in its sandbox, session values from query.session_functions); only client
-housekeeping (SET, SET NAMES, SET TRANSACTION, SHOW VARIABLES) is handed back to mysql-mimic, which
-keeps the session's variables.
+housekeeping (SET, SET NAMES, SET TRANSACTION) is handed back to mysql-mimic, which keeps the
+session's variables; SHOW VARIABLES is the engine's (query.server_info), so its LIKE/WHERE filter.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ APPLY_ERRORS = Gauge("strata_sql_projection_apply_errors", "events the replica's
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Statements mysql-mimic answers itself, like a MySQL server would.
-_MIMIC = (st.SetVariables, st.SetNames, st.ShowServerInfo, st.Passthrough)
+_MIMIC = (st.SetVariables, st.SetNames, st.Passthrough)
 # Statements up to this size parse in well under a millisecond: on the event loop, which is cheaper
 # than two thread hand-offs; longer ones are parsed on a worker thread.
 _INLINE_PARSE_CHARS = 2048
@@ -64,6 +64,16 @@ _INLINE_PARSE_CHARS = 2048
 def _delegates(statement: st.Statement) -> bool:
     # Never a SELECT: those all go to the engine (its sandbox and access checks included).
     return isinstance(statement, _MIMIC)
+
+
+def _client_error(code: int, message: str) -> MysqlError:
+    """MariaDB's Connector/C (the `mariadb` CLI, and drivers built on it) keeps error codes 2000-2999
+    and 5000-5999 for its own client errors and reports a server error coded there as "Received
+    malformed packet"; Doris' own codes (5001 label already used, 5063, 5089 …) go out as Doris sends
+    most errors: 1105 with the code in the text."""
+    if 2000 <= code < 3000 or 5000 <= code < 6000:
+        return MysqlError(f"errCode = {code}, detailMessage = {message}", ErrorCode.UNKNOWN_ERROR)  # type: ignore[arg-type]
+    return MysqlError(message, code)  # type: ignore[arg-type]
 
 
 def _group_commit_mode(value: Any) -> str:
@@ -225,7 +235,7 @@ class StrataSession(Session):
                                                                       statement)
         except SqlFailure as failure:
             STATEMENTS.labels(kind, "error").inc()
-            raise MysqlError(failure.message, failure.code) from None  # type: ignore[arg-type]
+            raise _client_error(failure.code, failure.message) from None
         except KafkaException as exc:
             # The broker is down or restarting: not a bug, and the client should hear it plainly.
             log.warning("statement %s failed: Kafka unreachable: %s", kind, exc)

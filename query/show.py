@@ -2,49 +2,104 @@
 
 from __future__ import annotations
 
-import fnmatch
 from datetime import UTC, datetime
 
 from projections.state import TableState
-from query import information_schema
-from query.context import Context, Rows, SessionState
+from query import information_schema, show_filter
+from query.catalog_facts import COLLATION, ENGINE
+from query.context import Context, Rows, SessionState, SqlFailure
+from query.information_schema import type_text as _type_text
 from query.parser import statements as st
-from schemas.model import PartitionBound
-
-
-def like(pattern: str | None, value: str) -> bool:
-    if pattern is None:
-        return True
-    return fnmatch.fnmatchcase(value.lower(), pattern.lower().replace("%", "*").replace("_", "?"))
+from schemas.errors import ErrorCode
+from schemas.model import Column, PartitionBound
 
 
 def show_databases(ctx: Context, session: SessionState, s: st.ShowDatabases) -> Rows:
     names = sorted(d.name for d in ctx.projection.databases.values() if d.dropped_ts_ms is None)
-    names = [n for n in ["information_schema", *names] if like(s.like, n)]
-    return Rows(["Database"], [(n,) for n in names])
+    return show_filter.apply(ctx, Rows(["Database"], [(n,) for n in ["information_schema", *names]]), s.like, s.where)
 
 
 def show_tables(ctx: Context, session: SessionState, s: st.ShowTables) -> Rows:
     if (s.db or session.database or "").lower() == "information_schema":
-        db_name, all_names = "information_schema", information_schema.names()
+        db_name, names = "information_schema", information_schema.names()
     else:
         db_id, db_name = ctx.database_id(session, s.db)
-        all_names = [t.name for t in ctx.projection.tables_of(db_id)]
-    names = [n for n in all_names if like(s.like, n)]
+        names = [t.name for t in ctx.projection.tables_of(db_id)]
     if s.full:
         kind = "SYSTEM VIEW" if db_name == "information_schema" else "BASE TABLE"
-        return Rows([f"Tables_in_{db_name}", "Table_type"], [(n, kind) for n in names])
-    return Rows([f"Tables_in_{db_name}"], [(n,) for n in names])
+        found = Rows([f"Tables_in_{db_name}", "Table_type"], [(n, kind) for n in names])
+    else:
+        found = Rows([f"Tables_in_{db_name}"], [(n,) for n in names])
+    return show_filter.apply(ctx, found, s.like, s.where)
 
 
-def _type_text(doris_type: str) -> str:
-    return doris_type.lower()
+def show_table_status(ctx: Context, session: SessionState, s: st.ShowTableStatus) -> Rows:
+    """MySQL's 18 columns (Doris answers the same): sizes and counts from the live rowsets."""
+    db_id, _ = ctx.database_id(session, s.db)
+    rows = []
+    for table in ctx.projection.tables_of(db_id):
+        live_rows, data_bytes = information_schema.table_size(ctx, table)
+        rows.append((table.name, ENGINE, 10, "Dynamic", live_rows, data_bytes // live_rows if live_rows else 0,
+                     data_bytes, 0, 0, 0, None, information_schema.table_time(table.created_ts_ms),
+                     information_schema.table_time(table.last_commit_ts_ms), None, COLLATION, None, "",
+                     table.comment))
+    return show_filter.apply(ctx, Rows(
+        ["Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length", "Max_data_length",
+         "Index_length", "Data_free", "Auto_increment", "Create_time", "Update_time", "Check_time", "Collation",
+         "Checksum", "Create_options", "Comment"], rows), s.like, s.where)
+
+
+def show_columns(ctx: Context, session: SessionState, s: st.ShowColumns) -> Rows:
+    """Doris' SHOW [FULL] COLUMNS: MySQL's columns, Null YES/NO, Key YES for the table's key columns."""
+    rows: list[tuple[object, ...]] = []
+    db = "information_schema" if information_schema.is_information_schema(session, s.table.db) else \
+        ctx.database_id(session, s.table.db)[1]
+    privileges = information_schema.column_privileges(ctx, session, db, s.table.name)
+    for c in _columns_of(ctx, session, s.table):
+        facts = information_schema.column_facts(c.type)
+        key = "YES" if c.is_key else "NO"
+        nullable = "YES" if c.nullable else "NO"
+        if s.full:
+            rows.append((c.name, _type_text(c.type), facts.collation, nullable, key, c.default, c.aggregation or "",
+                         privileges, c.comment))
+        else:
+            rows.append((c.name, _type_text(c.type), nullable, key, c.default, c.aggregation or ""))
+    labels = (["Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment"] if s.full
+              else ["Field", "Type", "Null", "Key", "Default", "Extra"])
+    return show_filter.apply(ctx, Rows(labels, rows), s.like, s.where)
+
+
+def show_index(ctx: Context, session: SessionState, s: st.ShowIndex) -> Rows:
+    """Doris lists only secondary (inverted, bloom filter, ngram) indexes here, which Strata tables do
+    not have; the sort key is no index. So: MySQL's columns (and Doris' Properties), no rows."""
+    _columns_of(ctx, session, s.table)  # an unknown table is an error, as in MySQL and Doris
+    return show_filter.apply(ctx, Rows(
+        ["Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation", "Cardinality", "Sub_part",
+         "Packed", "Null", "Index_type", "Comment", "Properties"], []), None, s.where)
+
+
+def show_create_database(ctx: Context, session: SessionState, s: st.ShowCreateDatabase) -> Rows:
+    if s.name.lower() == "information_schema":
+        return Rows(["Database", "Create Database"], [("information_schema",
+                                                       "CREATE DATABASE `information_schema`")])
+    found = ctx.projection.database_by_name(s.name)
+    if found is None:
+        raise SqlFailure(ErrorCode.BAD_DB_ERROR, f"Unknown database '{s.name}'")
+    return Rows(["Database", "Create Database"], [(found.name, f"CREATE DATABASE `{found.name}`")])
+
+
+def _columns_of(ctx: Context, session: SessionState, name: st.QualifiedName) -> list[Column]:
+    """A table's columns; those of an information_schema table are nullable, keyless text, BIGINT and
+    DATETIME (what its Arrow schema holds)."""
+    if information_schema.is_information_schema(session, name.db):
+        return [Column(unique_id=i, name=column, type=doris_type)
+                for i, (column, doris_type) in enumerate(information_schema.view_columns(name.name), start=1)]
+    return list(ctx.table(session, name).schema_now.columns)
 
 
 def describe(ctx: Context, session: SessionState, s: st.Describe) -> Rows:
-    table = ctx.table(session, s.table)
     rows = []
-    for c in table.schema_now.columns:
+    for c in _columns_of(ctx, session, s.table):
         extra = c.aggregation or ""
         rows.append((c.name, _type_text(c.type), "Yes" if c.nullable else "No", "true" if c.is_key else "false",
                      c.default, extra))

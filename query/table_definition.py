@@ -143,6 +143,32 @@ def column_from_def(d: st.ColumnDef, unique_id: int) -> Column:
                   comment=d.comment or "")
 
 
+# Doris' sort key of a table created without a key clause: the leading columns, at most 3 and 36
+# bytes of short key, stopping before a type that cannot be a short key and after a VARCHAR.
+_SHORT_KEY_MAX_COLUMNS = 3
+_SHORT_KEY_MAX_BYTES = 36
+_SHORT_KEY_BYTES = {"BOOLEAN": 1, "TINYINT": 1, "SMALLINT": 2, "INT": 4, "BIGINT": 8, "LARGEINT": 16, "DATE": 4,
+                    "DATETIME": 8, "DECIMAL": 16, "DECIMALV3": 16, "CHAR": 20, "VARCHAR": 20}
+
+
+def _default_key(columns: tuple[st.ColumnDef, ...]) -> list[str]:
+    keys: list[str] = []
+    size = 0
+    for column in columns:
+        size += _SHORT_KEY_BYTES.get(column.type.name, 0)
+        if column.type.name not in _SHORT_KEY_BYTES or len(keys) == _SHORT_KEY_MAX_COLUMNS \
+                or size > _SHORT_KEY_MAX_BYTES:
+            break
+        keys.append(column.name.lower())
+        if column.type.name == "VARCHAR":
+            break
+    if not keys:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"The olap table first column could not be {columns[0].type.name}"
+                                                    " (float, double, string or json): give the table a KEY clause "
+                                                    "or put a column of another type first")
+    return keys
+
+
 def build_columns(stmt: st.CreateTable) -> tuple[str, tuple[Column, ...]]:
     """The keys model and the columns (with unique ids 1..n) of a CREATE TABLE."""
     names = [c.name.lower() for c in stmt.columns]
@@ -153,7 +179,7 @@ def build_columns(stmt: st.CreateTable) -> tuple[str, tuple[Column, ...]]:
     keys_model = stmt.keys_model or ("AGGREGATE" if has_agg else "DUPLICATE")
     key_names = [k.lower() for k in stmt.key_columns] or (
         [c.name.lower() for c in stmt.columns if not c.agg] if keys_model == "AGGREGATE"
-        else names[: min(3, len(names))])
+        else _default_key(stmt.columns))
     for k in key_names:
         if k not in names:
             raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Key column '{k}' does not exist")

@@ -19,7 +19,7 @@ from projections.projection import Projection
 from query.context import Context, Done, Rows, SessionState, SqlFailure
 from query.parser import statements as st
 from query.reads import session_zone
-from query.show import like
+from query.show_filter import like
 from query.table_definition import utc_datetime
 from schemas import commands as cmd
 from schemas.errors import ErrorCode

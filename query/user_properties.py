@@ -11,11 +11,10 @@ user. root is built in and has none.
 
 from __future__ import annotations
 
-import fnmatch
-import re
 from dataclasses import dataclass
 
 from projections.users import ROOT, UserRecord
+from query import show_filter
 from query.context import Context, Done, Rows, SessionState, SqlFailure
 from query.parser import statements as st
 from schemas import commands as cmd
@@ -59,10 +58,7 @@ def show_property(ctx: Context, session: SessionState, s: st.ShowProperty) -> Ro
     else:
         user = _user(ctx, name)
         rows = [(key, _shown(user, key)) for key in PROPERTIES]
-    if s.like is not None:
-        pattern = re.compile(fnmatch.translate(s.like.replace("%", "*").replace("_", "?")), re.IGNORECASE)
-        rows = [row for row in rows if pattern.match(row[0])]
-    return Rows(["Key", "Value"], rows)
+    return show_filter.apply(ctx, Rows(["Key", "Value"], rows), s.like, None)
 
 
 def set_user_property(ctx: Context, session: SessionState, s: st.SetUserProperty) -> Done:

@@ -10,6 +10,9 @@ class ErrorCode(IntEnum):
     BAD_DB_ERROR = 1049
     TABLE_EXISTS_ERROR = 1050
     BAD_FIELD_ERROR = 1054
+    NON_UNIQ_ERROR = 1052  # an ambiguous column name
+    SP_DOES_NOT_EXIST = 1305  # an unknown function
+    UNKNOWN_COLLATION = 1273
     DUP_FIELDNAME = 1060
     PARSE_ERROR = 1064
     WRONG_VALUE_COUNT = 1136

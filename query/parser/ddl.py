@@ -69,7 +69,18 @@ _TYPE_ALIASES = {
     "DATETIMEV2": "DATETIME",
     "DECIMALV2": "DECIMAL",
     "JSONB": "JSON",
+    # MySQL spellings Doris also accepts (SQLAlchemy's MySQL dialect, pandas.to_sql, dump tools).
+    "TINYTEXT": "STRING",
+    "MEDIUMTEXT": "STRING",
+    "LONGTEXT": "STRING",
+    "REAL": "DOUBLE",
+    "NUMERIC": "DECIMAL",
+    "DEC": "DECIMAL",
 }
+# MySQL's FLOAT(p): a precision in bits, FLOAT up to 24 and DOUBLE up to 53 (SQLAlchemy sends FLOAT(53)
+# for a Python float / pandas float64).
+_FLOAT_SINGLE_MAX_BITS = 24
+_FLOAT_MAX_BITS = 53
 # MySQL tools emit INT(11); the display width means nothing to Doris, so it is dropped.
 _DISPLAY_WIDTH_TYPES = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT"})
 _UNSUPPORTED_TYPES = frozenset(
@@ -100,6 +111,10 @@ def column_type(c: Cursor) -> ColumnType:
         params = tuple(c.parens(lambda: c.integer("an integer type parameter")))
     if name in _DISPLAY_WIDTH_TYPES and len(params) == 1:
         params = ()
+    if name == "FLOAT" and len(params) == 1:
+        if params[0] > _FLOAT_MAX_BITS:
+            raise c.error(f"FLOAT precision {params[0]} is out of range (0 to {_FLOAT_MAX_BITS})", token)
+        name, params = ("FLOAT" if params[0] <= _FLOAT_SINGLE_MAX_BITS else "DOUBLE"), ()
     if len(params) > _TYPE_PARAMS[name]:
         raise c.error(f"too many parameters for type {name}", token)
     return ColumnType(name, params)

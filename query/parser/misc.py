@@ -39,9 +39,12 @@ from query.parser.statements import (
     SetAssignment,
     SetNames,
     SetVariables,
+    ShowColumns,
+    ShowCreateDatabase,
     ShowCreateTable,
     ShowDatabases,
     ShowDynamicPartitionTables,
+    ShowIndex,
     ShowPartitions,
     ShowProcesslist,
     ShowProperty,
@@ -50,6 +53,7 @@ from query.parser.statements import (
     ShowServerInfo,
     ShowStoragePolicy,
     ShowTables,
+    ShowTableStatus,
     ShowTimeTravel,
     Statement,
     Use,
@@ -233,9 +237,21 @@ def _for_job(c: Cursor, required: bool) -> QualifiedName | None:
 # --------------------------------------------------------------------------- SHOW
 
 
+def _filter(c: Cursor, like: bool = True) -> tuple[str | None, exp.Expr | None]:
+    """MySQL's SHOW filter: ``[LIKE 'pattern' | WHERE condition]`` (query.show_filter applies it)."""
+    pattern = _like(c) if like else None
+    if pattern is not None or not c.accept("WHERE"):
+        return pattern, None
+    # SHOW COLLATION / CHARSET have a column named Charset, which MySQL reads as a name in the WHERE
+    # and sqlglot as the CHARACTER SET keyword.
+    for token in c.tokens[c.pos:]:
+        if token.token_type == TokenType.CHARACTER_SET and token.text.upper() == "CHARSET":
+            token.token_type = TokenType.VAR
+    return None, c.sqlglot("condition", "a condition")
+
+
 def _show_server_info(c: Cursor, kind: str, full: bool, scope: Scope | None) -> Statement:
-    like = _like(c)
-    where = c.sqlglot("condition", "a condition") if like is None and c.accept("WHERE") else None
+    like, where = _filter(c)
     return _done(c, ShowServerInfo(kind, full, scope, like, where))
 
 
@@ -256,17 +272,29 @@ def _show_storage_policy(c: Cursor) -> Statement:
     return _done(c, ShowStoragePolicy(using=True, policy=policy))
 
 
-def _show_columns(c: Cursor, full: bool) -> Statement:
+def _table_of_show(c: Cursor) -> QualifiedName:
+    """``FROM|IN t [FROM|IN db]``."""
     c.expect_any(("FROM", "IN"), "FROM or IN")
     table = c.qualified_name()
     if c.accept_any(("FROM", "IN")):
         table = QualifiedName(table.name, db=c.identifier("a database name"))
-    return _done(c, Describe(table, full))
+    return table
+
+
+def _show_columns(c: Cursor, full: bool) -> Statement:
+    table = _table_of_show(c)
+    return _done(c, ShowColumns(table, full, *_filter(c)))
 
 
 def _show_tables(c: Cursor, full: bool) -> Statement:
     db = c.identifier("a database name") if c.accept_any(("FROM", "IN")) else None
-    return _done(c, ShowTables(db, _like(c), full))
+    like, where = _filter(c)
+    return _done(c, ShowTables(db, like, full, where))
+
+
+def _show_table_status(c: Cursor) -> Statement:
+    db = c.identifier("a database name") if c.accept_any(("FROM", "IN")) else None
+    return _done(c, ShowTableStatus(db, *_filter(c)))
 
 
 # Simple SHOW forms answered from server state; each maps the keyword(s) to the reported kind.
@@ -280,6 +308,9 @@ _SERVER_INFO: dict[tuple[str, ...], str] = {
     ("CHARSET",): "CHARSET",
     ("CHARACTER", "SET"): "CHARSET",
     ("COLLATION",): "COLLATION",
+    ("PROCEDURE", "STATUS"): "PROCEDURE STATUS",
+    ("FUNCTION", "STATUS"): "FUNCTION STATUS",
+    ("PLUGINS",): "PLUGINS",
 }
 _FULL_ALLOWED = frozenset({"TABLES", "COLUMNS", "FIELDS", "PROCESSLIST"})
 _SCOPE_ALLOWED = frozenset({"VARIABLES", "STATUS"})
@@ -300,11 +331,19 @@ def show(c: Cursor) -> Statement:
         user = c.name_or_string("a user name") if c.accept("FOR") else None
         return _done(c, ShowProperty(user, _like(c)))
     if c.accept_any(("DATABASES", "SCHEMAS")):
-        return _done(c, ShowDatabases(_like(c)))
+        return _done(c, ShowDatabases(*_filter(c)))
     if c.accept("TABLES"):
         return _show_tables(c, full)
+    if c.accept("TABLE", "STATUS"):
+        return _show_table_status(c)
     if c.accept_any(("COLUMNS", "FIELDS")):
         return _show_columns(c, full)
+    if c.accept_any(("INDEX", "INDEXES", "KEYS")):
+        table = _table_of_show(c)
+        return _done(c, ShowIndex(table, _filter(c, like=False)[1]))
+    if c.accept("CREATE", "DATABASE") or c.accept("CREATE", "SCHEMA"):
+        c.if_not_exists()
+        return _done(c, ShowCreateDatabase(c.identifier("a database name")))
     if c.accept("CREATE", "TABLE"):
         return _done(c, ShowCreateTable(c.qualified_name()))
     if c.accept("DYNAMIC", "PARTITION", "TABLES"):

@@ -128,6 +128,7 @@ class DropDatabase(Statement):
 @dataclass(frozen=True)
 class ShowDatabases(Statement):
     like: str | None = None
+    where: exp.Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,39 @@ class ShowTables(Statement):
     db: str | None = None
     like: str | None = None
     full: bool = False
+    where: exp.Expr | None = None
+
+
+@dataclass(frozen=True)
+class ShowTableStatus(Statement):
+    """``SHOW TABLE STATUS [FROM db] [LIKE '…' | WHERE …]``."""
+
+    db: str | None = None
+    like: str | None = None
+    where: exp.Expr | None = None
+
+
+@dataclass(frozen=True)
+class ShowColumns(Statement):
+    """``SHOW [FULL] COLUMNS|FIELDS FROM t [FROM db] [LIKE '…' | WHERE …]`` (DESC answers differently)."""
+
+    table: QualifiedName
+    full: bool = False
+    like: str | None = None
+    where: exp.Expr | None = None
+
+
+@dataclass(frozen=True)
+class ShowIndex(Statement):
+    """``SHOW INDEX|INDEXES|KEYS FROM t [FROM db] [WHERE …]``."""
+
+    table: QualifiedName
+    where: exp.Expr | None = None
+
+
+@dataclass(frozen=True)
+class ShowCreateDatabase(Statement):
+    name: str
 
 
 @dataclass(frozen=True)
@@ -518,7 +552,8 @@ class SetNames(Statement):
 
 @dataclass(frozen=True)
 class ShowServerInfo(Statement):
-    """SHOW VARIABLES / STATUS / PROCESSLIST / WARNINGS / ERRORS / ENGINES / CHARSET / COLLATION."""
+    """SHOW VARIABLES / STATUS / WARNINGS / ERRORS / ENGINES / CHARSET / COLLATION / PROCEDURE STATUS /
+    FUNCTION STATUS / PLUGINS."""
 
     kind: str
     full: bool = False

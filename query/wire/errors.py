@@ -31,6 +31,18 @@ _SQLSTATES = {
     ErrorCode.WRONG_TABLE_NAME: b"42000", ErrorCode.WRONG_COLUMN_NAME: b"42000",
     ErrorCode.TABLE_NAME_LENGTH_LIMIT: b"42000", ErrorCode.WRONG_PARTITION_NAME: b"HY000",
     ErrorCode.WRONG_NAME_FORMAT: b"42000", ErrorCode.WRONG_VALUE_FOR_VAR: b"42000",
+    # Statements (MySQL's server error reference): clients branch on the class, e.g. 42S02 "no such
+    # table" (SQLAlchemy's has_table, dbt's relation cache) and 23000 "integrity constraint".
+    ErrorCode.DB_CREATE_EXISTS: b"HY000", ErrorCode.DB_DROP_EXISTS: b"HY000", ErrorCode.NO_DB_ERROR: b"3D000",
+    ErrorCode.TABLE_EXISTS_ERROR: b"42S01", ErrorCode.BAD_FIELD_ERROR: b"42S22", ErrorCode.DUP_FIELDNAME: b"42S21",
+    ErrorCode.PARSE_ERROR: b"42000", ErrorCode.WRONG_VALUE_COUNT: b"21S01", ErrorCode.NO_SUCH_TABLE: b"42S02",
+    ErrorCode.NOT_SUPPORTED_YET: b"42000", ErrorCode.TRUNCATED_WRONG_VALUE: b"22007",
+    ErrorCode.UNKNOWN_PARTITION: b"HY000", ErrorCode.SAME_NAME_PARTITION: b"HY000",
+    ErrorCode.NO_PARTITION_FOR_GIVEN_VALUE: b"HY000", ErrorCode.BAD_NULL_ERROR: b"23000",
+    ErrorCode.DATA_OUT_OF_RANGE: b"22003", ErrorCode.WRONG_VALUE: b"HY000", ErrorCode.UNKNOWN_ERROR: b"HY000",
+    ErrorCode.LOCK_WAIT_TIMEOUT: b"HY000", ErrorCode.CANNOT_USER: b"HY000", ErrorCode.ACCESS_DENIED: b"28000",
+    ErrorCode.TABLE_ACCESS_DENIED: b"42000", ErrorCode.NON_UNIQ_ERROR: b"23000", ErrorCode.SP_DOES_NOT_EXIST: b"42000",
+    ErrorCode.UNKNOWN_COLLATION: b"HY000",
 }
 for _code, _state in _SQLSTATES.items():
     mimic_errors.SQLSTATES.setdefault(int(_code), _state)  # type: ignore[call-overload]

@@ -183,3 +183,9 @@ def test_dynamic_partition_properties_parse_on_an_empty_range_table() -> None:
     assert alter == AlterTable(
         T, (SetTableProperties({"dynamic_partition.enable": "false", "dynamic_partition.end": "5"}),)
     )
+
+
+def test_show_routine_status_and_plugins_parse() -> None:
+    assert parse_statement("SHOW PROCEDURE STATUS LIKE 'p%'") == ShowServerInfo("PROCEDURE STATUS", like="p%")
+    assert parse_statement("SHOW FUNCTION STATUS") == ShowServerInfo("FUNCTION STATUS")
+    assert parse_statement("SHOW PLUGINS") == ShowServerInfo("PLUGINS")

@@ -33,10 +33,14 @@ from query.parser import (
     RenameColumn,
     RenameTable,
     SetTableProperties,
+    ShowColumns,
+    ShowCreateDatabase,
     ShowCreateTable,
     ShowDatabases,
+    ShowIndex,
     ShowPartitions,
     ShowTables,
+    ShowTableStatus,
     Statement,
     UnsupportedStatement,
     Use,
@@ -62,8 +66,14 @@ T = QualifiedName("t")
         ("SHOW PARTITIONS FROM t", ShowPartitions(T)),
         ("DESC t", Describe(T)),
         ("DESCRIBE `db`.`t`", Describe(QualifiedName("t", db="db"))),
-        ("SHOW COLUMNS FROM t", Describe(T)),
-        ("SHOW FULL COLUMNS FROM t FROM db", Describe(QualifiedName("t", db="db"), full=True)),
+        ("SHOW COLUMNS FROM t", ShowColumns(T)),
+        ("SHOW FULL COLUMNS FROM t FROM db", ShowColumns(QualifiedName("t", db="db"), full=True)),
+        ("SHOW FULL FIELDS IN `t` IN `db` LIKE '%'", ShowColumns(QualifiedName("t", db="db"), full=True, like="%")),
+        ("SHOW INDEX FROM t", ShowIndex(T)),
+        ("SHOW KEYS IN t FROM db", ShowIndex(QualifiedName("t", db="db"))),
+        ("SHOW TABLE STATUS FROM d LIKE 'a%'", ShowTableStatus("d", like="a%")),
+        ("SHOW CREATE DATABASE d", ShowCreateDatabase("d")),
+        ("SHOW CREATE SCHEMA IF NOT EXISTS d", ShowCreateDatabase("d")),
         ("DROP TABLE IF EXISTS db.t FORCE", DropTable(QualifiedName("t", db="db"), True, True)),
         ("DROP TABLE t", DropTable(T)),
         ("RECOVER TABLE db.t", RecoverTable(QualifiedName("t", db="db"))),
@@ -223,3 +233,13 @@ def test_alter_set_and_rename() -> None:
         SetTableProperties({"storage_policy": "p", "x": "1"}),
     )
     assert alter("ALTER TABLE t RENAME t_new").actions == (RenameTable("t_new"),)
+
+
+def test_show_where_filters_parse_as_conditions() -> None:
+    tables = parse_statement("SHOW FULL TABLES FROM d WHERE Table_type = 'BASE TABLE'")
+    assert isinstance(tables, ShowTables) and tables.db == "d" and tables.full and tables.like is None
+    assert tables.where is not None and tables.where.sql() == "Table_type = 'BASE TABLE'"
+    index = parse_statement("SHOW INDEXES FROM t WHERE Key_name = 'PRIMARY'")
+    assert isinstance(index, ShowIndex) and index.where is not None
+    status = parse_statement("SHOW TABLE STATUS WHERE Rows > 0")
+    assert isinstance(status, ShowTableStatus) and status.where is not None and status.like is None

@@ -96,7 +96,9 @@ def test_syntax_error_pickles() -> None:
     [
         ("CREATE ROLE analyst", "CREATE ROLE is not supported"),
         ("CREATE VIEW v AS SELECT 1", "CREATE VIEW is not supported"),
-        ("create index i on t (a) using inverted", "CREATE INDEX is not supported"),
+        ("create index i on t (a) using inverted", "CREATE INDEX is not supported: Strata tables have no secondary "
+                                                   "indexes (pandas.DataFrame.to_sql indexes its index column: pass "
+                                                   "index=False)"),
         ("LOAD LABEL db.l (DATA INFILE('s3://x') INTO TABLE t)", "LOAD LABEL is not supported"),
         ("INSERT OVERWRITE TABLE t SELECT 1", "INSERT OVERWRITE is not supported"),
         ("ALTER TABLE t ADD ROLLUP r (a)", "ALTER TABLE ... ADD ROLLUP is not supported"),

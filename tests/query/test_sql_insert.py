@@ -60,8 +60,8 @@ def test_value_errors_leave_nothing(conn: pymysql.connections.Connection, db: st
 def test_labels(conn: pymysql.connections.Connection, db: str, other: pymysql.connections.Connection) -> None:
     run(conn, "CREATE TABLE t (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2")
     assert run(conn, "INSERT INTO t WITH LABEL load_1 VALUES (1, 1), (2, 2)") == 2
-    fails(other, "INSERT INTO t WITH LABEL load_1 VALUES (3, 3)", 5001, "load_1")
-    fails(conn, "INSERT INTO t WITH LABEL load_1 (k, v) SELECT 9, 9", 5001, "load_1")
+    fails(other, "INSERT INTO t WITH LABEL load_1 VALUES (3, 3)", 1105, "errCode = 5001", "load_1")
+    fails(conn, "INSERT INTO t WITH LABEL load_1 (k, v) SELECT 9, 9", 1105, "errCode = 5001", "load_1")
     assert run(conn, "INSERT INTO t WITH LABEL load_2 (k, v) VALUES (3, 3)") == 1
     assert sorted_rows(other, "SELECT * FROM t") == [(1, 1), (2, 2), (3, 3)]
 

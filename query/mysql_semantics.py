@@ -1,0 +1,67 @@
+"""MySQL rules of a SELECT that DuckDB does not share, applied to the parsed query before it runs.
+
+* ``HAVING`` without ``GROUP BY`` in a SELECT that aggregates nothing filters rows by the select
+  list, where a name is the select item's alias first (Connector/J's ``getTables`` sends
+  ``… CASE … END AS TABLE_TYPE … HAVING TABLE_TYPE IN (…)``); DuckDB would make it an aggregate
+  query and fail. It becomes a WHERE over the aliased expressions.
+* String functions take numbers as their text (``UPPER(CASE … THEN 10 … END)`` in Connector/J's
+  ``getColumns``); DuckDB has no ``upper(BIGINT)``. Their argument is cast to VARCHAR.
+* ``x COLLATE <MySQL collation>`` (Connector/J 9's ``IS_NULLABLE COLLATE utf8mb4_0900_bin = 'NO'``):
+  a binary or case-sensitive collation compares as DuckDB does anyway, a case-insensitive one is
+  DuckDB's NOCASE; any other is refused.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from query.context import SqlFailure
+from schemas.errors import ErrorCode
+
+# Functions whose argument MySQL converts to a string; DuckDB accepts only text.
+_TEXT_ARGUMENT = (exp.Upper, exp.Lower)
+
+
+def rewrite(query: exp.Expr) -> exp.Expr:
+    """A copy of `query` with MySQL's meaning in DuckDB's terms."""
+    query = query.copy()
+    for select in list(query.find_all(exp.Select)):
+        _having_as_filter(select)
+    for collate in list(query.find_all(exp.Collate)):
+        _collation(collate)
+    for call in list(query.find_all(*_TEXT_ARGUMENT)):
+        argument = call.this
+        if not (isinstance(argument, exp.Literal) and argument.is_string):
+            call.set("this", exp.cast(argument, exp.DataType.build("VARCHAR")))
+    return query
+
+
+def _collation(collate: exp.Collate) -> None:
+    name = collate.expression.name.lower()
+    if name == "binary" or name.endswith(("_bin", "_cs")):
+        collate.replace(collate.this)  # byte-wise: DuckDB's own comparison
+    elif name.endswith("_ci"):
+        collate.set("expression", exp.var("NOCASE"))
+    else:
+        raise SqlFailure(ErrorCode.UNKNOWN_COLLATION, f"Unknown collation: '{collate.expression.name}'")
+
+
+def _aggregates(select: exp.Select) -> bool:
+    return any(item.find(exp.AggFunc) is not None for item in select.expressions)
+
+
+def _having_as_filter(select: exp.Select) -> None:
+    having = select.args.get("having")
+    if having is None or select.args.get("group") is not None or _aggregates(select) \
+            or having.find(exp.AggFunc) is not None:
+        return
+    aliased = {item.alias.lower(): item.this for item in select.expressions if isinstance(item, exp.Alias)}
+
+    def by_alias(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and not node.table and node.name.lower() in aliased:
+            return exp.paren(aliased[node.name.lower()].copy(), copy=False)
+        return node
+
+    condition = having.this.transform(by_alias)
+    select.set("having", None)
+    select.where(condition, copy=False)
