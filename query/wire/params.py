@@ -6,7 +6,8 @@ mysql-mimic 3.0.5 spliced each parameter into the SQL text as `f"'{param}'"`: a 
 TIME and DATETIME parameters. Here:
 - every MySQL binary type a client sends is decoded (`decode_value`), lengths checked by PacketReader;
 - each value becomes exactly one literal token of its type (`literal`): strings with quotes and
-  backslashes escaped, undecodable bytes as X'…', decimals as exact numbers, dates, times and
+  backslashes escaped, undecodable bytes as X'…', decimals as exact numbers, floats with an exponent
+  (a DOUBLE literal), dates, times and
   datetimes as CASTs of their ISO text, NULL from the null bitmap;
 - placeholders are found by Strata's own tokenizer (`placeholders`), not by a regex, so a `?` inside
   a string, a quoted identifier or a comment is never a parameter, and the count sent in the
@@ -152,7 +153,9 @@ def literal(value: Any, charset: CharacterSet) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise wire_error(f"Incorrect DOUBLE parameter value: {value}", ErrorCode.WRONG_ARGUMENTS)
-        return repr(value)
+        # With an exponent the literal is a DOUBLE, as the parameter was; `0.5` would be a DECIMAL.
+        text = repr(value)
+        return text if "e" in text else text + "e0"
     if isinstance(value, Decimal):
         return format(value, "f")
     if isinstance(value, dt.datetime):
