@@ -37,7 +37,7 @@ from query.parser import SqlError, SqlSyntaxError, parse_script
 from query.parser import statements as st
 from query.reads import session_zone
 from query.wire import WireLimits, WireServer
-from query.wire.columns import WireResult, describe
+from query.wire.columns import WireColumn, WireResult, describe
 from schemas.config import ConfigError, settings
 from schemas.errors import ErrorCode
 from storage import cache_metrics
@@ -147,6 +147,26 @@ class StrataSession(Session):
             else:
                 result = await self._run(statement)
         return result
+
+    async def prepared_columns(self, sql: str) -> list[WireColumn]:
+        """The result columns of a prepared statement (its parameters NULL), for COM_STMT_PREPARE's
+        answer: MySQL announces them there, and libmysqlclient and Connector/J size their result
+        bindings and getMetaData() from them. A lone SELECT runs with LIMIT 0 through `_run`, so the
+        same engine, access checks and sandbox as any statement; anything else, or a SELECT that
+        fails so, announces none, and its EXECUTE answer describes its columns (clients accept that)."""
+        try:
+            statements = await asyncio.get_running_loop().run_in_executor(None, parse_script, sql)
+        except SqlError:
+            return []
+        if len(statements) != 1 or not isinstance(statements[0], st.Query) or \
+                not isinstance(statements[0].expr, exp.Query):
+            return []
+        self._sql = sql
+        try:
+            result = await self._run(st.Query(expr=statements[0].expr.limit(0)))
+        except MysqlError:
+            return []
+        return result.columns if isinstance(result, WireResult) else []
 
     def _parse(self, sql: str) -> list[exp.Expression]:
         parsed, self._parsed = self._parsed, None

@@ -17,8 +17,10 @@ result-set writing and KILL, is upstream's):
   parameter types; COM_STMT_SEND_LONG_DATA never answers (not even an error, as in MySQL: an error
   is reported by the next EXECUTE); COM_STMT_RESET no longer resets the whole session;
 - COM_FIELD_LIST sends one packet per column (upstream joined them into one);
-- still as upstream: the prepare answer announces 0 result columns (the columns are only known once
-  the statement runs; clients, libmysqlclient included, take them from the EXECUTE answer);
+- the prepare answer announces the result columns of a SELECT, as MySQL does (the session runs it
+  with NULL parameters and LIMIT 0: `DescribesPrepared`); other statements announce none;
+- result sets (text and binary) carry the column definitions of query.wire.columns: MySQL type,
+  length, decimals, flags and charset from the result's schema, values in MySQL's forms;
 - COM_RESET_CONNECTION drops the prepared statements.
 """
 
@@ -29,7 +31,7 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from mysql_mimic import context, packets, types
 from mysql_mimic.connection import Connection
@@ -44,7 +46,7 @@ from mysql_mimic.utils import aiterate, cooperative_iterate
 
 from query.wire import columns
 from query.wire import packets as wire
-from query.wire.columns import WireResult, binary_row
+from query.wire.columns import WireColumn, WireResult, binary_row
 from query.wire.errors import CodedRefusal, ConnectionFault, MalformedPacket, wire_error
 from query.wire.params import bind, placeholders
 from query.wire.prepared import Statement, Statements, make_prepare_ok
@@ -63,6 +65,13 @@ class WireLimits:
     max_packet_bytes: int
     handshake_timeout_s: float
     max_prepared_statements: int
+
+
+@runtime_checkable
+class DescribesPrepared(Protocol):
+    """A session that can tell a prepared statement's result columns before it runs."""
+
+    async def prepared_columns(self, sql: str) -> list[WireColumn]: ...
 
 
 class LoginFailed(Exception):
@@ -296,10 +305,18 @@ class WireConnection(Connection):
         # Tokenizing a big statement takes a while: not on the event loop.
         offsets = await asyncio.get_running_loop().run_in_executor(None, placeholders, sql)
         stmt = self.statements.add(sql, offsets)
-        out = [make_prepare_ok(stmt, 0)]
+        result_columns: list[WireColumn] = []
+        if isinstance(self.session, DescribesPrepared):
+            result_columns = await self.session.prepared_columns(
+                bind(sql, offsets, [None] * len(offsets), self.client_charset))
+        out = [make_prepare_ok(stmt, len(result_columns))]
         if stmt.num_params:
             out.extend(packets.make_column_definition_41(server_charset=self.server_charset, name="?")
                        for _ in range(stmt.num_params))
+            if not self.deprecate_eof():
+                out.append(self.eof())
+        if result_columns:
+            out.extend(column.definition() for column in result_columns)
             if not self.deprecate_eof():
                 out.append(self.eof())
         for packet in out:

@@ -96,16 +96,28 @@ def test_datetime_is_naive_with_the_column_precision(raw: RawClient) -> None:
 def test_binary_result_row(raw: RawClient) -> None:
     answer = raw.command(bytes([COM_STMT_PREPARE]) + b"SELECT id, amount, name, born FROM t WHERE id = ?")
     assert answer[:1] == b"\x00"
-    stmt_id, _, params = struct.unpack("<IHH", answer[1:9])
+    stmt_id, announced, params = struct.unpack("<IHH", answer[1:9])
     assert stmt_id >= 1 and params == 1
-    while raw.read_packet()[1][:1] != b"\xfe":  # the parameter definitions and their EOF
-        pass
+    assert raw.read_packet()[1][:1] != b"\xfe" and raw.read_packet()[1][:1] == b"\xfe"  # the parameter, EOF
+    # MySQL announces the result columns at prepare time (libmysqlclient, Connector/J bind from them).
+    assert announced == 4
+    assert kinds([parse_definition(raw.read_packet()[1]) for _ in range(announced)]) == EXPECTED
+    assert raw.read_packet()[1][:1] == b"\xfe"
     # One LONGLONG parameter, 7; no null bitmap bits; new-params-bound 1.
     execute = struct.pack("<BIBI", COM_STMT_EXECUTE, stmt_id, 0, 1) + b"\x00\x01" + struct.pack("<BBq", 8, 0, 7)
     columns, rows = result(raw, raw.command(execute))
     assert kinds(columns) == EXPECTED
     assert rows == [b"\x00\x00" + struct.pack("<q", 7) + b"\x06-12.50" + b"\x04" + "Zoë".encode()
                     + b"\x04" + struct.pack("<HBB", 2020, 2, 29)]
+
+
+def test_prepare_announces_no_columns_for_other_statements(raw: RawClient) -> None:
+    for sql in [b"INSERT INTO t (id) VALUES (?)", b"SELECT id FROM no_such_table WHERE id = ?"]:
+        answer = raw.command(bytes([COM_STMT_PREPARE]) + sql)
+        assert answer[:1] == b"\x00"
+        assert struct.unpack("<IHH", answer[1:9])[1:] == (0, 1)
+        assert raw.read_packet()[1][:1] != b"\xfe" and raw.read_packet()[1][:1] == b"\xfe"
+    assert raw.command(bytes([COM_QUERY]) + b"SELECT 1")[:1] == b"\x01"  # the connection goes on
 
 
 def test_deprecate_eof_results(db: str) -> None:
