@@ -21,7 +21,8 @@ result-set writing and KILL, is upstream's):
   with NULL parameters and LIMIT 0: `DescribesPrepared`); other statements announce none;
 - result sets (text and binary) carry the column definitions of query.wire.columns: MySQL type,
   length, decimals, flags and charset from the result's schema, values in MySQL's forms;
-- COM_RESET_CONNECTION drops the prepared statements.
+- COM_RESET_CONNECTION drops the prepared statements;
+- the greeting announces CLIENT_LONG_FLAG (2-byte column flags), as every MySQL server does.
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ class WireConnection(Connection):
 
     def __init__(self, *args: Any, limits: WireLimits, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # CLIENT_LONG_FLAG: column flags are 2 bytes. Without it Connector/J reads 1 byte of flags and
+        # takes the other (NUM_FLAG's) as the column's decimals: every number had scale 128.
+        self.server_capabilities |= Capabilities.CLIENT_LONG_FLAG
         self.limits = limits
         self.statements = Statements(limits.max_prepared_statements)
 

@@ -131,3 +131,17 @@ def test_deprecate_eof_results(db: str) -> None:
         assert client.read_packet()[1][:1] == b"\xfe"  # the OK that ends the rows
     finally:
         client.close()
+
+
+def test_greeting_announces_two_byte_column_flags() -> None:
+    """CLIENT_LONG_FLAG: without it Connector/J reads one byte of column flags and takes NUM_FLAG's
+    high byte as the column's decimals (every number had scale 128)."""
+    client = RawClient()
+    try:
+        greeting = client.greeting
+        rest = greeting[greeting.index(b"\0", 1) + 1:]
+        low = struct.unpack("<H", rest[13:15])[0]
+        high = struct.unpack("<H", rest[18:20])[0]
+        assert (low | high << 16) & 0x4
+    finally:
+        client.close()
