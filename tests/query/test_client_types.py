@@ -96,6 +96,22 @@ def test_mysqlclient(conn: pymysql.connections.Connection, db: str) -> None:
         client.close()
 
 
+def test_instants_in_the_session_time_zone(conn: pymysql.connections.Connection, db: str) -> None:
+    """now() is an instant (TIMESTAMP WITH TIME ZONE in the executor): sent as a naive DATETIME in
+    the session's time_zone, never with an offset (Connector/J failed on `+00:00`)."""
+    table(conn)
+    with conn.cursor() as cur:
+        cur.execute("INSERT INTO kinds (id) VALUES (1)")
+        for zone, hours in [("+00:00", 0.0), ("+08:00", 8.0), ("-05:30", -5.5), ("UTC", 0.0)]:
+            cur.execute(f"SET time_zone = '{zone}'")
+            cur.execute("SELECT now() AS n FROM kinds")
+            assert codes(cur.description) == [DATETIME]
+            [(value,)] = cur.fetchall()
+            expected = dt.datetime.now(dt.UTC).replace(tzinfo=None) + dt.timedelta(hours=hours)
+            assert isinstance(value, dt.datetime) and value.tzinfo is None
+            assert abs(value - expected) < dt.timedelta(minutes=2), (zone, value, expected)
+
+
 def prepared_round_trip(conn: Any, big: int, score: float) -> dict[str, Any]:
     """mysql-connector-python's server-side prepared statements: every parameter type bound in the
     binary protocol, results in binary rows. Returns what the client saw, for the caller to check
