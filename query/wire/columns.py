@@ -180,6 +180,8 @@ def from_type(name: str, duck_type: str, zone: dt.tzinfo) -> WireColumn:
         if kind.startswith("UNION("):
             raise _unsupported(name, duck_type)
         return _text(name, ColumnType.STRING, encode=v.text_nested(zone))
+    if kind.startswith("ENUM("):
+        return _text(name)
     simple = _SIMPLE.get(kind)
     if simple is None:
         raise _unsupported(name, duck_type)
@@ -199,7 +201,6 @@ _SIMPLE: dict[str, Any] = {
     "HUGEINT": lambda name, zone: _text(name, ColumnType.STRING, 40, v.text_int),
     "UHUGEINT": lambda name, zone: _text(name, ColumnType.STRING, 39, v.text_int),
     "VARCHAR": lambda name, zone: _text(name),
-    "ENUM": lambda name, zone: _text(name),
     "UUID": lambda name, zone: _text(name, length=36 * 4),
     "JSON": lambda name, zone: WireColumn(name, ColumnType.JSON, _LONG_BLOB_LENGTH, 0, Flags.BLOB | Flags.BINARY,
                                           BINARY, v.text_str, v.binary_lenenc(v.text_str)),

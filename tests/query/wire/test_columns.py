@@ -51,6 +51,7 @@ NUM = Flags.NUM | Flags.BINARY
     ("TIMESTAMP(3)", ColumnType.DATETIME, 23, 3, Flags.BINARY, BINARY),
     ("TIME(0)", ColumnType.TIME, 10, 0, Flags.BINARY, BINARY),
     ("UUID", ColumnType.VAR_STRING, 144, 0, Flags(0), UTF8_GENERAL_CI),
+    ("ENUM('a', 'b')", ColumnType.VAR_STRING, 65535 * 4, 0, Flags(0), UTF8_GENERAL_CI),
     ("JSON", ColumnType.JSON, 2**32 - 1, 0, Flags.BLOB | Flags.BINARY, BINARY),
     ("INTEGER[]", ColumnType.STRING, 65535 * 4, 0, Flags(0), UTF8_GENERAL_CI),
     ("INTEGER[3]", ColumnType.STRING, 65535 * 4, 0, Flags(0), UTF8_GENERAL_CI),
@@ -106,6 +107,8 @@ def test_types_without_a_mysql_form_are_refused() -> None:
     assert caught.value.code == 1235 and "CAST it" in caught.value.msg
     with pytest.raises(MysqlError):
         from_type("b", "BIT", UTC)
+    with pytest.raises(MysqlError):
+        from_type("t", "TIME WITH TIME ZONE", UTC)  # the offset would be lost
 
 
 def text(duck: str, value: object, zone: dt.tzinfo = UTC) -> str:
