@@ -8,11 +8,12 @@ Doris send for the same type (`SELECT` of a table column), which drivers use: Co
 precision and display size, pandas' dtypes through the drivers' type codes, mysqlclient's binary
 flag (bytes or str), the charset (33 = utf8_general_ci for text, as Doris; 63 = binary for numbers,
 dates and BLOBs). Results built by hand (`types` None: SHOW …) and mysql-mimic's own answers (SET,
-SHOW VARIABLES) are described from their values instead (`from_values`).
+SHOW VARIABLES) are described from their values instead (`from_value`).
 
-Doris ARRAY/MAP/STRUCT and LARGEINT have no MySQL type: they go out as text (MYSQL_TYPE_STRING), as
-Doris sends them. A type with no MySQL counterpart here (DuckDB's UNION, BIT, …) is refused with a
-"not supported" error rather than sent as some text a client would misread.
+Doris ARRAY/MAP/STRUCT have no MySQL type: they go out as text (MYSQL_TYPE_STRING), as Doris sends
+them; LARGEINT (DuckDB's HUGEINT, also what DuckDB makes of SUM(BIGINT)) as DECIMAL(39,0). A type
+with no MySQL counterpart here (DuckDB's UNION, BIT, TIME WITH TIME ZONE) is refused with a "not
+supported" error rather than sent as some text a client would misread.
 """
 
 from __future__ import annotations
@@ -197,9 +198,10 @@ _SIMPLE: dict[str, Any] = {
     "BOOLEAN": lambda name, zone: _boolean(name),
     "FLOAT": lambda name, zone: _float(name, double=False),
     "DOUBLE": lambda name, zone: _float(name, double=True),
-    # LARGEINT: 128 bits have no MySQL integer type; Doris sends the digits as text.
-    "HUGEINT": lambda name, zone: _text(name, ColumnType.STRING, 40, v.text_int),
-    "UHUGEINT": lambda name, zone: _text(name, ColumnType.STRING, 39, v.text_int),
+    # LARGEINT, and DuckDB's sum of a BIGINT: 128 bits have no MySQL integer type. Sent as
+    # DECIMAL(39,0), as MySQL sends SUM(BIGINT): exact, and a number in every client.
+    "HUGEINT": lambda name, zone: _decimal(name, 39, 0),
+    "UHUGEINT": lambda name, zone: _decimal(name, 39, 0),
     "VARCHAR": lambda name, zone: _text(name),
     "UUID": lambda name, zone: _text(name, length=36 * 4),
     "JSON": lambda name, zone: WireColumn(name, ColumnType.JSON, _LONG_BLOB_LENGTH, 0, Flags.BLOB | Flags.BINARY,
@@ -222,7 +224,7 @@ def from_value(name: str, sample: Any, zone: dt.tzinfo) -> WireColumn:
         return _boolean(name)
     if isinstance(sample, int):
         return _integer(name, ColumnType.LONGLONG, 8, 20, False) if -2**63 <= sample < 2**63 else \
-            _text(name, ColumnType.STRING, 40, v.text_int)
+            _decimal(name, 39, 0)
     if isinstance(sample, float):
         return _float(name, double=True)
     if isinstance(sample, Decimal):

@@ -7,8 +7,8 @@ TIME and DATETIME parameters. Here:
 - every MySQL binary type a client sends is decoded (`decode_value`), lengths checked by PacketReader;
 - each value becomes exactly one literal token of its type (`literal`): strings with quotes and
   backslashes escaped, undecodable bytes as X'…', decimals as exact numbers, floats with an exponent
-  (a DOUBLE literal), dates, times and
-  datetimes as CASTs of their ISO text, NULL from the null bitmap;
+  (a DOUBLE literal), dates, times and datetimes as CASTs of their ISO text (a TIME beyond a day as
+  an INTERVAL), NULL from the null bitmap;
 - placeholders are found by Strata's own tokenizer (`placeholders`), not by a regex, so a `?` inside
   a string, a quoted identifier or a comment is never a parameter, and the count sent in the
   prepare response is the count the parser will see.
@@ -165,7 +165,9 @@ def literal(value: Any, charset: CharacterSet) -> str:
     if isinstance(value, dt.timedelta):
         if dt.timedelta(0) <= value < dt.timedelta(days=1):
             return f"CAST('{_time_text(value)}' AS TIME)"
-        return string_literal(_time_text(value))  # MySQL's TIME range is wider than a time of day
+        # MySQL's TIME range (±838 hours) is wider than a time of day, DuckDB's TIME: an INTERVAL,
+        # which goes back to the client as a TIME (query.wire.columns).
+        return f"INTERVAL {string_literal(_time_text(value))}"
     if isinstance(value, (bytes, bytearray)):
         try:
             text = bytes(value).decode(charset.codec)

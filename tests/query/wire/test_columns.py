@@ -32,7 +32,7 @@ NUM = Flags.NUM | Flags.BINARY
     ("UINTEGER", ColumnType.LONG, 10, 0, NUM | Flags.UNSIGNED, BINARY),
     ("BIGINT", ColumnType.LONGLONG, 20, 0, NUM, BINARY),
     ("UBIGINT", ColumnType.LONGLONG, 20, 0, NUM | Flags.UNSIGNED, BINARY),
-    ("HUGEINT", ColumnType.STRING, 40, 0, Flags(0), UTF8_GENERAL_CI),
+    ("HUGEINT", ColumnType.NEWDECIMAL, 40, 0, NUM, BINARY),
     ("FLOAT", ColumnType.FLOAT, 12, 31, NUM, BINARY),
     ("DOUBLE", ColumnType.DOUBLE, 22, 31, NUM, BINARY),
     ("DECIMAL(10,2)", ColumnType.NEWDECIMAL, 12, 2, NUM, BINARY),
