@@ -204,8 +204,9 @@ _SIMPLE: dict[str, Any] = {
     "UHUGEINT": lambda name, zone: _decimal(name, 39, 0),
     "VARCHAR": lambda name, zone: _text(name),
     "UUID": lambda name, zone: _text(name, length=36 * 4),
-    "JSON": lambda name, zone: WireColumn(name, ColumnType.JSON, _LONG_BLOB_LENGTH, 0, Flags.BLOB | Flags.BINARY,
-                                          BINARY, v.text_str, v.binary_lenenc(v.text_str)),
+    # JSON in UTF-8, as MySQL sends `CAST(… AS JSON)`: clients decode it as text (with the binary
+    # charset of a MySQL JSON column, mysql-connector-python returns bytes).
+    "JSON": lambda name, zone: _text(name, ColumnType.JSON, _LONG_BLOB_LENGTH),
     "BLOB": lambda name, zone: _blob(name),
     "DATE": lambda name, zone: _date(name, zone),
     # DuckDB's TIME and INTERVAL carry microseconds; an INTERVAL is sent as MySQL's TIME, whose

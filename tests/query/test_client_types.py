@@ -112,6 +112,31 @@ def test_instants_in_the_session_time_zone(conn: pymysql.connections.Connection,
             assert abs(value - expected) < dt.timedelta(minutes=2), (zone, value, expected)
 
 
+OTHER_TYPES = ("SELECT [1, 2] AS a, CAST('{\"k\":1}' AS JSON) AS j, CAST('ab' AS VARBINARY) AS b, true AS t, "
+               "CAST(-1 AS TINYINT) AS ti, CAST(-2 AS SMALLINT) AS si, CAST(1.5 AS FLOAT) AS f FROM kinds WHERE id = ")
+# Doris ARRAY as text, JSON, BLOB, BOOLEAN as TINYINT(1), TINYINT, SMALLINT, FLOAT.
+OTHER_CODES = [254, 245, 252, 1, 1, 2, 4]
+OTHER_VALUES = ("[1, 2]", '{"k":1}', b"ab", 1, -1, -2, 1.5)
+
+
+def test_other_types_in_text_and_binary_rows(conn: pymysql.connections.Connection, db: str) -> None:
+    table(conn)
+    with conn.cursor() as cur:
+        cur.execute("INSERT INTO kinds (id) VALUES (1)")
+        cur.execute(OTHER_TYPES + "1")
+        assert codes(cur.description) == OTHER_CODES
+        assert [tuple(r) for r in cur.fetchall()] == [OTHER_VALUES]
+    client = mysql.connector.connect(host="127.0.0.1", port=int(os.environ["STRATA_SQL_PORT"]), user="root",
+                                     database=db, use_pure=True, connection_timeout=10)
+    try:
+        cur = client.cursor(prepared=True)
+        cur.execute(OTHER_TYPES + "?", (1,))
+        assert codes(cur.description) == OTHER_CODES
+        assert [tuple(r) for r in cur.fetchall()] == [OTHER_VALUES]
+    finally:
+        client.close()
+
+
 def prepared_round_trip(conn: Any, big: int, score: float) -> dict[str, Any]:
     """mysql-connector-python's server-side prepared statements: every parameter type bound in the
     binary protocol, results in binary rows. Returns what the client saw, for the caller to check

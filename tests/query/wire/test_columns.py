@@ -52,7 +52,7 @@ NUM = Flags.NUM | Flags.BINARY
     ("TIME(0)", ColumnType.TIME, 10, 0, Flags.BINARY, BINARY),
     ("UUID", ColumnType.VAR_STRING, 144, 0, Flags(0), UTF8_GENERAL_CI),
     ("ENUM('a', 'b')", ColumnType.VAR_STRING, 65535 * 4, 0, Flags(0), UTF8_GENERAL_CI),
-    ("JSON", ColumnType.JSON, 2**32 - 1, 0, Flags.BLOB | Flags.BINARY, BINARY),
+    ("JSON", ColumnType.JSON, 2**32 - 1, 0, Flags(0), UTF8_GENERAL_CI),
     ("INTEGER[]", ColumnType.STRING, 65535 * 4, 0, Flags(0), UTF8_GENERAL_CI),
     ("INTEGER[3]", ColumnType.STRING, 65535 * 4, 0, Flags(0), UTF8_GENERAL_CI),
     ("STRUCT(a INTEGER, b VARCHAR)", ColumnType.STRING, 65535 * 4, 0, Flags(0), UTF8_GENERAL_CI),
