@@ -112,9 +112,10 @@ _INTEGERS: dict[str, tuple[ColumnType, int, int, bool]] = {
 _TIMESTAMP_DECIMALS = {"TIMESTAMP_S": 0, "TIMESTAMP_MS": 3, "TIMESTAMP": 6, "TIMESTAMP_US": 6, "TIMESTAMP_NS": 6,
                        "DATETIME": 6, "TIMESTAMP WITH TIME ZONE": 6, "TIMESTAMPTZ": 6}
 _DECIMAL = re.compile(r"DECIMAL\((\d+),\s*(\d+)\)")
-# `TIMESTAMP(p)` / `TIME(p)`: not DuckDB names, but how the engine states a precision DuckDB's types
-# cannot (DuckDB has only seconds, milliseconds, microseconds and nanoseconds).
+# `TIMESTAMP(p)` / `TIME(p)` / `VARCHAR(n)`: not DuckDB names, but how the engine may state what
+# DuckDB's types cannot (a timestamp is in s, ms, us or ns; a VARCHAR has no length).
 _PRECISION = re.compile(r"(TIMESTAMP|DATETIME|TIME)\((\d)\)")
+_VARCHAR = re.compile(r"(?:VARCHAR|CHAR)\((\d+)\)")
 _NESTED = re.compile(r"^(STRUCT|MAP|UNION)\(|\[\d*\]$")
 
 
@@ -181,6 +182,9 @@ def from_type(name: str, duck_type: str, zone: dt.tzinfo) -> WireColumn:
         if kind.startswith("UNION("):
             raise _unsupported(name, duck_type)
         return _text(name, ColumnType.STRING, encode=v.text_nested(zone))
+    varchar = _VARCHAR.fullmatch(kind)
+    if varchar:
+        return _text(name, length=int(varchar.group(1)) * 4)  # utf8mb4: up to 4 bytes a character
     if kind.startswith("ENUM("):
         return _text(name)
     simple = _SIMPLE.get(kind)

@@ -38,6 +38,7 @@ NUM = Flags.NUM | Flags.BINARY
     ("DECIMAL(10,2)", ColumnType.NEWDECIMAL, 12, 2, NUM, BINARY),
     ("DECIMAL(18,0)", ColumnType.NEWDECIMAL, 19, 0, NUM, BINARY),
     ("VARCHAR", ColumnType.VAR_STRING, 65535 * 4, 0, Flags(0), UTF8_GENERAL_CI),
+    ("VARCHAR(50)", ColumnType.VAR_STRING, 200, 0, Flags(0), UTF8_GENERAL_CI),
     ("BLOB", ColumnType.BLOB, 2**32 - 1, 0, Flags.BLOB | Flags.BINARY, BINARY),
     ("DATE", ColumnType.DATE, 10, 0, Flags.BINARY, BINARY),
     ("TIME", ColumnType.TIME, 17, 6, Flags.BINARY, BINARY),
