@@ -22,7 +22,7 @@ import datetime as dt
 import enum
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -198,7 +198,7 @@ def _unsupported(name: str, duck_type: str) -> MysqlError:
                       "CAST it to a supported type", ErrorCode.NOT_SUPPORTED_YET)  # type: ignore[arg-type]
 
 
-_SIMPLE: dict[str, Any] = {
+_SIMPLE: dict[str, Callable[[str, dt.tzinfo], WireColumn]] = {
     "BOOLEAN": lambda name, zone: _boolean(name),
     "FLOAT": lambda name, zone: _float(name, double=False),
     "DOUBLE": lambda name, zone: _float(name, double=True),
