@@ -16,7 +16,7 @@ import logging
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from decimal import Decimal
+from datetime import tzinfo
 from typing import Any
 
 from aiohttp import web
@@ -24,8 +24,6 @@ from confluent_kafka import KafkaException
 from mysql_mimic import Session
 from mysql_mimic.connection import Connection
 from mysql_mimic.errors import MysqlError
-from mysql_mimic.results import ResultColumn, ResultSet, infer_type
-from mysql_mimic.types import ColumnType
 from mysql_mimic.variables import GlobalVariables, SessionVariables
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 from sqlglot import exp
@@ -39,8 +37,10 @@ from query.context import Done, Rows, SessionState, SqlFailure, StatementGuard
 from query.engine import Engine
 from query.parser import SqlError, SqlSyntaxError, parse_script
 from query.parser import statements as st
+from query.reads import session_zone
 from query.system_variables import MYSQL_VARIABLES, SYNONYMS
 from query.wire import WireLimits, WireServer
+from query.wire.columns import WireColumn, WireResult, describe
 from schemas.config import ConfigError, settings
 from schemas.errors import ErrorCode
 from storage import cache_metrics
@@ -89,18 +89,6 @@ def _group_commit_mode(value: Any) -> str:
 _OWN_VARIABLES: dict[str, tuple[Any, Any, bool]] = {"group_commit": (_group_commit_mode, "off_mode", True),
                                                      **timeouts.VARIABLES}
 _VARIABLES = {**MYSQL_VARIABLES, **_OWN_VARIABLES}
-
-
-def _result_columns(result: Rows) -> list[ResultColumn]:
-    """Column types from each column's first non-NULL value. mysql-mimic would do it too, but it
-    keys columns by name (a result with two `v` columns fails) and sends DECIMAL as text."""
-    columns = []
-    for i, name in enumerate(result.columns):
-        value = next((row[i] for row in result.rows if row[i] is not None), None)
-        kind = (ColumnType.NULL if value is None else ColumnType.NEWDECIMAL if isinstance(value, Decimal)
-                else infer_type(value))
-        columns.append(ResultColumn(name=name, type=kind))
-    return columns
 
 
 class StrataSession(Session):
@@ -172,6 +160,26 @@ class StrataSession(Session):
                 result = await self._run(statement)
         return result
 
+    async def prepared_columns(self, sql: str) -> list[WireColumn]:
+        """The result columns of a prepared statement (its parameters NULL), for COM_STMT_PREPARE's
+        answer: MySQL announces them there, and libmysqlclient and Connector/J size their result
+        bindings and getMetaData() from them. A lone SELECT runs with LIMIT 0 through `_run`, so the
+        same engine, access checks and sandbox as any statement; anything else, or a SELECT that
+        fails so, announces none, and its EXECUTE answer describes its columns (clients accept that)."""
+        try:
+            statements = await asyncio.get_running_loop().run_in_executor(None, parse_script, sql)
+        except SqlError:
+            return []
+        if len(statements) != 1 or not isinstance(statements[0], st.Query) or \
+                not isinstance(statements[0].expr, exp.Query):
+            return []
+        self._sql = sql
+        try:
+            result = await self._run(st.Query(expr=statements[0].expr.limit(0)))
+        except MysqlError:
+            return []
+        return result.columns if isinstance(result, WireResult) else []
+
     def _parse(self, sql: str) -> list[exp.Expression]:
         parsed, self._parsed = self._parsed, None
         return parsed if parsed is not None else super()._parse(sql)
@@ -219,6 +227,12 @@ class StrataSession(Session):
         for name in timeouts.SESSION_VARIABLES:
             self.state.variables[name] = str(self.variables.get(name))
 
+    def _zone(self) -> tzinfo:
+        try:
+            return session_zone(self.state)
+        except SqlFailure as failure:
+            raise MysqlError(failure.message, failure.code) from None  # type: ignore[arg-type]
+
     async def _run(self, statement: st.Statement) -> Any:
         kind = type(statement).__name__
         started = time.perf_counter()
@@ -258,7 +272,8 @@ class StrataSession(Session):
         # USE sets it, DROP DATABASE of the current one clears it; SELECT DATABASE() reads mimic's copy.
         self.database = self.state.database
         if isinstance(result, Rows):
-            return ResultSet(rows=result.rows, columns=_result_columns(result))
+            # Described from the executor's types (query.wire.columns); times in the session's zone.
+            return WireResult(result.rows, describe(result.columns, result.types, result.rows, self._zone()))
         assert isinstance(result, Done)
         self._affected_rows = result.affected_rows
         return None

@@ -141,7 +141,11 @@ def visible_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequ
 
 def _fold(column: Column) -> str:
     name = column.file_column
-    if column.aggregation in ("SUM", "MIN", "MAX"):
+    if column.aggregation == "SUM":
+        # DuckDB widens a sum (BIGINT → HUGEINT, DECIMAL(8,2) → DECIMAL(38,2)); the column keeps its
+        # declared type, as in Doris, so readers and the wire see the table's schema.
+        return f"CAST(sum({name}) AS {duck_type(column.type)})"
+    if column.aggregation in ("MIN", "MAX"):
         return f"{column.aggregation.lower()}({name})"
     if column.aggregation == "REPLACE_IF_NOT_NULL":
         return f"arg_max({name}, {ORDER}) FILTER (WHERE {name} IS NOT NULL)"

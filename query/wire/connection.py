@@ -17,9 +17,12 @@ result-set writing and KILL, is upstream's):
   parameter types; COM_STMT_SEND_LONG_DATA never answers (not even an error, as in MySQL: an error
   is reported by the next EXECUTE); COM_STMT_RESET no longer resets the whole session;
 - COM_FIELD_LIST sends one packet per column (upstream joined them into one);
-- still as upstream: the prepare answer announces 0 result columns (the columns are only known once
-  the statement runs; clients, libmysqlclient included, take them from the EXECUTE answer);
-- COM_RESET_CONNECTION drops the prepared statements.
+- the prepare answer announces the result columns of a SELECT, as MySQL does (the session runs it
+  with NULL parameters and LIMIT 0: `DescribesPrepared`); other statements announce none;
+- result sets (text and binary) carry the column definitions of query.wire.columns: MySQL type,
+  length, decimals, flags and charset from the result's schema, values in MySQL's forms;
+- COM_RESET_CONNECTION drops the prepared statements;
+- the greeting announces CLIENT_LONG_FLAG (2-byte column flags), as every MySQL server does.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from datetime import UTC
+from typing import Any, Protocol, runtime_checkable
 
 from mysql_mimic import context, packets, types
 from mysql_mimic.connection import Connection
@@ -36,12 +40,14 @@ from mysql_mimic.constants import KillKind
 from mysql_mimic.errors import ErrorCode as MimicCode
 from mysql_mimic.errors import MysqlError
 from mysql_mimic.packets import SSLRequest
-from mysql_mimic.results import ResultSet
+from mysql_mimic.results import ensure_result_set
 from mysql_mimic.schema import com_field_list_to_show_statement
 from mysql_mimic.types import Capabilities, Commands
 from mysql_mimic.utils import aiterate, cooperative_iterate
 
+from query.wire import columns
 from query.wire import packets as wire
+from query.wire.columns import WireColumn, WireResult, binary_row
 from query.wire.errors import CodedRefusal, ConnectionFault, MalformedPacket, wire_error
 from query.wire.params import bind, placeholders
 from query.wire.prepared import Statement, Statements, make_prepare_ok
@@ -62,6 +68,13 @@ class WireLimits:
     max_prepared_statements: int
 
 
+@runtime_checkable
+class DescribesPrepared(Protocol):
+    """A session that can tell a prepared statement's result columns before it runs."""
+
+    async def prepared_columns(self, sql: str) -> list[WireColumn]: ...
+
+
 class LoginFailed(Exception):
     """Authentication was refused and the client told so; the connection ends here."""
 
@@ -71,6 +84,9 @@ class WireConnection(Connection):
 
     def __init__(self, *args: Any, limits: WireLimits, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # CLIENT_LONG_FLAG: column flags are 2 bytes. Without it Connector/J reads 1 byte of flags and
+        # takes the other (NUM_FLAG's) as the column's decimals: every number had scale 128.
+        self.server_capabilities |= Capabilities.CLIENT_LONG_FLAG
         self.limits = limits
         self.statements = Statements(limits.max_prepared_statements)
 
@@ -247,6 +263,17 @@ class WireConnection(Connection):
                 default=row[4]), drain=False)
         await self.stream.write(self.ok_or_eof())
 
+    async def query(self, sql: str, query_attrs: dict[str, str]) -> WireResult:  # type: ignore[override]
+        """The session's answer as a WireResult: the engine's results come described by their types
+        (query.wire.columns); mysql-mimic's own answers (SET, SHOW VARIABLES) are described here from
+        their values, so every result set goes out through the same column definitions."""
+        result = await self.session.handle_query(sql, query_attrs)
+        if isinstance(result, WireResult):
+            return result
+        mimic = await ensure_result_set(result)
+        rows = [row async for row in aiterate(mimic.rows)]
+        return WireResult(rows, columns.describe([c.name for c in mimic.columns], None, rows, UTC))
+
     async def handle_query(self, data: bytes) -> None:
         query = wire.parse_com_query(self.capabilities, self.client_charset, data)
         result_set = await self.query(query.sql, query.attrs)
@@ -255,16 +282,45 @@ class WireConnection(Connection):
             return
         await self.write_text_resultset(result_set)
 
+    def _column_definitions(self, result_set: WireResult) -> list[bytes]:
+        """The column count and one definition per column."""
+        out = [packets.make_column_count(capabilities=self.capabilities, column_count=len(result_set.columns))]
+        out.extend(column.definition() for column in result_set.columns)
+        return out
+
+    async def write_text_resultset(self, result_set: WireResult) -> None:  # type: ignore[override]
+        """Upstream's, with the column definitions of query.wire.columns (type, length, decimals,
+        flags, charset) and the columns' own text encoders."""
+        self.stream.write_many(self._column_definitions(result_set))
+        if not self.deprecate_eof():
+            self.stream.write_many([self.eof()])
+        rows = result_set.rows
+        batch = 10_000
+        for start in range(0, len(rows), batch):
+            self.stream.write_text_rows(rows[start:start + batch], result_set.columns)
+            if start + batch < len(rows):
+                await self.stream.drain()
+        await self.stream.write(self.ok_or_eof(affected_rows=len(rows)), drain=False)
+        await self.stream.drain()
+
     # -- prepared statements ---------------------------------------------------------------------
     async def handle_stmt_prepare(self, data: bytes) -> None:
         sql = wire.decode_text(self.client_charset, data, "statement")
         # Tokenizing a big statement takes a while: not on the event loop.
         offsets = await asyncio.get_running_loop().run_in_executor(None, placeholders, sql)
         stmt = self.statements.add(sql, offsets)
-        out = [make_prepare_ok(stmt, 0)]
+        result_columns: list[WireColumn] = []
+        if isinstance(self.session, DescribesPrepared):
+            result_columns = await self.session.prepared_columns(
+                bind(sql, offsets, [None] * len(offsets), self.client_charset))
+        out = [make_prepare_ok(stmt, len(result_columns))]
         if stmt.num_params:
             out.extend(packets.make_column_definition_41(server_charset=self.server_charset, name="?")
                        for _ in range(stmt.num_params))
+            if not self.deprecate_eof():
+                out.append(self.eof())
+        if result_columns:
+            out.extend(column.definition() for column in result_columns)
             if not self.deprecate_eof():
                 out.append(self.eof())
         for packet in out:
@@ -317,17 +373,12 @@ class WireConnection(Connection):
             values = values[: stmt.num_params]
         return bind(stmt.sql, stmt.placeholders, values, self.client_charset), attrs
 
-    async def _write_binary_resultset(self, stmt: Statement, result_set: ResultSet, use_cursor: bool) -> None:
-        await self.stream.write(packets.make_column_count(capabilities=self.capabilities,
-                                                          column_count=len(result_set.columns)), drain=False)
-        for column in result_set.columns:
-            await self.stream.write(packets.make_column_definition_41(
-                server_charset=self.server_charset, name=column.name, column_type=column.type,
-                character_set=column.character_set), drain=False)
+    async def _write_binary_resultset(self, stmt: Statement, result_set: WireResult, use_cursor: bool) -> None:
+        self.stream.write_many(self._column_definitions(result_set))
 
         async def rows() -> AsyncIterator[bytes]:
             async for row in cooperative_iterate(aiterate(result_set.rows)):
-                yield packets.make_binary_resultrow(row, result_set.columns)
+                yield binary_row(row, result_set.columns)
 
         if use_cursor:
             stmt.cursor = rows()

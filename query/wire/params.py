@@ -6,8 +6,9 @@ mysql-mimic 3.0.5 spliced each parameter into the SQL text as `f"'{param}'"`: a 
 TIME and DATETIME parameters. Here:
 - every MySQL binary type a client sends is decoded (`decode_value`), lengths checked by PacketReader;
 - each value becomes exactly one literal token of its type (`literal`): strings with quotes and
-  backslashes escaped, undecodable bytes as X'…', decimals as exact numbers, dates, times and
-  datetimes as CASTs of their ISO text, NULL from the null bitmap;
+  backslashes escaped, undecodable bytes as X'…', decimals as exact numbers, floats with an exponent
+  (a DOUBLE literal), dates, times and datetimes as CASTs of their ISO text (a TIME beyond a day as
+  an INTERVAL), NULL from the null bitmap;
 - placeholders are found by Strata's own tokenizer (`placeholders`), not by a regex, so a `?` inside
   a string, a quoted identifier or a comment is never a parameter, and the count sent in the
   prepare response is the count the parser will see.
@@ -152,7 +153,9 @@ def literal(value: Any, charset: CharacterSet) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise wire_error(f"Incorrect DOUBLE parameter value: {value}", ErrorCode.WRONG_ARGUMENTS)
-        return repr(value)
+        # With an exponent the literal is a DOUBLE, as the parameter was; `0.5` would be a DECIMAL.
+        text = repr(value)
+        return text if "e" in text else text + "e0"
     if isinstance(value, Decimal):
         return format(value, "f")
     if isinstance(value, dt.datetime):
@@ -162,7 +165,9 @@ def literal(value: Any, charset: CharacterSet) -> str:
     if isinstance(value, dt.timedelta):
         if dt.timedelta(0) <= value < dt.timedelta(days=1):
             return f"CAST('{_time_text(value)}' AS TIME)"
-        return string_literal(_time_text(value))  # MySQL's TIME range is wider than a time of day
+        # MySQL's TIME range (±838 hours) is wider than a time of day, DuckDB's TIME: an INTERVAL,
+        # which goes back to the client as a TIME (query.wire.columns).
+        return f"INTERVAL {string_literal(_time_text(value))}"
     if isinstance(value, (bytes, bytearray)):
         try:
             text = bytes(value).decode(charset.codec)

@@ -7,7 +7,8 @@ classes cannot inherit from it) and changed where upstream trusts the client:
 - a logical packet (a 16 MB frame plus its continuations) may not exceed `max_packet_bytes`;
   upstream concatenates continuations without limit, so one client could exhaust the memory;
 - continuation frames are gathered in a list, not by `bytes +=` (quadratic for big statements).
-Writing is upstream's code unchanged.
+Writing is upstream's code, except that text rows are encoded by their columns' own encoders
+(query.wire.columns) instead of mysql-mimic's `str(value)`.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from collections.abc import Sequence
 from ssl import SSLContext
 from typing import Any
 
-from mysql_mimic.results import ResultColumn
 from mysql_mimic.stream import ConnectionClosed
-from mysql_mimic.types import ColumnType, uint_len
+from mysql_mimic.types import uint_len
 from mysql_mimic.utils import seq
 
+from query.wire.columns import WireColumn
 from query.wire.errors import ConnectionFault
 from schemas.errors import ErrorCode
 
@@ -102,13 +103,14 @@ class WireStream:
             self._buffer.extend(self._header)
             self._buffer.extend(data)
 
-    def write_text_rows(self, rows: Sequence[Sequence[Any]], columns: Sequence[ResultColumn]) -> int:
+    def write_text_rows(self, rows: Sequence[Sequence[Any]], columns: Sequence[WireColumn]) -> int:
         """Serialize and frame text result rows directly into the buffer; returns the rows written."""
         buf = self._buffer
         num_cols = len(columns)
         count = 0
         seq_val = self.seq.value
         seq_size = self.seq.size or 0
+        encoders = [column.text for column in columns]
         for row in rows:
             header_pos = len(buf)
             buf.extend(b"\x00\x00\x00\x00")
@@ -117,18 +119,7 @@ class WireStream:
                 if value is None:
                     buf.append(0xFB)
                     continue
-                col = columns[i]
-                if col.use_default_text_encoder:
-                    if isinstance(value, str):
-                        encoded = value.encode(col.codec)
-                    elif isinstance(value, bytes):
-                        encoded = value
-                    else:
-                        encoded = str(value).encode(col.codec)
-                elif col.type == ColumnType.TINY:
-                    encoded = str(int(value)).encode(col.codec)
-                else:
-                    encoded = col.text_encoder(col, value)
+                encoded = encoders[i](value)
                 n = len(encoded)
                 if n < 251:
                     buf.append(n)

@@ -8,6 +8,7 @@ were refused. Parameters are now bound as typed literals (query.wire.params)."""
 from __future__ import annotations
 
 import datetime as dt
+import io
 import os
 from collections.abc import Iterator
 from decimal import Decimal
@@ -94,8 +95,9 @@ def test_null_parameters(prepared: MySQLConnection) -> None:
 def test_time_parameters(prepared: MySQLConnection) -> None:
     [(value,)] = select(prepared, "SELECT ?", (dt.time(10, 11, 12),))
     assert str(value) == "10:11:12"
-    [(value,)] = select(prepared, "SELECT ?", (dt.timedelta(hours=30, minutes=1),))
-    assert str(value) == "30:01:00"
+    # Beyond a day (MySQL's TIME reaches ±838 hours): still a TIME for the client.
+    for delta in [dt.timedelta(hours=30, minutes=1), -dt.timedelta(hours=30, seconds=1, microseconds=5)]:
+        assert select(prepared, "SELECT ? FROM people WHERE id = 1", (delta,)) == [(delta,)]
 
 
 def test_placeholders_in_strings_and_comments_are_text(prepared: MySQLConnection) -> None:
@@ -130,3 +132,38 @@ def test_bad_sql_is_a_parse_error(prepared: MySQLConnection) -> None:
     assert caught.value.errno == 1064 and caught.value.sqlstate == "42000"
     cur.close()
     assert select(prepared, "SELECT ?", ("still fine",)) == [("still fine",)]
+
+
+def test_long_data_accumulates_across_packets(prepared: MySQLConnection) -> None:
+    # mysql-connector sends a file-like parameter with COM_STMT_SEND_LONG_DATA, 128 KB per packet.
+    text = "é" * 200_000
+    assert select(prepared, "SELECT length(?), ?", (io.BytesIO(text.encode()), 5)) == [(200_000, 5)]
+
+
+def test_reset_discards_long_data(prepared: MySQLConnection) -> None:
+    statement = prepared.cmd_stmt_prepare(b"SELECT ? AS v")
+    assert isinstance(statement, dict)
+    stmt_id = statement["statement_id"]
+    prepared.cmd_stmt_send_long_data(stmt_id, 0, io.BytesIO(b"discarded"))
+    prepared.cmd_stmt_reset(stmt_id)
+    answer = prepared.cmd_stmt_execute(stmt_id, data=("kept",), parameters=statement["parameters"])
+    assert isinstance(answer, tuple)
+    prepared.unread_result = True  # what the client's prepared cursor sets after an EXECUTE with rows
+    rows, _ = prepared.get_rows(binary=True, columns=answer[1])
+    assert [tuple(row) for row in rows] == [("kept",)]
+    prepared.cmd_stmt_close(stmt_id)
+
+
+def test_prepare_announces_the_result_columns(prepared: MySQLConnection) -> None:
+    """MySQL describes a SELECT's columns in the prepare answer; libmysqlclient and Connector/J
+    bind their result buffers (getMetaData before execute) from it."""
+    statement = prepared.cmd_stmt_prepare(b"SELECT id, amount, born, seen FROM people WHERE id = ?")
+    assert isinstance(statement, dict)
+    assert statement["num_columns"] == 4 and statement["num_params"] == 1
+    assert [(c[0], c[1]) for c in statement["columns"]] == [("id", 3), ("amount", 246), ("born", 10), ("seen", 12)]
+    other = prepared.cmd_stmt_prepare(b"INSERT INTO people (id) VALUES (?)")
+    assert isinstance(other, dict)
+    assert other["num_columns"] == 0 and other["statement_id"] not in (0, statement["statement_id"])
+    prepared.cmd_stmt_close(statement["statement_id"])
+    assert select(prepared, "SELECT name FROM people WHERE id = ?", (2,)) == [("nobody",)]
+    prepared.cmd_stmt_close(other["statement_id"])
