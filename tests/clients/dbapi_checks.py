@@ -4,8 +4,9 @@ does what an application does with that driver, and asserts exactly what MySQL w
 
 mysql-connector-python's C extension must be imported before Python's `ssl` module: its wheel ships an
 OpenSSL newer than Debian's under the same soname, and once `ssl` (which pytest loads) has mapped the
-system one, `import _mysql_connector` fails. So test_dbapi.py runs the C-extension checks in a fresh
-interpreter: ``python -m tests.clients.dbapi_checks <check> <json login>`` (the same functions).
+system one, `import _mysql_connector` fails. So test_dbapi.py runs the C-extension checks in one fresh
+interpreter: ``python -m tests.clients.dbapi_checks <json login> <check>…`` (the same functions, in the
+order given), which prints one JSON object: each check's failure text, or null when it passed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ if __name__ == "__main__":  # before anything imports ssl (see the module doc)
 import json
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +27,7 @@ from tests.clients.matrix import (
     PREPARED_TEXT,
     ROWS,
     SYNTAX_ERROR,
+    TIME_TRAVEL_GAP_AFTER_S,
     TIME_TRAVEL_GAP_S,
     TYPE_CODES,
     UNKNOWN_TABLE,
@@ -130,7 +133,7 @@ def check_time_travel(conn: Any, driver: str, tables: Tables, login: Login) -> N
     time.sleep(TIME_TRAVEL_GAP_S)
     cur.execute("SELECT NOW(6)")
     instant = str(cur.fetchall()[0][0])
-    time.sleep(TIME_TRAVEL_GAP_S)
+    time.sleep(TIME_TRAVEL_GAP_AFTER_S)
     cur.execute(f"INSERT INTO {tables.uniq} VALUES (1, 'after')")
     cur.execute(tables.time_travel(instant))
     same(_rows(cur), [(1, "before")], tables.time_travel(instant))
@@ -186,5 +189,17 @@ def run(check: str, driver: str, login: Login) -> None:
         conn.close()
 
 
+def run_each(checks: list[str], driver: str, login: Login) -> dict[str, str | None]:
+    """Runs every check in order; for each, None when it passed or its failure as text."""
+    outcomes: dict[str, str | None] = {}
+    for check in checks:
+        try:
+            run(check, driver, login)
+            outcomes[check] = None
+        except Exception:  # the failure, whatever the driver raised, is the check's outcome
+            outcomes[check] = traceback.format_exc(limit=-3)
+    return outcomes
+
+
 if __name__ == "__main__":
-    run(sys.argv[1], "connector-c", Login(**json.loads(sys.argv[2])))
+    print(json.dumps(run_each(sys.argv[2:], "connector-c", Login(**json.loads(sys.argv[1])))))

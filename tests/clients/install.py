@@ -62,8 +62,9 @@ def _run(cmd: list[str], what: str, cwd: Path | None = None) -> None:
         raise ClientUnavailable(f"{what} failed ({' '.join(cmd[:3])} …):\n{tail}")
 
 
-def _install_once(target: Path, build: Callable[[Path], None]) -> Path:
-    """`target` when it is there; otherwise builds it in a temporary sibling and renames that into place."""
+def _install_once(target: Path, build: Callable[[Path], None], family: str) -> Path:
+    """`target` when it is there; otherwise builds it in a temporary sibling, renames that into place and
+    removes the other installs of its `family` (older versions or sources), which nothing uses any more."""
     if target.is_dir():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -77,6 +78,9 @@ def _install_once(target: Path, build: Callable[[Path], None]) -> Path:
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    for old in target.parent.glob(f"{family}-*"):
+        if old != target and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
     return target
 
 
@@ -100,7 +104,7 @@ def connector_j() -> str:
         _run([javac, "-encoding", "UTF-8", "-d", str(tmp / "classes"), str(JAVA_DIR / "ClientMatrix.java")],
              "compiling ClientMatrix.java")
 
-    found = _install_once(target, build)
+    found = _install_once(target, build, "connector-j")
     return os.pathsep.join([str(found / "libs" / "*"), str(found / "classes")])
 
 
@@ -119,7 +123,7 @@ def mysql2() -> Path:
         _run([npm, "install", "--no-package-lock", "--no-audit", "--no-fund", "--loglevel=error"],
              "installing mysql2 from npm", cwd=tmp)
 
-    return _install_once(target, build) / "node_modules"
+    return _install_once(target, build, "node-mysql2") / "node_modules"
 
 
 def mysql_cli() -> str:

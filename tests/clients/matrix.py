@@ -101,6 +101,8 @@ def prepared_params() -> list[tuple[Any, ...]]:
 # The two errors every client must see with MySQL's code and SQLSTATE, and then go on using its connection.
 UNKNOWN_TABLE = ("SELECT * FROM no_such_table", 1146, "42S02")
 SYNTAX_ERROR = ("SELEC 1", 1064, "42000")
-# Seconds on each side of the instant a time-travel check takes, so the instant separates the two commits
-# even at whole-second precision: that check is about the read; NOW(6)'s fraction has a check of its own.
+# Seconds between the first commit and the instant a time-travel check takes, so the instant is after that
+# commit even when NOW(6) drops its fraction (that check is about the read; NOW(6) has a check of its own);
+# and between the instant and the second commit, which any clock tick separates.
 TIME_TRAVEL_GAP_S = 1.1
+TIME_TRAVEL_GAP_AFTER_S = 0.05

@@ -37,57 +37,65 @@ def driver(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def _run(check: str, driver: str, login: Login) -> None:
+@pytest.fixture(scope="module")
+def c_extension(login: Login) -> dict[str, str | None]:
+    """Every check run with the C extension, in one fresh interpreter that loads it before `ssl` (see
+    dbapi_checks' doc): check name to its failure text, or None when it passed."""
+    proc = subprocess.run([sys.executable, "-m", "tests.clients.dbapi_checks", json.dumps(asdict(login)),
+                           *dbapi_checks.CHECKS], cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"the C-extension run failed:\n{proc.stderr[-3000:]}"
+    outcomes: dict[str, str | None] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return outcomes
+
+
+def _run(check: str, driver: str, login: Login, request: pytest.FixtureRequest) -> None:
     if driver != "connector-c":
         dbapi_checks.run(check, driver, login)
         return
-    # A fresh interpreter that loads the C extension before `ssl` (see dbapi_checks' doc).
-    proc = subprocess.run([sys.executable, "-m", "tests.clients.dbapi_checks", check, json.dumps(asdict(login))],
-                          cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-                          capture_output=True, text=True, timeout=120)
-    if proc.returncode != 0:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-12:])
-        raise AssertionError(f"{check} with the C extension failed:\n{tail}")
+    failure = request.getfixturevalue("c_extension")[check]
+    if failure is not None:
+        raise AssertionError(f"{check} with the C extension failed:\n{failure}")
 
 
-def test_connect(driver: str, login: Login) -> None:
-    _run("connect", driver, login)
+def test_connect(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
+    _run("connect", driver, login, request)
 
 
-def test_ddl(driver: str, login: Login) -> None:
-    _run("ddl", driver, login)
+def test_ddl(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
+    _run("ddl", driver, login, request)
 
 
-def test_insert(driver: str, login: Login) -> None:
-    _run("insert", driver, login)
+def test_insert(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
+    _run("insert", driver, login, request)
 
 
-def test_select_types(driver: str, login: Login) -> None:
-    _run("select_types", driver, login)
+def test_select_types(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
+    _run("select_types", driver, login, request)
 
 
-def test_result_metadata(driver: str, login: Login) -> None:
-    _run("result_metadata", driver, login)
+def test_result_metadata(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
+    _run("result_metadata", driver, login, request)
 
 
-def test_now6(driver: str, login: Login) -> None:
-    _run("now6", driver, login)
+def test_now6(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
+    _run("now6", driver, login, request)
 
 
-def test_time_travel(driver: str, login: Login) -> None:
-    _run("time_travel", driver, login)
+def test_time_travel(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
+    _run("time_travel", driver, login, request)
 
 
-def test_prepared(driver: str, login: Login) -> None:
-    _run("prepared", driver, login)
+def test_prepared(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
+    _run("prepared", driver, login, request)
 
 
-def test_error_unknown_table(driver: str, login: Login) -> None:
-    _run("error_unknown_table", driver, login)
+def test_error_unknown_table(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
+    _run("error_unknown_table", driver, login, request)
 
 
-def test_error_syntax(driver: str, login: Login) -> None:
-    _run("error_syntax", driver, login)
+def test_error_syntax(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
+    _run("error_syntax", driver, login, request)
 
 
 def test_every_check_has_a_test() -> None:
