@@ -13,6 +13,8 @@ from tests.clients import install
 from tests.clients.external import Results, run_program, value
 from tests.clients.matrix import Login
 
+pytestmark = pytest.mark.integration
+
 SETTINGS = {
     "server-prep-infoschema": (True, True),
     "server-prep-show": (True, False),

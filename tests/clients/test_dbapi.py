@@ -16,6 +16,8 @@ from schemas.config import REPO_ROOT
 from tests.clients import dbapi_checks
 from tests.clients.matrix import Login
 
+pytestmark = pytest.mark.integration
+
 # What fails today (conftest.py: strict xfail, remove an entry when its check passes).
 _AUTOCOMMIT_ON = "mysql-connector-python (pure) sends SET autocommit = ON on connect: 1064 syntax error"
 _RESULT_TYPES = "result metadata is guessed from values: an empty result types every column NULL (6)"

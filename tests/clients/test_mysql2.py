@@ -16,6 +16,8 @@ from tests.clients import install
 from tests.clients.external import Results, run_program, value
 from tests.clients.matrix import Login
 
+pytestmark = pytest.mark.integration
+
 PREFIX = "n"
 XFAIL: dict[tuple[str, str | None], str] = {
     ("test_result_metadata", None): "result metadata is guessed from values: an empty result types every column "

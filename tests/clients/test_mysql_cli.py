@@ -21,6 +21,8 @@ from tests.clients.matrix import (
     Tables,
 )
 
+pytestmark = pytest.mark.integration
+
 TABLES = Tables("cli")
 XFAIL: dict[tuple[str, str | None], str] = {
     ("test_status", None): "the server version is '5.7.99 strata-0.1.0 (Doris SQL)', not 5.7.99 with Strata "

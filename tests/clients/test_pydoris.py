@@ -13,6 +13,8 @@ from sqlalchemy import Engine, create_engine, inspect, text
 
 from tests.clients.matrix import ROWS, TIME_TRAVEL_GAP_AFTER_S, TIME_TRAVEL_GAP_S, UNKNOWN_TABLE, Login, Tables
 
+pytestmark = pytest.mark.integration
+
 TABLES = Tables("pd")
 _CONNECT = ("connect fails like SQLAlchemy's MySQL dialect: the server version makes it read @@tx_isolation, "
             "which is NULL (AttributeError: 'NoneType' object has no attribute 'upper')")

@@ -26,6 +26,8 @@ from tests.clients.matrix import (
     prepared_params,
 )
 
+pytestmark = pytest.mark.integration
+
 TABLES = Tables("sa")
 _CONNECT = ("create_engine(…).connect() fails: the server version '5.7.99 strata-0.1.0 (Doris SQL)' makes "
             "SQLAlchemy read @@tx_isolation, which is NULL "
