@@ -23,9 +23,11 @@ SETTINGS = {
 }
 
 # Today every check fails first at the login; what each then gets as root (no password) is in its reason.
-# Likely cause: the handshake nonce has bytes over 0x7F, which Connector/J reads as ASCII text (MySQL sends
-# 1..0x7F only); and for caching_sha2_password it pads RSA with PKCS#1 v1.5 for servers before 8.0.5.
-_LOGIN = "Connector/J cannot log in with a password (1045 Access denied; root without a password can)"
+# Cause (checked with the server's nonce swapped for mysql-mimic's utils.nonce, letters and digits):
+# query/auth.py makes the handshake nonce with secrets.token_bytes, whose bytes over 0x7F Connector/J reads
+# as ASCII text (MySQL sends printable bytes only); and one nonce in 256 ends in 0x00, which rstrip drops.
+_LOGIN = ("Connector/J cannot log in with a password (1045 Access denied; root without a password can): "
+          "the handshake nonce has bytes over 0x7F")
 _INT_LONG = "INT columns arrive as BIGINT (java.lang.Long)"
 _ROOT_FAILURES = {
     "select_types": f"{_INT_LONG}, BOOLEAN as TINYINT (Integer, not Boolean)",
