@@ -18,6 +18,11 @@ from streams.producer import create_topic
 from tests.query.sqlkit import columns, rows
 
 
+def _headers(message: Any) -> dict[str, str]:
+    """A Kafka message's headers as text (the routine load writes them UTF-8)."""
+    return {key: value.decode() if isinstance(value, bytes) else str(value or "")
+            for key, value in message.headers() or []}
+
 def bootstrap() -> str:
     return settings().kafka_bootstrap
 
@@ -87,12 +92,12 @@ def dead_letters(job: str, topic: str, expected: int,
             for message in consumer.consume(500, timeout=0.5):
                 if message.error() is not None:
                     continue
-                headers = {k: v.decode() for k, v in message.headers() or []}
+                headers = _headers(message)
                 if headers.get("strata.job") == job and headers.get("strata.source.topic") == topic:
                     found.append((message.value(), headers))
         # Anything more would be a duplicate: look a little longer.
         for message in consumer.consume(500, timeout=1.0):
-            headers = {k: v.decode() for k, v in message.headers() or []}
+            headers = _headers(message)
             if message.error() is None and headers.get("strata.job") == job and \
                     headers.get("strata.source.topic") == topic:
                 found.append((message.value(), headers))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from typing import TypeAlias
 
 import pymysql
 import pytest
@@ -18,7 +19,7 @@ from tests.query.routine_load_kit import kafka_source, new_topic
 from tests.query.sqlkit import fails, rows, run
 
 pytestmark = pytest.mark.integration
-Conn = pymysql.connections.Connection
+Conn: TypeAlias = pymysql.connections.Connection
 
 
 def _login(user: str, password: str, database: str | None = None) -> Conn:
