@@ -60,7 +60,7 @@ class RowsetLocator:
         for rowset in rowsets:
             resource = resource_of(rowset.tier)
             if resource is None:
-                found[rowset.rowset_id] = str(self.tiers.locate(rowset.tier, _checked(rowset)))
+                found[rowset.rowset_id] = str(self.tiers.read_path(rowset.tier, _checked(rowset)))
             else:
                 # Pinned by the fetch itself; the key is handed to this thread's statement to unpin.
                 fetches[rowset.rowset_id] = (self._pool.submit(self._fetch, resource, rowset, pins is not None),

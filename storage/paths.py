@@ -47,12 +47,18 @@ def check_rowset_path(path: str, partition_id: int, bucket: int, rowset_id: str)
     return path
 
 
+def under(root: Path, rel_path: str) -> Path:
+    """`root / rel_path`, refusing an absolute path or one with `..` (a lexical check: no file
+    system call)."""
+    if PurePosixPath(rel_path).is_absolute() or ".." in PurePosixPath(rel_path).parts:
+        raise UnsafePath(f"path {rel_path!r} is not relative to its tier root; refused")
+    return root / rel_path
+
+
 def contained(root: Path, rel_path: str) -> Path:
     """`root / rel_path`, refusing any path that would resolve outside `root` (absolute, `..`,
     or through a symlink)."""
-    if PurePosixPath(rel_path).is_absolute() or ".." in PurePosixPath(rel_path).parts:
-        raise UnsafePath(f"path {rel_path!r} is not relative to its tier root; refused")
-    candidate = root / rel_path
+    candidate = under(root, rel_path)
     resolved_root = root.resolve()
     if not candidate.resolve().is_relative_to(resolved_root):
         raise UnsafePath(f"path {rel_path!r} resolves outside its tier root {root}; refused")

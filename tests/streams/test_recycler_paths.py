@@ -93,3 +93,13 @@ def test_a_query_never_reads_a_forged_path(tmp_path: Path, tiers: LocalTiers, fo
         locator.locate_many([_rowset("r1", forged)])
     good = rowset_path(TABLE, PARTITION, BUCKET, "r1")
     assert locator.locate_many([_rowset("r1", good)]) == {"r1": str(tiers.root("ssd") / good)}
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "t7/../../etc/passwd", "../outside.parquet"])
+def test_readers_and_deleters_refuse_a_path_out_of_the_root(tiers: LocalTiers, path: str) -> None:
+    # Readers take the lexical check only (DuckDB opens nothing outside the roots); deleters resolve too.
+    with pytest.raises(UnsafePath):
+        tiers.read_path("ssd", path)
+    with pytest.raises(UnsafePath):
+        tiers.locate("ssd", path)
+    assert tiers.read_path("ssd", "t7/p3/b0/abc.parquet") == tiers.root("ssd") / "t7/p3/b0/abc.parquet"
