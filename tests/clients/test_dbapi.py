@@ -19,24 +19,7 @@ from tests.clients.matrix import Login
 pytestmark = pytest.mark.integration
 
 # What fails today (conftest.py: strict xfail, remove an entry when its check passes).
-_AUTOCOMMIT_ON = "mysql-connector-python (pure) sends SET autocommit = ON on connect: 1064 syntax error"
-_RESULT_TYPES = "result metadata is guessed from values: an empty result types every column NULL (6)"
-_NOW6 = "NOW(6) is sent as a string (254) without its fraction; with FROM it is 1105"
-_SQLSTATE = "an unknown table is 1146 with SQLSTATE HY000, not 42S02"
-# What each check gets besides; for connector-pure found by connecting without autocommit=True.
-_BEYOND_CONNECT = {"result_metadata": _RESULT_TYPES, "now6": _NOW6, "error_unknown_table": _SQLSTATE}
-XFAIL: dict[tuple[str, str | None], str] = {
-    **{(f"test_{check}", "connector-pure"): _AUTOCOMMIT_ON + (f"; then: {_BEYOND_CONNECT[check]}"
-                                                              if check in _BEYOND_CONNECT else "")
-       for check in ("connect", "ddl", "insert", "select_types", "result_metadata", "now6", "time_travel",
-                     "prepared", "error_unknown_table", "error_syntax")},
-    **{("test_result_metadata", driver): _RESULT_TYPES for driver in ("pymysql", "mysqlclient", "connector-c")},
-    **{("test_now6", driver): _NOW6 for driver in ("pymysql", "mysqlclient", "connector-c")},
-    ("test_prepared", "connector-c"): "DATETIME(3)/(6) values read back in binary rows (prepared SELECT) lose "
-                                      "their fraction in libmysqlclient: the columns' decimals are not sent (the "
-                                      "value is stored right; the pure driver reads it right)",
-    ("test_error_unknown_table", "connector-c"): _SQLSTATE,
-}
+XFAIL: dict[tuple[str, str | None], str] = {}
 
 
 @pytest.fixture(params=dbapi_checks.DRIVERS)

@@ -14,19 +14,15 @@ import pytest
 
 from tests.clients import install
 from tests.clients.external import Results, run_program, value
-from tests.clients.matrix import Login
+from tests.clients.matrix import PRECISION_XFAIL, Login
 
 pytestmark = pytest.mark.integration
 
 PREFIX = "n"
 XFAIL: dict[tuple[str, str | None], str] = {
-    ("test_result_metadata", None): "result metadata is guessed from values: an empty result types every column "
-                                    "NULL (6)",
-    ("test_error_unknown_table", None): "an unknown table is 1146 with SQLSTATE HY000, not 42S02",
-    ("test_select_date_strings", None): "a DATETIME(3) value is sent with six fraction digits "
-                                        "('2026-12-01 10:00:01.123000'; MySQL sends three)",
-    ("test_prepared", None): "a DATETIME(3) value read back by execute (binary rows) has six fraction digits "
-                             "('…59.999000'): the column's decimals are not sent",
+    ("test_result_metadata", None): PRECISION_XFAIL,
+    ("test_select_date_strings", None): PRECISION_XFAIL,
+    ("test_prepared", None): PRECISION_XFAIL,
 }
 
 

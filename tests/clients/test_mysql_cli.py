@@ -13,6 +13,7 @@ import pytest
 from tests.clients import install
 from tests.clients.matrix import (
     CITY,
+    PRECISION_XFAIL,
     SYNTAX_ERROR,
     TIME_TRAVEL_GAP_AFTER_S,
     TIME_TRAVEL_GAP_S,
@@ -25,10 +26,7 @@ pytestmark = pytest.mark.integration
 
 TABLES = Tables("cli")
 XFAIL: dict[tuple[str, str | None], str] = {
-    ("test_status", None): "the server version is '5.7.99 strata-0.1.0 (Doris SQL)', not 5.7.99 with Strata "
-                           "named in version_comment",
-    ("test_select_types", None): "a DATETIME(3) value is sent with six fraction digits (…01.123000)",
-    ("test_error_unknown_table", None): "an unknown table is 1146 with SQLSTATE HY000, not 42S02",
+    ("test_select_types", None): PRECISION_XFAIL,
 }
 
 

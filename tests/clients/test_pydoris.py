@@ -16,13 +16,7 @@ from tests.clients.matrix import ROWS, TIME_TRAVEL_GAP_AFTER_S, TIME_TRAVEL_GAP_
 pytestmark = pytest.mark.integration
 
 TABLES = Tables("pd")
-_CONNECT = ("connect fails like SQLAlchemy's MySQL dialect: the server version makes it read @@tx_isolation, "
-            "which is NULL (AttributeError: 'NoneType' object has no attribute 'upper')")
-XFAIL: dict[tuple[str, str | None], str] = {
-    (f"test_{check}", None): _CONNECT
-    for check in ("connect", "ddl_and_insert", "select_types", "time_travel", "inspect_table_names",
-                  "inspect_columns", "inspect_pk_constraint", "error_unknown_table")
-}
+XFAIL: dict[tuple[str, str | None], str] = {}
 
 
 @pytest.fixture(scope="module")

@@ -29,17 +29,7 @@ from tests.clients.matrix import (
 pytestmark = pytest.mark.integration
 
 TABLES = Tables("sa")
-_CONNECT = ("create_engine(…).connect() fails: the server version '5.7.99 strata-0.1.0 (Doris SQL)' makes "
-            "SQLAlchemy read @@tx_isolation, which is NULL "
-            "(AttributeError: 'NoneType' object has no attribute 'upper')")
-XFAIL: dict[tuple[str, str | None], str] = {
-    **{(f"test_{check}", None): _CONNECT
-       for check in ("connect", "ddl", "insert", "select_types", "time_travel", "prepared", "inspect_table_names",
-                     "inspect_columns", "inspect_pk_constraint", "pandas_read_sql", "error_unknown_table",
-                     "error_syntax")},
-    ("test_pandas_to_sql", None): f"{_CONNECT}; then (with that worked around) CREATE TABLE with a float64 "
-                                  "column is 1064 on FLOAT(53)",
-}
+XFAIL: dict[tuple[str, str | None], str] = {}
 
 
 @pytest.fixture(scope="module")
