@@ -91,7 +91,9 @@ class TableState(BaseModel):
         return chosen
 
     def live_partitions(self) -> list[PartitionState]:
-        return [p for p in self.partitions.values() if p.dropped_ts_ms is None]
+        # The follower adds partitions to this dict while statements read it: list() copies it in one
+        # step under the GIL, where iterating it directly raised "dictionary changed size" (SHOW PARTITIONS).
+        return [p for p in list(self.partitions.values()) if p.dropped_ts_ms is None]
 
     def partition_by_name(self, name: str) -> PartitionState | None:
         lowered = name.lower()
