@@ -24,7 +24,7 @@ from projections.state import TableState
 from schemas.errors import ErrorCode
 from schemas.model import Column, NewRowset
 from storage.paths import HIDDEN_DELETE_SIGN, HIDDEN_SEQ
-from storage.rowset_sql import default_sql, duck_type, quote_literal
+from storage.rowset_sql import default_sql, duck_type, quote_literal, rounded_sql
 from storage.rowset_writer import write_rowset
 from storage.tiers import LocalTiers
 
@@ -112,7 +112,7 @@ def _routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, 
         duck = duck_type(column.type)
         if column.unique_id in given:
             src = f"a{given[column.unique_id]}"
-            value = f"TRY_CAST({src} AS {duck})"
+            value = rounded_sql(f"TRY_CAST({src} AS {duck})", column.type)
             if strict:
                 checks.append(_Check(column, f"{src} IS NOT NULL AND {value} IS NULL", "value"))
             if column.type.upper().startswith(("VARCHAR", "CHAR")) and "(" in column.type:

@@ -34,7 +34,7 @@ from projections.retention import earliest_instant_ms
 from projections.snapshot import Snapshot, resolve
 from projections.state import CommitRecord, TableState
 from query.context import SqlFailure
-from query.relation import default_sql, duck_type, quote_ident, quote_literal, snapshot_sql
+from query.relation import default_sql, quote_ident, quote_literal, read_type, snapshot_sql
 from schemas.config import Settings
 from schemas.errors import ErrorCode
 from schemas.model import TableSchema
@@ -107,8 +107,8 @@ def _projected(snapshot: Snapshot, locator: RowsetLocator, schema: TableSchema) 
     """The snapshot's rows with `schema`'s columns, found by column id."""
     present = {c.unique_id: c.name for c in snapshot.schema.columns}
     # A column added later reads as its default, as the rows written before it do in today's table.
-    items = [f"CAST({quote_ident(present[c.unique_id])} AS {duck_type(c.type)})" if c.unique_id in present
-             else default_sql(c) for c in schema.columns]
+    items = [f"CAST({quote_ident(present[c.unique_id])} AS {read_type(c.type)})" if c.unique_id in present
+             else f"CAST({default_sql(c)} AS {read_type(c.type)})" for c in schema.columns]
     select = ", ".join(f"{item} AS {quote_ident(c.name)}" for item, c in zip(items, schema.columns, strict=True))
     return f"SELECT {select} FROM ({snapshot_sql(snapshot, locator)})"
 
@@ -153,7 +153,7 @@ def changes_sql(source: FeedSource, table: TableState, commits: list[CommitRecor
     parts = [_commit_sql(source, table, c, schema) for c in commits if c.kind not in _NO_ROW_CHANGES]
     columns = ", ".join(quote_ident(c.name) for c in schema.columns)
     if not parts:
-        empty = ", ".join(f"CAST(NULL AS {duck_type(c.type)}) AS {quote_ident(c.name)}" for c in schema.columns)
+        empty = ", ".join(f"CAST(NULL AS {read_type(c.type)}) AS {quote_ident(c.name)}" for c in schema.columns)
         return (f"SELECT {empty}, CAST(NULL AS VARCHAR) AS _change_type, CAST(NULL AS BIGINT) AS _commit_version, "
                 "CAST(NULL AS TIMESTAMP) AS _commit_timestamp WHERE false")
     rank = "CASE _change_type " + " ".join(f"WHEN {quote_literal(k)} THEN {v}" for k, v in _RANK.items()) + " END"

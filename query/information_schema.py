@@ -33,6 +33,7 @@ from query.catalog_facts import (
 )
 from query.context import Context, SessionState, SqlFailure
 from schemas.errors import ErrorCode
+from schemas.model import Column
 
 CATALOG = "internal"  # Doris' TABLE_CATALOG (MySQL says 'def')
 INFORMATION_SCHEMA = "information_schema"
@@ -57,6 +58,13 @@ def type_text(doris_type: str) -> str:
     `varchar(10)`, `decimal(9,2)`; Doris prints STRING as `text` (SQLAlchemy dialects read it so)."""
     lowered = doris_type.lower()
     return "text" if lowered == "string" else lowered
+
+
+def mysql_column_type(doris_type: str) -> str:
+    """information_schema.COLUMNS' COLUMN_TYPE: `type_text`, except BOOLEAN, which is MySQL's
+    `tinyint(1)` there as in Doris' information_schema (Connector/J maps it to BIT); SHOW COLUMNS,
+    DESC and SHOW CREATE TABLE say `boolean`, as Doris does."""
+    return "tinyint(1)" if doris_type.upper() == "BOOLEAN" else type_text(doris_type)
 
 
 # --------------------------------------------------------------------------- column facts
@@ -86,7 +94,7 @@ def column_facts(doris_type: str) -> ColumnFacts:
     name = match.group(1) if match else doris_type.upper()
     first = int(match.group(2)) if match and match.group(2) else None
     second = int(match.group(3)) if match and match.group(3) else None
-    data_type = name.lower()
+    data_type = "tinyint" if name == "BOOLEAN" else name.lower()
     if name in ("CHAR", "VARCHAR", "STRING"):
         length = first if first is not None else (1 if name == "CHAR" else _STRING_MAX)
         # Doris' information_schema calls a STRING a varchar (of its 2 GB), for MySQL clients' sake.
@@ -241,6 +249,38 @@ def _tables(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
 
 # information_schema.columns' COLUMN_KEY of a key column, by keys model (as Doris shows it).
 _KEY_KIND = {"DUPLICATE": "DUP", "UNIQUE": "UNI", "AGGREGATE": "AGG"}
+PRIMARY = "PRIMARY"
+
+
+def primary_key(table: TableState) -> tuple[Column, ...]:
+    """The columns MySQL tools take for the table's primary key: a Unique Key table's key (one row per
+    key value, the newest load wins), which JDBC's getPrimaryKeys and table editors need to address a
+    row. Doris lists no index here; Duplicate and Aggregate Key tables have none."""
+    return tuple(table.schema_now.key_columns) if table.keys_model == "UNIQUE" else ()
+
+
+def index_rows(table: TableState) -> list[tuple[int, Column]]:
+    """(position in the key, column) of the primary key: SHOW INDEX's and STATISTICS' rows."""
+    return list(enumerate(primary_key(table), start=1))
+
+
+def _statistics(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
+    for db, table in _live_tables(ctx, scope):
+        for position, c in index_rows(table):
+            yield (CATALOG, db, table.name, 0, db, PRIMARY, position, c.name, "A", None, None, None,
+                   "YES" if c.nullable else "", "BTREE", "", "", "YES", None)
+
+
+def _key_column_usage(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
+    for db, table in _live_tables(ctx, scope):
+        for position, c in index_rows(table):
+            yield CATALOG, db, PRIMARY, CATALOG, db, table.name, c.name, position, None, None, None, None
+
+
+def _table_constraints(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
+    for db, table in _live_tables(ctx, scope):
+        if primary_key(table):
+            yield CATALOG, db, PRIMARY, db, table.name, "PRIMARY KEY", "YES"
 
 
 def column_privileges(ctx: Context, session: SessionState, db: str, table: str) -> str:
@@ -272,8 +312,9 @@ def _columns(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]
             facts = column_facts(c.type)
             yield (CATALOG, db, table.name, c.name, i, c.default, "YES" if c.nullable else "NO", facts.data_type,
                    facts.char_length, facts.octet_length, facts.precision, facts.scale, facts.datetime_precision,
-                   facts.charset, facts.collation, type_text(c.type), _KEY_KIND[table.keys_model] if c.is_key else "",
-                   (c.aggregation or "").upper(), privileges, c.comment, None, None)
+                   facts.charset, facts.collation, mysql_column_type(c.type),
+                   _KEY_KIND[table.keys_model] if c.is_key else "", (c.aggregation or "").upper(), privileges,
+                   c.comment, None, None)
 
 
 def _partitions(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
@@ -381,20 +422,21 @@ _VIEWS: dict[str, _View] = {
         "DATA_TYPE CHARACTER_MAXIMUM_LENGTH:i CHARACTER_OCTET_LENGTH:i NUMERIC_PRECISION:i NUMERIC_SCALE:i "
         "DATETIME_PRECISION:i CHARACTER_SET_NAME COLLATION_NAME COLUMN_TYPE COLUMN_KEY EXTRA PRIVILEGES "
         "COLUMN_COMMENT GENERATION_EXPRESSION SRS_ID:i"), _columns),
-    # Doris tables have no secondary indexes, constraints, views, routines or triggers in Strata: the
-    # tables exist with MySQL's columns and no rows, so tools' metadata queries run and find nothing.
+    # A Unique Key table's key is its PRIMARY index and constraint (`primary_key`). Strata tables have
+    # no secondary indexes, foreign keys, views, routines or triggers: those tables exist with MySQL's
+    # columns and no rows, so tools' metadata queries run and find nothing.
     "statistics": _View(_cols(
         "TABLE_CATALOG TABLE_SCHEMA TABLE_NAME NON_UNIQUE:i INDEX_SCHEMA INDEX_NAME SEQ_IN_INDEX:i COLUMN_NAME "
         "COLLATION CARDINALITY:i SUB_PART:i PACKED NULLABLE INDEX_TYPE COMMENT INDEX_COMMENT IS_VISIBLE "
-        "EXPRESSION")),
+        "EXPRESSION"), _statistics),
     "views": _View(_cols("TABLE_CATALOG TABLE_SCHEMA TABLE_NAME VIEW_DEFINITION CHECK_OPTION IS_UPDATABLE DEFINER "
                          "SECURITY_TYPE CHARACTER_SET_CLIENT COLLATION_CONNECTION")),
     "key_column_usage": _View(_cols(
         "CONSTRAINT_CATALOG CONSTRAINT_SCHEMA CONSTRAINT_NAME TABLE_CATALOG TABLE_SCHEMA TABLE_NAME COLUMN_NAME "
         "ORDINAL_POSITION:i POSITION_IN_UNIQUE_CONSTRAINT:i REFERENCED_TABLE_SCHEMA REFERENCED_TABLE_NAME "
-        "REFERENCED_COLUMN_NAME")),
+        "REFERENCED_COLUMN_NAME"), _key_column_usage),
     "table_constraints": _View(_cols("CONSTRAINT_CATALOG CONSTRAINT_SCHEMA CONSTRAINT_NAME TABLE_SCHEMA TABLE_NAME "
-                                     "CONSTRAINT_TYPE ENFORCED")),
+                                     "CONSTRAINT_TYPE ENFORCED"), _table_constraints),
     "referential_constraints": _View(_cols(
         "CONSTRAINT_CATALOG CONSTRAINT_SCHEMA CONSTRAINT_NAME UNIQUE_CONSTRAINT_CATALOG UNIQUE_CONSTRAINT_SCHEMA "
         "UNIQUE_CONSTRAINT_NAME MATCH_OPTION UPDATE_RULE DELETE_RULE TABLE_NAME REFERENCED_TABLE_NAME")),

@@ -6,6 +6,10 @@
   query and fail. It becomes a WHERE over the aliased expressions.
 * String functions take numbers as their text (``UPPER(CASE … THEN 10 … END)`` in Connector/J's
   ``getColumns``); DuckDB has no ``upper(BIGINT)``. Their argument is cast to VARCHAR.
+* ``CAST(x AS DATETIME(p))`` is a DATETIME of p fraction digits, rounded (Doris 2.1, MySQL); plain
+  ``DATETIME`` is ``DATETIME(0)``. DuckDB's TIMESTAMP(p) keeps 0, 3 or 6 digits (TIMESTAMP_S, _MS,
+  microseconds) and rounds to those; for the others the value is rounded to p digits first, as a
+  DATETIME(p) column stores it (storage.rowset_sql.rounded_sql).
 * ``x COLLATE <MySQL collation>`` (Connector/J 9's ``IS_NULLABLE COLLATE utf8mb4_0900_bin = 'NO'``):
   a binary or case-sensitive collation compares as DuckDB does anyway, a case-insensitive one is
   DuckDB's NOCASE; any other is refused.
@@ -13,10 +17,12 @@
 
 from __future__ import annotations
 
+import sqlglot
 from sqlglot import exp
 
 from query.context import SqlFailure
 from schemas.errors import ErrorCode
+from storage.rowset_sql import rounded_sql
 
 # Functions whose argument MySQL converts to a string; DuckDB accepts only text.
 _TEXT_ARGUMENT = (exp.Upper, exp.Lower)
@@ -27,6 +33,8 @@ def rewrite(query: exp.Expr) -> exp.Expr:
     query = query.copy()
     for select in list(query.find_all(exp.Select)):
         _having_as_filter(select)
+    for cast in list(query.find_all(exp.Cast)):
+        _datetime_cast(cast)
     for collate in list(query.find_all(exp.Collate)):
         _collation(collate)
     for call in list(query.find_all(*_TEXT_ARGUMENT)):
@@ -34,6 +42,25 @@ def rewrite(query: exp.Expr) -> exp.Expr:
         if not (isinstance(argument, exp.Literal) and argument.is_string):
             call.set("this", exp.cast(argument, exp.DataType.build("VARCHAR")))
     return query
+
+
+def _datetime_cast(cast: exp.Cast) -> None:
+    kind = cast.to
+    if not kind.is_type(exp.DataType.Type.DATETIME):
+        return
+    if not kind.expressions:
+        cast.set("to", exp.DataType.build("DATETIME(0)", dialect="mysql"))
+        return
+    precision = int(kind.expressions[0].name)
+    if precision in (0, 3) or precision >= 6:
+        return
+    # Rounded to p digits as a microsecond TIMESTAMP, then cast to DuckDB's TIMESTAMP(p) for its type.
+    placeholder = "__strata_value"
+    rounded = sqlglot.parse_one(rounded_sql(placeholder, f"DATETIME({precision})"), read="duckdb")
+    value = exp.cast(cast.this.copy(), exp.DataType.build("TIMESTAMP"))
+    rounded = rounded.transform(lambda n: value.copy() if isinstance(n, exp.Column) and n.name == placeholder
+                                else n)
+    cast.set("this", rounded)
 
 
 def _collation(collate: exp.Collate) -> None:

@@ -17,10 +17,11 @@ from storage.rowset_sql import (
     duck_type,
     quote_ident,
     quote_literal,
+    read_type,
     table_rows_sql,
 )
 
-__all__ = ["default_sql", "duck_type", "quote_ident", "quote_literal", "snapshot_sql"]
+__all__ = ["default_sql", "duck_type", "quote_ident", "quote_literal", "read_type", "snapshot_sql"]
 
 
 def _dropped_since(schema: TableSchema, defined: dict[int, Column], deletes: list[DeleteRule]) -> list[Column]:

@@ -59,23 +59,31 @@ def show_columns(ctx: Context, session: SessionState, s: st.ShowColumns) -> Rows
         facts = information_schema.column_facts(c.type)
         key = "YES" if c.is_key else "NO"
         nullable = "YES" if c.nullable else "NO"
+        shown = _type_text(c.type)  # BOOLEAN is `boolean`, as Doris says it (the Doris SQLAlchemy dialect reads it)
         if s.full:
-            rows.append((c.name, _type_text(c.type), facts.collation, nullable, key, c.default, c.aggregation or "",
-                         privileges, c.comment))
+            rows.append((c.name, shown, facts.collation, nullable, key, c.default, c.aggregation or "", privileges,
+                         c.comment))
         else:
-            rows.append((c.name, _type_text(c.type), nullable, key, c.default, c.aggregation or ""))
+            rows.append((c.name, shown, nullable, key, c.default, c.aggregation or ""))
     labels = (["Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment"] if s.full
               else ["Field", "Type", "Null", "Key", "Default", "Extra"])
     return show_filter.apply(ctx, Rows(labels, rows), s.like, s.where)
 
 
 def show_index(ctx: Context, session: SessionState, s: st.ShowIndex) -> Rows:
-    """Doris lists only secondary (inverted, bloom filter, ngram) indexes here, which Strata tables do
-    not have; the sort key is no index. So: MySQL's columns (and Doris' Properties), no rows."""
-    _columns_of(ctx, session, s.table)  # an unknown table is an error, as in MySQL and Doris
+    """MySQL's columns (and Doris' Properties). Strata tables have no secondary (inverted, bloom filter,
+    ngram) indexes; a Unique Key table's key is listed as its PRIMARY index, as MySQL tools expect of
+    a key that addresses one row (information_schema.primary_key)."""
+    rows: list[tuple[object, ...]] = []
+    if information_schema.is_information_schema(session, s.table.db):
+        _columns_of(ctx, session, s.table)  # an unknown table is an error, as in MySQL and Doris
+    else:
+        table = ctx.table(session, s.table)
+        rows = [(table.name, 0, information_schema.PRIMARY, position, c.name, "A", None, None, None,
+                 "YES" if c.nullable else "", "BTREE", "", "") for position, c in information_schema.index_rows(table)]
     return show_filter.apply(ctx, Rows(
         ["Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation", "Cardinality", "Sub_part",
-         "Packed", "Null", "Index_type", "Comment", "Properties"], []), None, s.where)
+         "Packed", "Null", "Index_type", "Comment", "Properties"], rows), None, s.where)
 
 
 def show_create_database(ctx: Context, session: SessionState, s: st.ShowCreateDatabase) -> Rows:

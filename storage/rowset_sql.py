@@ -44,6 +44,43 @@ def duck_type(doris_type: str) -> str:
         raise ValueError(f"type {doris_type} is not supported") from None
 
 
+def datetime_precision(doris_type: str) -> int | None:
+    """The fraction digits a DATETIME(p) column keeps (DATETIME alone: 0, as in Doris and MySQL);
+    None for any other type."""
+    base, _, params = doris_type.partition("(")
+    if base.strip().upper() not in ("DATETIME", "DATETIMEV2"):
+        return None
+    return int(params.rstrip(")") or 0)
+
+
+def rounded_sql(value: str, doris_type: str) -> str:
+    """`value` (a DuckDB TIMESTAMP, microseconds) rounded half up to the fraction digits of a
+    DATETIME(p) column, as Doris and MySQL store it; unchanged for other types.
+
+    Files keep microsecond TIMESTAMPs whatever p is (one physical type, so schema changes and
+    compaction never mix units); the rounding happens once, where a row is written."""
+    precision = datetime_precision(doris_type)
+    if precision is None or precision >= 6:
+        return value
+    unit = 10 ** (6 - precision)
+    # The fraction as microseconds in [0, 1e6) counted from the whole second below (date_trunc floors,
+    # also before 1970), so integer arithmetic rounds half up without floating point.
+    second = f"date_trunc('second', {value})"
+    micros = f"(epoch_us({value}) - epoch_us({second}))"
+    return f"({second} + to_microseconds(({micros} + {unit // 2}) // {unit} * {unit}))"
+
+
+def read_type(doris_type: str) -> str:
+    """The DuckDB type a reader sees for a column: its storage type, except DATETIME(p), which is read
+    as the DuckDB timestamp that states its precision (TIMESTAMP_S for 0, TIMESTAMP_MS for 1 to 3) so
+    that result metadata says DATETIME(0) or DATETIME(3), and a string literal compared with it is taken
+    at that precision."""
+    precision = datetime_precision(doris_type)
+    if precision is None or precision > 3:
+        return duck_type(doris_type)
+    return "TIMESTAMP_S" if precision == 0 else "TIMESTAMP_MS"
+
+
 def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -58,8 +95,8 @@ def default_sql(column: Column, *, now: str | None = None) -> str:
     if column.default is None or column.default.upper() == "NULL":
         return f"CAST(NULL AS {duck_type(column.type)})"
     if column.default.upper() == "CURRENT_TIMESTAMP":
-        return f"CAST({quote_literal(now) if now else 'NULL'} AS {duck_type(column.type)})"
-    return f"CAST({quote_literal(column.default)} AS {duck_type(column.type)})"
+        return rounded_sql(f"CAST({quote_literal(now) if now else 'NULL'} AS {duck_type(column.type)})", column.type)
+    return rounded_sql(f"CAST({quote_literal(column.default)} AS {duck_type(column.type)})", column.type)
 
 
 @dataclass(frozen=True)
@@ -152,13 +189,19 @@ def _fold(column: Column) -> str:
     return f"arg_max_null({name}, {ORDER})"  # REPLACE: the newest value, even a NULL
 
 
+def _as_read(column: Column, value: str) -> str:
+    """`value` of `column` as readers see it (`read_type`), under the user's name for the column."""
+    wanted = read_type(column.type)
+    typed = value if wanted == duck_type(column.type) else f"CAST({value} AS {wanted})"
+    return f"{typed} AS {quote_ident(column.name)}"
+
+
 def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule]) -> str:
-    """The visible rows of a table, merged, with the user's column names."""
-    named = [f"{c.file_column} AS {quote_ident(c.name)}" for c in spec.columns]
+    """The visible rows of a table, merged, with the user's column names and read types."""
+    named = [_as_read(c, c.file_column) for c in spec.columns]
     visible = visible_rows_sql(spec, files, deletes)
     if visible is None:
-        return "SELECT " + ", ".join(f"{default_sql(c)} AS {quote_ident(c.name)}" for c in spec.columns) + \
-            " WHERE false"
+        return "SELECT " + ", ".join(_as_read(c, default_sql(c)) for c in spec.columns) + " WHERE false"
     keys = ", ".join(c.file_column for c in spec.columns if c.is_key)
     if spec.keys_model == "DUPLICATE":
         return f"SELECT {', '.join(named)} FROM ({visible})"
@@ -166,8 +209,7 @@ def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequen
         return (f"SELECT {', '.join(named)} FROM (SELECT *, row_number() OVER (PARTITION BY {keys} "
                 f"ORDER BY __version DESC, __seq DESC) AS __rn FROM ({visible})) "
                 f"WHERE __rn = 1 AND NOT __delete_sign")
-    folded = [f"{c.file_column} AS {quote_ident(c.name)}" if c.is_key else f"{_fold(c)} AS {quote_ident(c.name)}"
-              for c in spec.columns]
+    folded = [_as_read(c, c.file_column if c.is_key else _fold(c)) for c in spec.columns]
     return f"SELECT {', '.join(folded)} FROM ({visible}) GROUP BY {keys}"
 
 

@@ -141,8 +141,9 @@ def _decimal(name: str, precision: int, scale: int) -> WireColumn:
 
 
 def _boolean(name: str) -> WireColumn:
-    # MySQL's BOOLEAN is TINYINT(1).
-    return WireColumn(name, ColumnType.TINY, 1, 0, _NUMBER, BINARY, v.text_int, v.binary_int(1, False))
+    # MySQL's BOOLEAN is TINYINT(1), and a TINYINT(1) table column is sent without the BINARY flag:
+    # Connector/J reads TINYINT(1) as a BIT and returns a BIT with that flag as byte[], not Boolean.
+    return WireColumn(name, ColumnType.TINY, 1, 0, Flags.NUM, BINARY, v.text_int, v.binary_int(1, False))
 
 
 def _float(name: str, double: bool) -> WireColumn:

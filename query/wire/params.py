@@ -159,7 +159,8 @@ def literal(value: Any, charset: CharacterSet) -> str:
     if isinstance(value, Decimal):
         return format(value, "f")
     if isinstance(value, dt.datetime):
-        return f"CAST('{value.isoformat(sep=' ')}' AS DATETIME)"
+        # DATETIME alone is DATETIME(0) in Doris' CAST, which would round a fraction away.
+        return f"CAST('{value.isoformat(sep=' ')}' AS {'DATETIME(6)' if value.microsecond else 'DATETIME'})"
     if isinstance(value, dt.date):
         return f"CAST('{value.isoformat()}' AS DATE)"
     if isinstance(value, dt.timedelta):

@@ -106,9 +106,3 @@ SYNTAX_ERROR = ("SELEC 1", 1064, "42000")
 # and between the instant and the second commit, which any clock tick separates.
 TIME_TRAVEL_GAP_S = 1.1
 TIME_TRAVEL_GAP_AFTER_S = 0.05
-
-# What the matrix still finds (issue 16, open): a DATETIME(p) table column's precision.
-PRECISION_XFAIL = ("a DATETIME(0)/(3) table column is described and sent with six fraction digits: the "
-                   "executor reads every DATETIME(p) as microsecond TIMESTAMP and Rows.types does not carry the "
-                   "column's precision")
-

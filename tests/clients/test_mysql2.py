@@ -14,16 +14,12 @@ import pytest
 
 from tests.clients import install
 from tests.clients.external import Results, run_program, value
-from tests.clients.matrix import PRECISION_XFAIL, Login
+from tests.clients.matrix import Login
 
 pytestmark = pytest.mark.integration
 
 PREFIX = "n"
-XFAIL: dict[tuple[str, str | None], str] = {
-    ("test_result_metadata", None): PRECISION_XFAIL,
-    ("test_select_date_strings", None): PRECISION_XFAIL,
-    ("test_prepared", None): PRECISION_XFAIL,
-}
+XFAIL: dict[tuple[str, str | None], str] = {}
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import pytest
 from tests.clients import install
 from tests.clients.matrix import (
     CITY,
-    PRECISION_XFAIL,
     SYNTAX_ERROR,
     TIME_TRAVEL_GAP_AFTER_S,
     TIME_TRAVEL_GAP_S,
@@ -25,9 +24,7 @@ from tests.clients.matrix import (
 pytestmark = pytest.mark.integration
 
 TABLES = Tables("cli")
-XFAIL: dict[tuple[str, str | None], str] = {
-    ("test_select_types", None): PRECISION_XFAIL,
-}
+XFAIL: dict[tuple[str, str | None], str] = {}
 
 
 @pytest.fixture(scope="module")

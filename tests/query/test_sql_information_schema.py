@@ -88,7 +88,7 @@ def test_columns_carry_mysql_sizes(conn: pymysql.connections.Connection, db: str
         ("g", "double", None, None, 22, None, None, None, None, "double"),
         ("dt", "datetime", None, None, None, None, 3, None, None, "datetime(3)"),
         ("dd", "date", None, None, None, None, None, None, None, "date"),
-        ("b", "boolean", None, None, 3, 0, None, None, None, "boolean"),
+        ("b", "tinyint", None, None, 3, 0, None, None, None, "tinyint(1)"),  # as Doris: MySQL's BOOLEAN
         ("i", "tinyint", None, None, 3, 0, None, None, None, "tinyint")]
     key = rows(conn, f"SELECT COLUMN_KEY, EXTRA, PRIVILEGES FROM information_schema.columns WHERE "
                      f"TABLE_SCHEMA = '{db}' AND COLUMN_NAME = 'k'")
@@ -120,14 +120,34 @@ def test_tables_sizes_and_server_tables(conn: pymysql.connections.Connection, db
     mine = "SELECT USER, DB, COMMAND, INFO FROM information_schema.PROCESSLIST WHERE INFO LIKE '%PROCESSLIST%'"
     assert rows(conn, mine) == [("root", db, "Query", mine)]
     assert ("'root'@'%'", "def", "ADMIN_PRIV", "NO") in rows(conn, "SELECT * FROM information_schema.user_privileges")
-    # Doris tables have no secondary indexes, constraints, views, routines or triggers: MySQL's columns, no rows.
+    # Strata tables have no secondary indexes, foreign keys, views, routines or triggers: MySQL's columns, no
+    # rows (the table here is a Duplicate Key table, so it has no primary key either).
     for empty, column in (("statistics", "INDEX_NAME"), ("views", "VIEW_DEFINITION"),
                           ("key_column_usage", "REFERENCED_TABLE_NAME"), ("table_constraints", "CONSTRAINT_TYPE"),
                           ("referential_constraints", "DELETE_RULE"), ("routines", "ROUTINE_BODY"),
                           ("parameters", "PARAMETER_MODE"), ("triggers", "ACTION_TIMING"),
                           ("column_privileges", "PRIVILEGE_TYPE")):
         assert column in columns(conn, f"SELECT * FROM information_schema.{empty}"), empty
-        assert rows(conn, f"SELECT * FROM information_schema.{empty} WHERE TRUE") == [], empty
+        assert rows(conn, f"SELECT * FROM information_schema.{empty} WHERE TABLE_SCHEMA = '{db}'"
+                          if empty in ("statistics", "key_column_usage", "table_constraints")
+                          else f"SELECT * FROM information_schema.{empty} WHERE TRUE") == [], empty
+
+
+def test_unique_key_is_the_primary_key(conn: pymysql.connections.Connection, db: str) -> None:
+    """A Unique Key table's key is its PRIMARY index and constraint, as Connector/J's getPrimaryKeys and
+    getIndexInfo read them (useInformationSchema=true); Duplicate and Aggregate tables have none."""
+    tail = "DISTRIBUTED BY HASH(a) BUCKETS 1"
+    run(conn, f"CREATE TABLE u (a INT, b VARCHAR(4), v INT) UNIQUE KEY(a, b) {tail}")
+    run(conn, f"CREATE TABLE d (a INT, v INT) DUPLICATE KEY(a) {tail}")
+    run(conn, f"CREATE TABLE g (a INT, v INT SUM) AGGREGATE KEY(a) {tail}")
+    assert rows(conn, "SELECT TABLE_NAME, NON_UNIQUE, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, INDEX_TYPE FROM "
+                      f"information_schema.statistics WHERE TABLE_SCHEMA = '{db}' ORDER BY SEQ_IN_INDEX") == [
+        ("u", 0, "PRIMARY", 1, "a", "BTREE"), ("u", 0, "PRIMARY", 2, "b", "BTREE")]
+    assert rows(conn, "SELECT CONSTRAINT_NAME, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION FROM "
+                      f"information_schema.key_column_usage WHERE TABLE_SCHEMA = '{db}' ORDER BY 4") == [
+        ("PRIMARY", "u", "a", 1), ("PRIMARY", "u", "b", 2)]
+    assert rows(conn, "SELECT CONSTRAINT_NAME, TABLE_NAME, CONSTRAINT_TYPE FROM information_schema.table_constraints "
+                      f"WHERE TABLE_SCHEMA = '{db}'") == [("PRIMARY", "u", "PRIMARY KEY")]
 
 
 def test_connector_j_metadata_query_shapes(conn: pymysql.connections.Connection, db: str) -> None:

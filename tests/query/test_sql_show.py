@@ -42,7 +42,12 @@ def test_show_index_and_table_status(conn: pymysql.connections.Connection, db: s
         assert columns(conn, f"SHOW {form} FROM a FROM {db}") == [
             "Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation", "Cardinality",
             "Sub_part", "Packed", "Null", "Index_type", "Comment", "Properties"]
-        assert rows(conn, f"SHOW {form} FROM a") == []  # Doris: the sort key is no index
+        assert rows(conn, f"SHOW {form} FROM a") == []  # a Duplicate Key table's sort key is no index
+    run(conn, f"CREATE TABLE u (k INT, j INT, v INT) UNIQUE KEY(k, j) {TAIL}")
+    # A Unique Key table's key addresses one row: MySQL tools see it as the PRIMARY index.
+    assert [r[:5] + r[9:11] for r in rows(conn, "SHOW KEYS FROM u")] == [
+        ("u", 0, "PRIMARY", 1, "k", "YES", "BTREE"), ("u", 0, "PRIMARY", 2, "j", "YES", "BTREE")]
+    assert rows(conn, "SHOW INDEX FROM u WHERE Seq_in_index = 2")[0][4] == "j"
     fails(conn, "SHOW INDEX FROM nope", 1146, "nope")
     fails(conn, "SHOW INDEX FROM a WHERE no_such_column = 1", 1054, "no_such_column")
     status = f"SHOW TABLE STATUS FROM {db}"
@@ -51,7 +56,7 @@ def test_show_index_and_table_status(conn: pymysql.connections.Connection, db: s
                                      "Create_time", "Update_time", "Check_time", "Collation", "Checksum",
                                      "Create_options", "Comment"]
     found = {r[0]: r for r in rows(conn, status)}
-    assert set(found) == {"a", "b"}
+    assert set(found) == {"a", "b", "u"}
     assert found["a"][1] == "Doris" and found["a"][4] == 3 and found["a"][6] > 0 and found["a"][17] == "first"
     assert found["b"][4] == 0 and found["a"][11] is not None and found["a"][11].microsecond == 0  # a DATETIME
     assert [r[0] for r in rows(conn, "SHOW TABLE STATUS LIKE 'b'")] == ["b"]

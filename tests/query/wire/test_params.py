@@ -51,7 +51,8 @@ def test_bytes_are_text_when_they_decode_and_hex_when_not() -> None:
     (-2.5e-300, "-2.5e-300"),
     (Decimal("12.50"), "12.50"), (Decimal("1E+3"), "1000"), (Decimal("-0.000001"), "-0.000001"),
     (dt.date(2026, 1, 2), "CAST('2026-01-02' AS DATE)"),
-    (dt.datetime(2026, 1, 2, 3, 4, 5, 600), "CAST('2026-01-02 03:04:05.000600' AS DATETIME)"),
+    (dt.datetime(2026, 1, 2, 3, 4, 5, 600), "CAST('2026-01-02 03:04:05.000600' AS DATETIME(6))"),
+    (dt.datetime(2026, 1, 2, 3, 4, 5), "CAST('2026-01-02 03:04:05' AS DATETIME)"),
     (dt.timedelta(hours=10, seconds=1), "CAST('10:00:01' AS TIME)"),
     (dt.timedelta(hours=-30), "INTERVAL '-30:00:00'"),
 ])
