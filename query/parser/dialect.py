@@ -199,7 +199,20 @@ class StrataGenerator(DorisGenerator):
         return f"@incr({inner})"
 
 
+class StrataTokenizer(Doris.Tokenizer):
+    # Doris' own type names, so CAST(x AS LARGEINT) and friends parse; DDL reads types itself (parser.ddl).
+    KEYWORDS = {
+        **Doris.Tokenizer.KEYWORDS,
+        "LARGEINT": TokenType.INT128,
+        "DATETIMEV2": TokenType.DATETIME,
+        "DATEV2": TokenType.DATE,
+        "DECIMALV2": TokenType.DECIMAL,
+        "DECIMALV3": TokenType.DECIMAL,
+    }
+
+
 class StrataDoris(Doris):
+    Tokenizer = StrataTokenizer
     Parser = StrataParser
     Generator = StrataGenerator
 
