@@ -17,6 +17,7 @@ from projections.state import TableState
 from query import information_schema
 from query.change_feed import changes_sql, check_history, commit_at, commits_between
 from query.context import Context, Rows, SessionState, SqlFailure
+from query.doris_variables import ReadOptions
 from query.labels import column_labels
 from query.parser import (
     AsOf,
@@ -160,7 +161,8 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
             snapshot = snapshot_for(ctx, session, QualifiedName(ref.name, ref.db), ref.as_of)
             if selected:
                 snapshot = _only_partitions(snapshot, selected)
-            cur.execute(f"CREATE TEMP VIEW {view} AS {snapshot_sql(snapshot, ctx.locator)}")
+            read = snapshot_sql(snapshot, ctx.locator, ReadOptions.of(session.variables))
+            cur.execute(f"CREATE TEMP VIEW {view} AS {read}")
         ref.node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(
             this=exp.to_identifier(alias))))
     return expr.sql(dialect="duckdb")

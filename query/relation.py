@@ -8,6 +8,7 @@ from sqlglot import exp
 
 from projections.compaction import column_definitions, rowset_file
 from projections.snapshot import Snapshot
+from query.doris_variables import PLAIN_READ, ReadOptions
 from schemas.model import Column, TableSchema
 from storage.locator import RowsetLocator
 from storage.rowset_sql import (
@@ -34,15 +35,18 @@ def _dropped_since(schema: TableSchema, defined: dict[int, Column], deletes: lis
     return [defined[i] for i in sorted(named) if i in defined]
 
 
-def snapshot_sql(snapshot: Snapshot, locator: RowsetLocator) -> str:
-    """SELECT returning the table's visible rows at the snapshot, columns named as the user sees them.
+def snapshot_sql(snapshot: Snapshot, locator: RowsetLocator, options: ReadOptions = PLAIN_READ) -> str:
+    """SELECT returning the table's visible rows at the snapshot, columns named as the user sees them;
+    `options`, the session's Doris read options, may keep deleted rows or skip merging by key.
 
     Cold rowsets are fetched into the file cache first (in parallel), so the SQL names local files."""
     table = snapshot.table
     paths = locator.locate_many(snapshot.rowsets)
     files = [rowset_file(table, r, lambda r: paths[r.rowset_id]) for r in snapshot.rowsets]
-    deletes = [DeleteRule(p.partition_id, d.version, d.predicate) for p in snapshot.partitions for d in p.deletes]
+    deletes = [DeleteRule(p.partition_id, d.version, d.predicate) for p in snapshot.partitions for d in p.deletes
+               if options.delete_predicates or d.predicate is None]  # TRUNCATE is no delete predicate
     spec = MergeSpec(keys_model=table.keys_model, columns=snapshot.schema.columns,
                      extra_columns=tuple(_dropped_since(snapshot.schema, column_definitions(table), deletes)),
-                     delete_sign=table.keys_model == "UNIQUE")
+                     delete_sign=table.keys_model == "UNIQUE", merge=options.merge,
+                     hide_delete_signs=options.delete_signs)
     return table_rows_sql(spec, files, deletes)

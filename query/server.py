@@ -34,6 +34,7 @@ from query.connections import StrataControl
 from query.console.routes import add_routes as console_routes
 from query.console.routes import admin_only
 from query.context import Done, Rows, SessionState, SqlFailure, StatementGuard
+from query.doris_variables import DORIS_VARIABLES, READ_OPTIONS
 from query.engine import Engine
 from query.parser import SqlError, SqlSyntaxError, parse_script
 from query.parser import statements as st
@@ -88,7 +89,7 @@ def _group_commit_mode(value: Any) -> str:
 # mysql-mimic answers SET, SHOW VARIABLES and @@… from this schema; Strata's own variables join it.
 _OWN_VARIABLES: dict[str, tuple[Any, Any, bool]] = {"group_commit": (_group_commit_mode, "off_mode", True),
                                                      **timeouts.VARIABLES}
-_VARIABLES = {**MYSQL_VARIABLES, **_OWN_VARIABLES}
+_VARIABLES = {**MYSQL_VARIABLES, **DORIS_VARIABLES, **_OWN_VARIABLES}
 
 
 class StrataSession(Session):
@@ -224,7 +225,7 @@ class StrataSession(Session):
         """The engine reads the session's variables from its SessionState, not from mysql-mimic."""
         self.state.variables["time_zone"] = str(self.variables.get("time_zone") or "UTC")
         self.state.variables["group_commit"] = str(self.variables.get("group_commit") or "off_mode")
-        for name in timeouts.SESSION_VARIABLES:
+        for name in (*timeouts.SESSION_VARIABLES, *READ_OPTIONS):
             self.state.variables[name] = str(self.variables.get(name))
 
     def _zone(self) -> tzinfo:

@@ -12,6 +12,8 @@ from typing import Any
 
 from mysql_mimic.variables import SYSTEM_VARIABLES
 
+from query.doris_variables import on_off
+
 # Doris answers the handshake with a plain 5.7 version and names itself in version_comment; clients
 # parse the version (SQLAlchemy: "5.7.99 strata…" read as (5, 7, 0, 1)), so nothing may follow it.
 SERVER_VERSION = "5.7.99"
@@ -20,26 +22,12 @@ VERSION_COMMENT = "Strata 0.1.0 (Apache Doris compatible)"
 _NO_LIMIT = 9223372036854775807
 
 
-def _on_off(value: Any) -> bool:
-    """A boolean variable as MySQL takes it: ON/OFF, TRUE/FALSE, 1/0 (strings or numbers)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        return value != 0
-    text = str(value).strip().strip("'\"").upper()
-    if text in ("ON", "TRUE", "1"):
-        return True
-    if text in ("OFF", "FALSE", "0"):
-        return False
-    raise ValueError(f"'{value}' is not a boolean")
-
-
 _DORIS_VALUES: dict[str, tuple[Any, Any, bool]] = {
-    "autocommit": (_on_off, True, True),
-    "sql_auto_is_null": (_on_off, False, True),
-    "transaction_read_only": (_on_off, False, True),
-    "tx_read_only": (_on_off, False, True),
-    "performance_schema": (_on_off, False, False),
+    "autocommit": (on_off, True, True),
+    "sql_auto_is_null": (on_off, False, True),
+    "transaction_read_only": (on_off, False, True),
+    "tx_read_only": (on_off, False, True),
+    "performance_schema": (on_off, False, False),
     "have_query_cache": (str, "YES", False),
     "query_cache_size": (int, 1048576, True),
     "query_cache_type": (str, "OFF", True),
@@ -63,13 +51,13 @@ _DORIS_VALUES: dict[str, tuple[Any, Any, bool]] = {
     "div_precision_increment": (int, 4, True),
     "default_week_format": (int, 0, True),
     "group_concat_max_len": (int, 1024, True),
-    "sql_quote_show_create": (_on_off, True, True),
+    "sql_quote_show_create": (on_off, True, True),
     # No foreign keys, no TLS on the SQL port yet: what tools (Workbench, DBeaver) check before using them.
-    "foreign_key_checks": (_on_off, True, True),
-    "unique_checks": (_on_off, True, True),
+    "foreign_key_checks": (on_off, True, True),
+    "unique_checks": (on_off, True, True),
     "have_ssl": (str, "DISABLED", False),
     "have_openssl": (str, "DISABLED", False),
-    "explicit_defaults_for_timestamp": (_on_off, True, False),
+    "explicit_defaults_for_timestamp": (on_off, True, False),
     "protocol_version": (int, 10, False),
     "default_storage_engine": (str, "olap", True),
     "default_tmp_storage_engine": (str, "olap", True),

@@ -129,6 +129,10 @@ class MergeSpec:
     columns: tuple[Column, ...]          # the wanted columns, in output order
     extra_columns: tuple[Column, ...] = ()  # needed only by delete predicates (dropped since)
     delete_sign: bool = False            # files carry __delete_sign (Unique Key tables)
+    # Readers only (Doris' skip_storage_engine_merge / skip_delete_sign session variables): False reads
+    # every row version unmerged, as a Duplicate Key table; False keeps rows marked with a delete sign.
+    merge: bool = True
+    hide_delete_signs: bool = True
 
 
 def _raw(files: Sequence[RowsetFile], column_sets: list[frozenset[int]], delete_sign: bool) -> str:
@@ -203,12 +207,13 @@ def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequen
     if visible is None:
         return "SELECT " + ", ".join(_as_read(c, default_sql(c)) for c in spec.columns) + " WHERE false"
     keys = ", ".join(c.file_column for c in spec.columns if c.is_key)
-    if spec.keys_model == "DUPLICATE":
-        return f"SELECT {', '.join(named)} FROM ({visible})"
+    unsigned = " AND NOT __delete_sign" if spec.hide_delete_signs else ""
+    if spec.keys_model == "DUPLICATE" or not spec.merge:
+        return f"SELECT {', '.join(named)} FROM ({visible})" + (f" WHERE true{unsigned}" if spec.delete_sign else "")
     if spec.keys_model == "UNIQUE":
         return (f"SELECT {', '.join(named)} FROM (SELECT *, row_number() OVER (PARTITION BY {keys} "
                 f"ORDER BY __version DESC, __seq DESC) AS __rn FROM ({visible})) "
-                f"WHERE __rn = 1 AND NOT __delete_sign")
+                f"WHERE __rn = 1{unsigned}")
     folded = [_as_read(c, c.file_column if c.is_key else _fold(c)) for c in spec.columns]
     return f"SELECT {', '.join(folded)} FROM ({visible}) GROUP BY {keys}"
 
