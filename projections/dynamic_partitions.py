@@ -29,7 +29,9 @@ NEVER = -2147483648  # Doris' default `start`: nothing is ever dropped
 _BOOLEANS = ("true", "false")
 KEYS = ("enable", "time_unit", "time_zone", "start", "end", "prefix", "buckets", "start_day_of_week",
         "start_day_of_month", "create_history_partition", "history_partition_num", "hot_partition_num",
-        "storage_policy", "storage_medium")
+        "storage_policy", "storage_medium",
+        # Replica placement of the partitions made: one copy of each rowset in Strata, kept as written.
+        "replication_num", "replication_allocation", "reserved_history_periods")
 _FORMAT = "%Y-%m-%d %H:%M:%S"
 
 

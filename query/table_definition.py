@@ -29,6 +29,20 @@ _PROPERTY_CHECKS: dict[str, tuple[str, ...] | str] = {
     "enable_single_replica_compaction": _BOOL, "store_row_column": _BOOL, "file_cache_ttl_seconds": "int",
     "inverted_index_storage_format": "any", "compaction_policy": "any", "estimate_partition_size": "any",
 }
+# Properties that only concern how Doris lays out, replicates or compacts its storage: accepted with
+# any value, kept (SHOW CREATE TABLE prints them back, so a Doris DDL replays unchanged) and without
+# effect in Strata, which has one copy of each rowset in Parquet on its tiers (README, "Tables").
+STORAGE_ONLY_PROPERTIES = (
+    "storage_vault_id", "storage_vault_name", "min_load_replica_num", "skip_write_index_on_load",
+    "enable_mow_light_delete", "time_series_compaction_goal_size_mbytes",
+    "time_series_compaction_file_count_threshold", "time_series_compaction_time_threshold_seconds",
+    "time_series_compaction_empty_rowsets_threshold", "time_series_compaction_level_threshold",
+    "binlog.enable", "binlog.ttl_seconds", "binlog.max_bytes", "binlog.max_history_nums",
+    "row_store_columns", "row_store_page_size", "storage_page_size", "storage_dict_page_size",
+    "variant_enable_flatten_nested", "enable_duplicate_without_keys_by_default", "colocate_with",
+    "data_sort.sort_type", "data_sort.col_num", "storage_type", "enable_light_delete", "tablet_type",
+)
+_PROPERTY_CHECKS.update({key: "any" for key in STORAGE_ONLY_PROPERTIES})
 
 
 # How a caller checks properties (check_properties with its session and catalog bound).

@@ -24,6 +24,31 @@ DUPLICATE_RANGE = """CREATE TABLE dup (k INT, v VARCHAR(8)) DUPLICATE KEY(k)
 PARTITION BY RANGE(k) (PARTITION p_low VALUES LESS THAN ("10"), PARTITION p_high VALUES LESS THAN MAXVALUE)
 DISTRIBUTED BY HASH(k) BUCKETS 2"""
 
+# The seed document's (004, time travel) own SHOW CREATE TABLE output, from a Doris 3.x with a storage
+# vault: its storage-only properties are accepted, kept and printed back (query.table_definition).
+SEED_V5 = """CREATE TABLE `tt_travel_v5` (
+  `id` int NULL,
+  `status` varchar(20) NULL,
+  `amount` decimal(10,2) NULL
+) ENGINE=OLAP
+DUPLICATE KEY(`id`)
+DISTRIBUTED BY HASH(`id`) BUCKETS 3
+PROPERTIES (
+"file_cache_ttl_seconds" = "0",
+"is_being_synced" = "false",
+"storage_medium" = "hdd",
+"storage_format" = "V2",
+"inverted_index_storage_format" = "V3",
+"light_schema_change" = "true",
+"storage_vault_id" = "1",
+"storage_vault_name" = "dr_s3_vault",
+"disable_auto_compaction" = "false",
+"group_commit_interval_ms" = "10000",
+"group_commit_data_bytes" = "134217728",
+"enable_time_travel" = "true",
+"time_travel_retention_days" = "7"
+);"""
+
 
 def test_show_create_table_keeps_properties(conn: pymysql.connections.Connection, db: str) -> None:
     run(conn, AGGREGATE)
@@ -45,13 +70,17 @@ def test_show_create_table_keeps_properties(conn: pymysql.connections.Connection
     assert "DISTRIBUTED BY RANDOM BUCKETS 2" in show_create(conn, f"{db}.plain")
 
 
-@pytest.mark.parametrize("ddl", [AGGREGATE, UNIQUE_LIST, DUPLICATE_RANGE])
+@pytest.mark.parametrize("ddl", [AGGREGATE, UNIQUE_LIST, DUPLICATE_RANGE, SEED_V5])
 def test_show_create_table_parses_back(conn: pymysql.connections.Connection, db: str, ddl: str) -> None:
     """SHOW CREATE TABLE is a statement: run under another name it makes the same table, and the
     open ends of ranges (LESS THAN, MAXVALUE) still route rows."""
     run(conn, ddl)
-    name = ddl.split()[2]
+    name = ddl.split()[2].strip("`")
     text = show_create(conn, name)
+    if name == "tt_travel_v5":
+        for kept in ('"storage_vault_name" = "dr_s3_vault"', '"storage_vault_id" = "1"', '"storage_format" = "V2"',
+                     '"enable_time_travel" = "true"'):
+            assert kept in text, (kept, text)
     run(conn, text.replace(f"CREATE TABLE `{name}`", "CREATE TABLE `copy`"))
     assert show_create(conn, "copy") == text.replace(f"CREATE TABLE `{name}`", "CREATE TABLE `copy`")
     if name == "dup":
