@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 
 from projections.state import PartitionState, TableState
@@ -308,8 +309,9 @@ def _apply_column_action(table: TableState, columns: list[Column], action: objec
         if any(c.name.lower() == d.name.lower() for c in columns):
             raise SqlFailure(ErrorCode.DUP_FIELDNAME, f"Duplicate column name '{d.name}'")
         if keys_model == "AGGREGATE" and not d.is_key and not d.agg:
-            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Value column '{d.name}' of an AGGREGATE KEY table must "
-                                                        "have an aggregation type")
+            # Doris: a column added to an Aggregate Key table without an aggregation type is a key
+            # column (after the last key). Existing rows all take its default, so they merge as before.
+            d = dataclasses.replace(d, is_key=True)
         if not d.nullable and d.default is None:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Column '{d.name}' is NOT NULL and has no DEFAULT, so "
                                                         "existing rows would have no value")

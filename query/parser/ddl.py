@@ -310,7 +310,7 @@ def _table_options(c: Cursor) -> _TableOptions:
             clause("DISTRIBUTED BY")
             opts.distribution = distribution(c)
         elif c.at("ROLLUP"):
-            raise UnsupportedStatement("ROLLUP is not supported")
+            raise UnsupportedStatement(f"ROLLUP (…): {ROLLUP_ALTERNATIVE}")
         elif c.accept("PROPERTIES"):
             clause("PROPERTIES")
             opts.properties = c.properties()
@@ -370,7 +370,16 @@ def create_table(c: Cursor) -> Statement:
 # --------------------------------------------------------------------------- ALTER TABLE
 
 
+# Doris' rollups are pre-aggregated copies of a table kept in step with it; Strata keeps one copy of
+# each table, so it refuses them and says what gives the same answers.
+ROLLUP_ALTERNATIVE = ("rollups are not supported: Strata keeps one copy of each table; for the rollup's "
+                      "rows create a table with CREATE TABLE … AGGREGATE KEY (…) AS SELECT … GROUP BY … (or a "
+                      "view), and query it")
+
+
 def _unsupported_alter(phrase: str) -> UnsupportedStatement:
+    if "ROLLUP" in phrase:
+        return UnsupportedStatement(f"ALTER TABLE ... {phrase}: {ROLLUP_ALTERNATIVE}")
     return UnsupportedStatement(f"ALTER TABLE ... {phrase} is not supported")
 
 

@@ -43,8 +43,32 @@ def test_add_column_with_default_and_position(conn: pymysql.connections.Connecti
     fails(conn, "ALTER TABLE t ADD COLUMN n INT", 1060, "'n'")
     fails(conn, f"ALTER TABLE t ADD COLUMN q INT{agg} NOT NULL", 1210, "'q'", "DEFAULT")
     fails(conn, f"ALTER TABLE t ADD COLUMN q INT{agg} AFTER nope", 1054, "nope")
-    if model == "AGGREGATE":
-        fails(conn, "ALTER TABLE t ADD COLUMN q INT", 1210, "'q'", "aggregation")
+
+
+def test_add_column_without_aggregation_is_a_key(conn: pymysql.connections.Connection, db: str) -> None:
+    """Doris (regression-test/suites/schema_change_p0, agg tables): a column added to an Aggregate Key
+    table without an aggregation type is a key column, placed after the last key; the rows already
+    loaded take its default and aggregate as before, and the past reads as it did."""
+    _table(conn, "AGGREGATE")
+    run(conn, 'ALTER TABLE t SET ("enable_time_travel" = "true")')
+    run(conn, "INSERT INTO t VALUES (1, 10, 'a2')")
+    before = rows(conn, "SELECT now(6)")[0][0]
+    run(conn, "ALTER TABLE t ADD COLUMN q INT")
+    assert [r[:4] for r in rows(conn, "DESC t")] == [("k", "int", "No", "true"), ("q", "int", "Yes", "true"),
+                                                     ("v", "int", "Yes", "false"), ("w", "varchar(10)", "Yes", "false")]
+    assert "AGGREGATE KEY(`k`, `q`)" in show_create(conn, "t")
+    run(conn, "INSERT INTO t (k, q, v, w) VALUES (1, 7, 5, 'x'), (1, 7, 1, 'y'), (1, NULL, 100, 'z')")
+    assert sorted_rows(conn, "SELECT k, q, v, w FROM t WHERE k = 1") == [(1, None, 111, "z"), (1, 7, 6, "y")]
+    assert sorted_rows(conn, f"SELECT k, v, w FROM t FOR TIME AS OF '{before}'") == [
+        (1, 11, "a2"), (2, 2, "b"), (3, 3, "c")]
+    run(conn, "ADMIN COMPACT TABLE t WHERE TYPE = 'BASE'")
+    assert sorted_rows(conn, "SELECT k, q, v, w FROM t WHERE k = 1") == [(1, None, 111, "z"), (1, 7, 6, "y")]
+
+
+def test_rollups_are_refused_with_the_alternative(conn: pymysql.connections.Connection, db: str) -> None:
+    _table(conn, "AGGREGATE")
+    for statement in ("ALTER TABLE t ADD ROLLUP r (k, v)", "ALTER TABLE t DROP ROLLUP r"):
+        fails(conn, statement, 1235, "ROLLUP", "CREATE TABLE", "AS SELECT")
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
