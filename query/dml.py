@@ -147,7 +147,12 @@ def delete(ctx: Context, session: SessionState, s: st.Delete) -> Done:
     table = ctx.table(session, s.table)
     partitions = tuple(_named_partition(table, n) for n in s.partitions)
     if table.keys_model == "UNIQUE":
-        return _rewrite_unique(ctx, session, table, s.where, None, delete_sign=True, partitions=partitions)
+        return _rewrite_unique(ctx, session, table, s.where, None, delete_sign=True, partitions=partitions,
+                               alias=s.alias, sources=s.using)
+    if s.using is not None:
+        # A Duplicate/Aggregate delete is a stored predicate on the table's own columns (as in Doris).
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"DELETE ... USING is only supported on UNIQUE KEY tables; "
+                                                      f"'{table.name}' is {table.keys_model} KEY")
     if s.where is None:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "DELETE needs a WHERE clause on this table; use TRUNCATE TABLE")
     # The predicate is stored and applied at every later read: NOW() must be this statement's instant.
@@ -203,27 +208,50 @@ def update(ctx: Context, session: SessionState, s: st.Update) -> Done:
         if column.is_key:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not update key column '{column.name}'")
         assignments[column.unique_id] = value
-    return _rewrite_unique(ctx, session, table, s.where, assignments, delete_sign=False)
+    return _rewrite_unique(ctx, session, table, s.where, assignments, delete_sign=False, alias=s.alias,
+                           sources=s.sources)
 
 
 def _rewrite_unique(ctx: Context, session: SessionState, table: TableState, where: exp.Expr | None,
                     assignments: dict[int, exp.Expr] | None, *, delete_sign: bool,
-                    partitions: tuple[int, ...] = ()) -> Done:
+                    partitions: tuple[int, ...] = (), alias: str | None = None,
+                    sources: exp.From | None = None) -> Done:
     """Unique Key DELETE/UPDATE (merge-on-write style): the matching rows are written again, with a
-    delete sign or with their new values, as one commit."""
+    delete sign or with their new values, as one commit.
+
+    `sources` are the other tables of `UPDATE … FROM` / `DELETE … USING`, joined to the target's latest
+    rows by the WHERE clause; their references are bound like any query's (grants were checked for
+    them too). A target row several source rows match is written once for a DELETE; for an UPDATE
+    each match writes it and the last one written wins, as in Doris, where the pick is arbitrary."""
     columns = list(table.schema_now.columns)
+    name = quote_ident(alias or table.name)
     cur = ctx.cursor()
     try:
         selected = []
         for i, c in enumerate(columns):
             value = (assignments or {}).get(c.unique_id)
-            selected.append(f"{_bound_sql(ctx, session, value, cur) if value is not None else quote_ident(c.name)}"
-                            f" AS a{i}")
+            own = f"{name}.{quote_ident(c.name)}"
+            selected.append(f"{_bound_sql(ctx, session, value, cur) if value is not None else own} AS a{i}")
         sql = _current_sql(ctx, table, partitions)
+        # The bound tables, as a FROM list joined to the target's rows by the WHERE clause.
+        others = "" if sources is None else \
+            ", " + _bound_sql(ctx, session, _joined(sources), cur).removeprefix("SELECT * FROM ")
         predicate = "true" if where is None else _bound_sql(ctx, session, where, cur)
-        source = f"SELECT {', '.join(selected)} FROM ({sql}) AS {quote_ident(table.name)} WHERE {predicate}"
+        distinct = "DISTINCT " if delete_sign and sources is not None else ""
+        source = f"SELECT {distinct}{', '.join(selected)} FROM ({sql}) AS {name}{others} WHERE {predicate}"
         count = write_rows(ctx, cur, table, source, columns, delete_sign=delete_sign,
                            source="delete" if delete_sign else "update")
     finally:
         cur.close()
     return Done(count)
+
+
+def _joined(sources: exp.From) -> exp.Select:
+    """`SELECT * FROM t2 [JOIN t3 …]` of a FROM/USING clause: the parser hangs the joins on the first
+    table, whose node binding replaces; in a SELECT they are the query's own, and bind like any."""
+    first = sources.this.copy()
+    joins = first.args.get("joins") or []
+    first.set("joins", None)
+    select = exp.select("*").from_(first)
+    select.set("joins", [j.copy() for j in joins] or None)
+    return select

@@ -34,7 +34,8 @@ INCR_KIND = "INCR"
 # The meta key of a SELECT item's source text (see the module docstring).
 SOURCE_TEXT = "source_text"
 
-Production = Literal["statement", "condition"]
+# "tables": a FROM clause's table list with its joins, without the FROM word (DELETE … USING).
+Production = Literal["statement", "condition", "tables"]
 
 
 class LocatedParseError(ParseError):
@@ -186,7 +187,13 @@ class StrataParser(DorisParser):
         self._tokens_size = len(tokens)
         self._index = start - 1
         self._advance()
-        tree = self._parse_statement() if production == "statement" else self._parse_disjunction()
+        tree: exp.Expr | None
+        if production == "statement":
+            tree = self._parse_statement()
+        elif production == "tables":
+            tree = self._parse_from(joins=True, skip_from_token=True)
+        else:
+            tree = self._parse_disjunction()
         return tree, self._index
 
 

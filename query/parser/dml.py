@@ -10,7 +10,7 @@ from query.parser.errors import UnsupportedStatement
 from query.parser.statements import Delete, Insert, QualifiedName, Query, TruncateTable, Update
 
 # sqlglot argument names whose SQL spelling is not just the upper-cased name.
-_CLAUSE_NAMES = {"conflict": "ON DUPLICATE KEY UPDATE", "returning": "RETURNING"}
+_CLAUSE_NAMES = {"conflict": "ON DUPLICATE KEY UPDATE", "returning": "RETURNING", "order": "ORDER BY"}
 _LABEL_NAME_TYPES = frozenset({TokenType.IDENTIFIER, TokenType.VAR, TokenType.STRING})
 
 
@@ -100,15 +100,17 @@ def parse_update(c: Cursor) -> Update:
     c.expect_end()
     if not isinstance(tree, exp.Update):
         raise c.error("expected UPDATE", c.tokens[0])
-    _reject_extras(tree, {"this", "expressions", "where"}, "UPDATE")
+    _reject_extras(tree, {"this", "expressions", "where", "from_"}, "UPDATE")
     table = _table_name(c, tree.this, "UPDATE")
+    sources = tree.args.get("from_")
     assignments: list[tuple[str, exp.Expr]] = []
     for item in tree.expressions:
         if not (isinstance(item, exp.EQ) and isinstance(item.this, exp.Column)):
             raise c.error("expected column = expression in SET", c.tokens[0])
         assignments.append((item.this.name, item.expression))
     where = tree.args.get("where")
-    return Update(table, tuple(assignments), where.this if isinstance(where, exp.Where) else None)
+    return Update(table, tuple(assignments), where.this if isinstance(where, exp.Where) else None,
+                  sources if isinstance(sources, exp.From) else None, tree.this.alias or None)
 
 
 def parse_delete(c: Cursor) -> Delete:
@@ -116,11 +118,11 @@ def parse_delete(c: Cursor) -> Delete:
     c.expect("FROM")
     table = c.qualified_name()
     partitions = partition_names(c) if c.accept_any(("PARTITION", "PARTITIONS")) else ()
-    if c.at("USING"):
-        raise UnsupportedStatement("DELETE ... USING is not supported")
+    alias = c.identifier("an alias") if c.accept("AS") else None
+    using = c.sqlglot("tables", "the tables after USING") if c.accept("USING") else None
     where = c.sqlglot("condition", "a condition") if c.accept("WHERE") else None
     c.expect_end()
-    return Delete(table, partitions, where)
+    return Delete(table, partitions, where, using if isinstance(using, exp.From) else None, alias)
 
 
 def parse_truncate(c: Cursor) -> TruncateTable:

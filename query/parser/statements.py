@@ -93,6 +93,9 @@ class Delete(Statement):
     table: QualifiedName
     partitions: tuple[str, ...]
     where: exp.Expr | None
+    # `DELETE FROM t USING t2 [JOIN …] WHERE …`: the other tables (an exp.From without its keyword).
+    using: exp.From | None = None
+    alias: str | None = None  # `DELETE FROM t AS a …`
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,8 @@ class Update(Statement):
     table: QualifiedName
     assignments: tuple[tuple[str, exp.Expr], ...]
     where: exp.Expr | None
+    sources: exp.From | None = None  # `UPDATE t SET … FROM t2 [JOIN …] WHERE …`
+    alias: str | None = None  # `UPDATE t AS a SET …`
 
 
 @dataclass(frozen=True)

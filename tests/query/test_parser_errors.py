@@ -101,9 +101,12 @@ def test_syntax_error_pickles() -> None:
                                                    "index=False)"),
         ("LOAD LABEL db.l (DATA INFILE('s3://x') INTO TABLE t)", "LOAD LABEL is not supported"),
         ("INSERT OVERWRITE TABLE t SELECT 1", "INSERT OVERWRITE is not supported"),
-        ("ALTER TABLE t ADD ROLLUP r (a)", "ALTER TABLE ... ADD ROLLUP is not supported"),
+        ("ALTER TABLE t ADD ROLLUP r (a)", "ALTER TABLE ... ADD ROLLUP: rollups are not supported: Strata keeps "
+                                           "one copy of each table; for the rollup's rows create a table with "
+                                           "CREATE TABLE … AGGREGATE KEY (…) AS SELECT … GROUP BY … (or a view), "
+                                           "and query it"),
         ("ADMIN SET FRONTEND CONFIG ('a' = 'b')", "ADMIN SET is not supported"),
-        ("UPDATE t SET a = 1 FROM s WHERE s.k = t.k", "UPDATE with FROM is not supported"),
+        ("UPDATE t SET a = 1 WHERE k = 1 ORDER BY a LIMIT 1", "UPDATE with ORDER BY is not supported"),
         ("SHOW ROUTINE LOAD TASK WHERE JobName = 'j'", "SHOW ROUTINE LOAD TASK is not supported"),
     ],
 )

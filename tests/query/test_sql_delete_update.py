@@ -121,3 +121,50 @@ def test_subqueries_in_update_and_delete(conn: pymysql.connections.Connection, d
     fails(conn, "DELETE FROM d WHERE k IN (SELECT k FROM picks)", 1235, "subqueries")
     assert run(conn, "DELETE FROM d WHERE d.k = 2") == 1
     assert rows(conn, "SELECT * FROM d") == [(5, 5)]
+
+
+def _joined_tables(conn: pymysql.connections.Connection) -> None:
+    run(conn, "CREATE TABLE ut (k INT, v INT, w VARCHAR(5)) UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+              'PROPERTIES ("enable_time_travel" = "true")')
+    run(conn, "CREATE TABLE us (k INT, nv INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "CREATE TABLE uz (k INT, tag VARCHAR(5)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "INSERT INTO ut VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, 'c')")
+    run(conn, "INSERT INTO us VALUES (1, 10), (3, 30)")
+    run(conn, "INSERT INTO uz VALUES (1, 'x'), (3, 'y')")
+
+
+def test_update_from_and_delete_using(conn: pymysql.connections.Connection, db: str) -> None:
+    """Doris 2.x: UPDATE t SET … FROM t2 [JOIN …] WHERE … and DELETE FROM t USING t2 [JOIN …] WHERE … on
+    Unique Key tables (regression-test/suites/update/test_update_from, delete_p0/test_delete_using),
+    each one commit that time travel sees as such."""
+    _joined_tables(conn)
+    before = rows(conn, "SELECT now(6)")[0][0]
+    assert run(conn, "UPDATE ut SET v = us.nv + 1 FROM us WHERE ut.k = us.k") == 2
+    assert rows(conn, "SELECT * FROM ut ORDER BY k") == [(1, 11, "a"), (2, 2, "b"), (3, 31, "c")]
+    run(conn, "UPDATE ut AS a SET w = uz.tag FROM us JOIN uz ON us.k = uz.k WHERE a.k = us.k AND us.nv > 20")
+    assert rows(conn, "SELECT * FROM ut ORDER BY k") == [(1, 11, "a"), (2, 2, "b"), (3, 31, "y")]
+    run(conn, "INSERT INTO us VALUES (1, 99)")  # two source rows match k = 1: the target row goes once
+    assert run(conn, "DELETE FROM ut USING us WHERE ut.k = us.k AND us.nv < 50") == 2
+    assert rows(conn, "SELECT * FROM ut ORDER BY k") == [(2, 2, "b")]
+    assert rows(conn, f"SELECT * FROM ut FOR TIME AS OF '{before}' ORDER BY k") == [
+        (1, 1, "a"), (2, 2, "b"), (3, 3, "c")]
+    fails(conn, "DELETE FROM us USING ut WHERE us.k = ut.k", 1235, "UNIQUE KEY")
+    fails(conn, "UPDATE ut SET v = 1 FROM nope WHERE ut.k = nope.k", 1146, "nope")
+
+
+def test_joined_tables_need_their_own_grants(conn: pymysql.connections.Connection, db: str,
+                                             user: tuple[str, str]) -> None:
+    """The tables after FROM/USING are read: the user needs SELECT on them, and the sandbox checks them."""
+    _joined_tables(conn)
+    name, password = user
+    run(conn, f"GRANT SELECT_PRIV, LOAD_PRIV ON {db}.ut TO '{name}'")
+    me = pymysql.connect(host=conn.host, port=conn.port, user=name, password=password, database=db, autocommit=True)
+    try:
+        fails(me, "UPDATE ut SET v = us.nv FROM us WHERE ut.k = us.k", 1142, "us")
+        fails(me, "DELETE FROM ut USING us WHERE ut.k = us.k", 1142, "us")
+        run(conn, f"GRANT SELECT_PRIV ON {db}.us TO '{name}'")
+        assert run(me, "DELETE FROM ut USING us WHERE ut.k = us.k AND us.nv = 10") == 1
+        fails(me, "DELETE FROM ut USING read_csv('/etc/passwd') AS f WHERE ut.k = 1", 1227, "read_csv")
+    finally:
+        me.close()
+    assert rows(conn, "SELECT k FROM ut ORDER BY k") == [(2,), (3,)]
