@@ -7,7 +7,9 @@ a second run finds it and returns at once, and an interrupted one leaves nothing
 - MySQL Connector/J from Maven Central (``tests/clients/java/pom.xml``, ``mvn dependency:copy-dependencies``)
   plus ``ClientMatrix.java`` compiled with ``javac``;
 - Node ``mysql2`` from the npm registry (``tests/clients/node/package.json``, ``npm install``);
-- the ``mariadb`` (or ``mysql``) command-line client from Debian (``apt-get install -y mariadb-client``).
+- the ``mariadb`` (or ``mysql``) command-line client from Debian (``apt-get install -y mariadb-client``);
+- dbt-core with dbt-doris from PyPI (``tests/clients/dbt/requirements.txt``) in a virtualenv of their own,
+  since dbt pins versions of packages the project itself uses.
 
 A client that cannot be installed here raises :class:`ClientUnavailable` with the reason; the tests
 skip with it. The Python clients come from the project's dev extras (pyproject.toml).
@@ -30,6 +32,7 @@ from schemas.config import settings
 HERE = Path(__file__).resolve().parent
 JAVA_DIR = HERE / "java"
 NODE_DIR = HERE / "node"
+DBT_DIR = HERE / "dbt"
 _INSTALL_TIMEOUT_S = 600
 
 
@@ -149,3 +152,19 @@ def mysql_cli() -> str:
         tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
         raise ClientUnavailable(f"apt-get install -y mariadb-client did not install a client:\n{tail}")
     return found
+
+
+def dbt_python() -> Path:
+    """The Python of a virtualenv holding dbt-core and dbt-doris, pinned in tests/clients/dbt/requirements.txt."""
+    requirements = DBT_DIR / "requirements.txt"
+    target = clients_dir() / f"dbt-{_digest(requirements)}"
+
+    def build(tmp: Path) -> None:
+        python = _tool("python3", "install Python 3.10+ with venv (apt-get install python3-venv)")
+        _run([python, "-m", "venv", str(tmp / "venv")], "creating dbt's virtualenv")
+        # Used only as `<venv>/bin/python script`, which still works once renamed into place (the
+        # console scripts' #! lines would not).
+        _run([str(tmp / "venv" / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", "-r",
+              str(requirements)], "installing dbt-core and dbt-doris from PyPI")
+
+    return _install_once(target, build, "dbt") / "venv" / "bin" / "python"
