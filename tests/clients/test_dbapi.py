@@ -1,6 +1,6 @@
 """Client matrix, Python DB-API drivers: PyMySQL, mysqlclient (libmysqlclient), mysql-connector-python
-pure and with its C extension. One test per check and driver (``test_prepared[mysqlclient]``); the checks
-are in dbapi_checks.py. They run in order: DDL creates the tables the later checks read."""
+pure and with its C extension. One test per check and driver (``test_check[prepared-mysqlclient]``); the
+checks are in dbapi_checks.py. They run in order: DDL creates the tables the later checks read."""
 
 from __future__ import annotations
 
@@ -48,47 +48,8 @@ def _run(check: str, driver: str, login: Login, request: pytest.FixtureRequest) 
         raise AssertionError(f"{check} with the C extension failed:\n{failure}")
 
 
-def test_connect(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
-    _run("connect", driver, login, request)
-
-
-def test_ddl(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
-    _run("ddl", driver, login, request)
-
-
-def test_insert(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
-    _run("insert", driver, login, request)
-
-
-def test_select_types(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
-    _run("select_types", driver, login, request)
-
-
-def test_result_metadata(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
-    _run("result_metadata", driver, login, request)
-
-
-def test_now6(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
-    _run("now6", driver, login, request)
-
-
-def test_time_travel(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
-    _run("time_travel", driver, login, request)
-
-
-def test_prepared(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
-    _run("prepared", driver, login, request)
-
-
-def test_error_unknown_table(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
-    _run("error_unknown_table", driver, login, request)
-
-
-def test_error_syntax(driver: str, login: Login, request: pytest.FixtureRequest) -> None:
-    _run("error_syntax", driver, login, request)
-
-
-def test_every_check_has_a_test() -> None:
-    """A check added to dbapi_checks.py without a test here would never run."""
-    tests = {name.removeprefix("test_") for name in globals() if name.startswith("test_")}
-    assert set(dbapi_checks.CHECKS) <= tests, set(dbapi_checks.CHECKS) - tests
+@pytest.mark.parametrize("check", dbapi_checks.CHECKS)
+def test_check(check: str, driver: str, login: Login, request: pytest.FixtureRequest) -> None:
+    """One check with one driver (ids `<check>-<driver>`); pytest runs every driver's `ddl` before any
+    driver's `insert`, in the order of dbapi_checks.CHECKS."""
+    _run(check, driver, login, request)
