@@ -80,8 +80,8 @@ def show_index(ctx: Context, session: SessionState, s: st.ShowIndex) -> Rows:
     ngram) indexes; a Unique Key table's key is listed as its PRIMARY index, as MySQL tools expect of
     a key that addresses one row (information_schema.primary_key)."""
     rows: list[tuple[object, ...]] = []
-    if information_schema.is_information_schema(session, s.table.db):
-        _columns_of(ctx, session, s.table)  # an unknown table is an error, as in MySQL and Doris
+    if information_schema.is_information_schema(session, s.table.db) or ctx.view(session, s.table) is not None:
+        _columns_of(ctx, session, s.table)  # an unknown table is an error, as in MySQL and Doris; a view has no index
     else:
         table = ctx.table(session, s.table)
         rows = [(table.name, 0, information_schema.PRIMARY, position, c.name, "A", None, None, None,

@@ -202,9 +202,28 @@ def test_listing_views(conn: Conn, db: str) -> None:
     assert [r[:2] for r in rows(conn, "DESC v")] == [("k", "int"), ("n", "text")]
     assert [(r[0], r[-1]) for r in rows(conn, "SHOW FULL COLUMNS FROM v")] == [("k", "the key"), ("n", "")]
     assert [(r[0], r[-1]) for r in rows(conn, "SHOW TABLE STATUS")] == [("t", ""), ("v", "VIEW")]
+    assert rows(conn, "SHOW INDEX FROM v") == []  # as MySQL answers for a view
     run(conn, "DROP VIEW v")
     assert rows(conn, "SHOW FULL TABLES") == [("t", "BASE TABLE")]
     assert rows(conn, f"SELECT count(*) FROM information_schema.views WHERE TABLE_SCHEMA = '{db}'") == [(0,)]
+
+
+def test_dbt_doris_renames_a_view_through_show_create_view(conn: Conn, db: str) -> None:
+    """dbt-doris' `doris__rename_relation` for a view: SHOW CREATE VIEW, the text after the first 'AS',
+    CREATE VIEW under the new name, DROP VIEW of the old one; its catalog reads information_schema."""
+    run(conn, f"CREATE TABLE src (k1 INT, name VARCHAR(10)) {TABLE}")
+    run(conn, "INSERT INTO src VALUES (1, 'a'), (2, 'b')")
+    run(conn, f"create view `{db}`.`m__dbt_tmp` as select k1, name from `{db}`.`src` where k1 > 1")
+    with conn.cursor(pymysql.cursors.DictCursor) as cur:
+        cur.execute(f"show create view `{db}`.`m__dbt_tmp`")
+        text = cur.fetchall()[0]["Create View"]
+    run(conn, f"drop view if exists `{db}`.`m`")
+    run(conn, f"create view `{db}`.`m` as {text.replace('m__dbt_tmp', 'm').split('AS', 1)[1]}")
+    run(conn, f"drop view if exists `{db}`.`m__dbt_tmp`")
+    assert rows(conn, "SELECT * FROM m") == [(2, "b")]
+    assert rows(conn, f"SELECT table_name, case when table_type = 'BASE TABLE' then 'table' when table_type = "
+                      f"'VIEW' then 'view' else table_type end FROM information_schema.tables "
+                      f"WHERE table_schema = '{db}' ORDER BY 1") == [("m", "view"), ("src", "table")]
 
 
 def _instant() -> str:
