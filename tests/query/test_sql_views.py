@@ -89,12 +89,34 @@ def test_column_lists_unions_aggregates_and_views_of_views(conn: Conn, db: str) 
     assert sorted_rows(conn, "select * from test_view_alias") == _nulls_first(expected)
     run(conn, "create view test_view_from_view(c1,c2,c3) as select * from test_view_with_as")
     assert rows(conn, "select * from test_view_from_view order by c1,c2,c3") == MAL_SORTED
+    run(conn, "create view test_view_star_except as select * except(pk) from mal_test_view;")
+    assert rows(conn, "select * from test_view_star_except order by a, b;") == [
+        (None, 6), (1, 2), (1, 3), (1, 4), (1, 4), (1, 7), (2, 8), (3, 5), (3, 6), (3, 9), (4, 2), (5, None),
+        (5, 6), (5, 6), (5, 6), (5, 8), (7, 1)]
     run(conn, "create view test_backquote_in_view_define(`abc`, c2) as select a,b from mal_test_view;")
     assert columns(conn, "select * from test_backquote_in_view_define") == ["abc", "c2"]
     # A column list of the wrong length, and duplicate names, are refused (Doris' and MySQL's codes).
     fails(conn, "CREATE VIEW bad (x) AS SELECT pk, a FROM mal_test_view", 1353, "different column counts")
     fails(conn, "CREATE VIEW bad AS SELECT pk, a AS pk FROM mal_test_view", 1060, "Duplicate column name 'pk'")
     fails(conn, "CREATE VIEW bad AS SELECT * FROM no_such_table", 1146, "no_such_table")
+
+
+def test_partitions_inside_a_definition(conn: Conn, db: str) -> None:
+    # regression-test/suites/ddl_p0/test_create_view.groovy: `my_view` joins two partitions.
+    for table, (p1, p2) in (("t1", ("2023-07-10", "2023-07-11")), ("t2", ("2023-07-05", "2023-07-05"))):
+        run(conn, f"CREATE TABLE `{table}` (k1 int, k2 date, v1 int) ENGINE=OLAP UNIQUE KEY(`k1`,`k2`) "
+                  f"PARTITION BY RANGE(k2) (PARTITION p1 VALUES [('2023-07-01'), ('{p1}')), "
+                  f"PARTITION p2 VALUES [('{p2}'), ('2023-07-20'))) DISTRIBUTED BY HASH(`k1`) BUCKETS 3")
+    run(conn, "INSERT INTO t1 VALUES (1, '2023-07-02', 1), (2, '2023-07-12', 2)")
+    run(conn, "INSERT INTO t2 VALUES (1, '2023-07-06', 10), (2, '2023-07-02', 20)")
+    run(conn, "CREATE VIEW IF NOT EXISTS my_view AS SELECT t1.* FROM t1 PARTITION(p1) JOIN t2 PARTITION(p2) "
+              "ON t1.k1 = t2.k1;")
+    assert [tuple(str(v) for v in r) for r in rows(conn, "SELECT * FROM my_view")] == [("1", "2023-07-02", "1")]
+    assert f"FROM `internal`.`{db}`.`t1` PARTITION(p1) JOIN `internal`.`{db}`.`t2` PARTITION(p2)" in \
+        rows(conn, "SHOW CREATE VIEW my_view")[0][1]
+    # A view outlives the tables it reads (as in Doris); reading it then names the missing table.
+    run(conn, "DROP TABLE t2")
+    fails(conn, "SELECT * FROM my_view", 1146, f"Table '{db}.t2' doesn't exist")
 
 
 def test_show_create_view_qualifies_the_tables(conn: Conn, db: str) -> None:
