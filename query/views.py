@@ -45,6 +45,51 @@ def qualified_text(s: st.CreateView | st.AlterView, db: str) -> str:
     return text
 
 
+# Result types that lose what a table column declares (a VARCHAR's length, a DATETIME's precision), and
+# the declared types a column passed through unchanged may then show instead.
+_NARROWED = {"STRING": ("VARCHAR", "CHAR", "STRING"), "DATETIME": ("DATETIME",)}
+
+
+def _base(doris_type: str) -> str:
+    return doris_type.split("(")[0].strip().upper()
+
+
+def _declared_types(ctx: Context, body: exp.Expr) -> dict[str, str]:
+    """The declared Doris types of the columns a single-table SELECT passes through as they are
+    (lower-cased label → type), so DESC and information_schema show `varchar(20)` where the table
+    says so; any other query shows its result types."""
+    source = body.args.get("from_")
+    refs = table_refs(body)
+    if not isinstance(body, exp.Select) or body.args.get("joins") or not isinstance(source, exp.From) \
+            or len(refs) != 1 or refs[0].node is not source.this or refs[0].as_of or refs[0].incr:
+        return {}
+    ref = refs[0]
+    db = ctx.projection.database_by_name(ref.db or "")
+    table = ctx.projection.table_by_name(db.db_id, ref.name) if db is not None else None
+    view = ctx.projection.view_by_name(db.db_id, ref.name) if db is not None else None
+    declared = ({c.name.lower(): c.type for c in table.schema_now.columns} if table is not None else
+                {c.name.lower(): c.type for c in view.columns} if view is not None else {})
+    qualifiers = {"", ref.name.lower(), (ref.node.alias or "").lower()}
+    found: dict[str, str | None] = {}
+    for item in body.selects:
+        column = item.this if isinstance(item, exp.Alias) else item
+        if isinstance(column, exp.Star) or (isinstance(column, exp.Column) and isinstance(column.this, exp.Star)):
+            star = column if isinstance(column, exp.Star) else column.this
+            if not star.args.get("replace"):  # `* REPLACE (…)` computes some of them
+                found.update(declared)
+        elif isinstance(column, exp.Column) and column.table.lower() in qualifiers and not column.args.get("db"):
+            found[(item.alias if isinstance(item, exp.Alias) else column.name).lower()] = declared.get(
+                column.name.lower())
+    return {label: doris_type for label, doris_type in found.items() if doris_type}
+
+
+def _column_type(duck_type: str, declared: str | None) -> str:
+    derived = doris_type_or_none(duck_type) or duck_type
+    if declared is not None and _base(declared) in _NARROWED.get(_base(derived), ()):
+        return declared
+    return derived
+
+
 def _columns(ctx: Context, session: SessionState, s: st.CreateView | st.AlterView, definition: str,
              key: tuple[int, str]) -> tuple[ViewColumn, ...]:
     """The view's columns: what its query gives, named by the column list if there is one. Binding the
@@ -66,10 +111,14 @@ def _columns(ctx: Context, session: SessionState, s: st.CreateView | st.AlterVie
         if name.lower() in seen:
             raise SqlFailure(ErrorCode.DUP_FIELDNAME, f"Duplicate column name '{name}'")
         seen.add(name.lower())
-    return tuple(ViewColumn(name=name, type=doris_type_or_none(duck_type) or duck_type, comment=comment,
+    declared = _declared_types(ctx, body)
+    for label in labels:  # a label that names two columns says nothing about either's declaration
+        if sum(other.lower() == label.lower() for other in labels) > 1:
+            declared.pop(label.lower(), None)
+    return tuple(ViewColumn(name=name, type=_column_type(duck_type, declared.get(label.lower())), comment=comment,
                             source=source)
-                 for name, (_, duck_type), comment, source in zip(names, described, comments, unique_labels(labels),
-                                                                 strict=True))
+                 for name, (label, duck_type), comment, source in zip(names, described, comments,
+                                                                      unique_labels(labels), strict=True))
 
 
 def _definition(ctx: Context, session: SessionState, s: st.CreateView | st.AlterView

@@ -220,12 +220,16 @@ def test_listing_views(conn: Conn, db: str) -> None:
     assert rows(conn, f"SELECT COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE, COLUMN_TYPE, COLUMN_COMMENT "
                       f"FROM information_schema.columns WHERE TABLE_SCHEMA = '{db}' AND TABLE_NAME = 'v' "
                       f"ORDER BY ORDINAL_POSITION") == [
-        ("k", 1, "int", "int", "the key"), ("n", 2, "varchar", "text", "")]  # the executor's type: a STRING
-    assert [r[:2] for r in rows(conn, "DESC v")] == [("k", "int"), ("n", "text")]
+        ("k", 1, "int", "int", "the key"), ("n", 2, "varchar", "varchar(20)", "")]
+    assert [r[:2] for r in rows(conn, "DESC v")] == [("k", "int"), ("n", "varchar(20)")]
+    # A column a single-table query passes through keeps its declared type; a computed one has its result type.
+    run(conn, "CREATE VIEW computed AS SELECT upper(name) AS name, name AS plain FROM t")
+    assert [r[:2] for r in rows(conn, "DESC computed")] == [("name", "text"), ("plain", "varchar(20)")]
     assert [(r[0], r[-1]) for r in rows(conn, "SHOW FULL COLUMNS FROM v")] == [("k", "the key"), ("n", "")]
-    assert [(r[0], r[-1]) for r in rows(conn, "SHOW TABLE STATUS")] == [("t", ""), ("v", "VIEW")]
+    assert [(r[0], r[-1]) for r in rows(conn, "SHOW TABLE STATUS")] == [("computed", "VIEW"), ("t", ""), ("v", "VIEW")]
     assert rows(conn, "SHOW INDEX FROM v") == []  # as MySQL answers for a view
     run(conn, "DROP VIEW v")
+    run(conn, "DROP VIEW computed")
     assert rows(conn, "SHOW FULL TABLES") == [("t", "BASE TABLE")]
     assert rows(conn, f"SELECT count(*) FROM information_schema.views WHERE TABLE_SCHEMA = '{db}'") == [(0,)]
 
