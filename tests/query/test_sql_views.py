@@ -119,6 +119,31 @@ def test_partitions_inside_a_definition(conn: Conn, db: str) -> None:
     fails(conn, "SELECT * FROM my_view", 1146, f"Table '{db}.t2' doesn't exist")
 
 
+def test_view_p0(conn: Conn, db: str) -> None:
+    # regression-test/suites/view_p0/view_p0.groovy (rows: data/view_p0/view_p0.out)
+    run(conn, "create table test_view_table (id int) distributed by hash(id) properties('replication_num'='1');")
+    run(conn, "insert into test_view_table values(1);")
+    run(conn, "create view test_varchar_view (id) as  SELECT GROUP_CONCAT(cast( id as varchar)) from "
+              "test_view_table;")
+    assert rows(conn, "select * from test_varchar_view;") == [("1",)]
+    run(conn, "CREATE VIEW IF NOT EXISTS `test_view_abc`(`a`) AS WITH T1 AS (SELECT 1 AS 'a'), T2 AS (SELECT 2 AS "
+              "'a') SELECT T1.a FROM T1 UNION ALL SELECT T2.a FROM T2;")
+    assert rows(conn, "select * from test_view_abc order by a") == [(1,), (2,)]
+    run(conn, "CREATE TABLE test_view_table2 (c_date varchar(50)) ENGINE=OLAP UNIQUE KEY(`c_date`) "
+              "distributed by hash(c_date) properties('replication_num'='1');")
+    run(conn, "CREATE VIEW `test_view_table2_view` AS SELECT date_format(c_date,'%Y-%m-%d') AS `CREATE_DATE` "
+              "FROM test_view_table2 GROUP BY date_format(c_date, '%Y-%m-%d');")
+    assert rows(conn, "select * from test_view_table2_view;") == []
+    run(conn, "ALTER VIEW test_view_table2_view as select c_date from test_view_table2")
+    assert rows(conn, "DESC test_view_table2_view") == [("c_date", "varchar(50)", "Yes", "false", None, "")]
+    run(conn, "ALTER VIEW test_view_table2_view(C_DatE) as select c_date from test_view_table2")
+    assert rows(conn, "DESC test_view_table2_view") == [("C_DatE", "varchar(50)", "Yes", "false", None, "")]
+    run(conn, "DROP VIEW IF EXISTS test_view_table2_view")
+    run(conn, "CREATE VIEW `test_view_table2_view` (c_dATE) AS SELECT date_format(c_date,'%Y-%m-%d') AS "
+              "`CREATE_DATE` FROM test_view_table2 GROUP BY date_format(c_date, '%Y-%m-%d');")
+    assert [r[0] for r in rows(conn, "DESC test_view_table2_view")] == ["c_dATE"]
+
+
 def test_show_create_view_qualifies_the_tables(conn: Conn, db: str) -> None:
     # Doris stores a view's query with its table names qualified as `internal`.`db`.`t` and answers
     # SHOW CREATE VIEW with View, Create View, character_set_client, collation_connection
