@@ -30,6 +30,7 @@ from projections.state import (
     RowsetRecord,
     SchemaAt,
     TableState,
+    ViewState,
 )
 from projections.store import ProjectionStore
 from projections.users import UserRecord, scope_key
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 NAMED_KINDS = ("resource", "storage_policy")
 ROUTINE_LOAD_PREFIX = b"rl/"
 USER_PREFIX = b"usr/"
+VIEW_PREFIX = b"vw/"
 # Bump when the key layout or a stored value's shape changes: a projection written in another
 # format is rebuilt from the log (the truth) instead of being misread.
 FORMAT_VERSION = b"7"
@@ -66,6 +68,7 @@ class Projection:
         self.named: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in NAMED_KINDS}
         self.routine_loads: dict[str, RoutineLoadJob] = {}
         self.users: dict[str, UserRecord] = {}
+        self.views: dict[int, ViewState] = {}
         self.next_ids = {"db": 1, "table": 1, "partition": 1, "routine_load": 1}
         self.commands_position: dict[int, int] = {}
         # The newest commit time folded since the last flush: what `decided` forgets against.
@@ -79,6 +82,9 @@ class Projection:
             ev.DatabaseDropped: self._database_dropped,
             ev.TableCreated: self._table_created,
             ev.TableDropped: self._table_dropped,
+            ev.ViewCreated: self._view_created,
+            ev.ViewAltered: self._view_altered,
+            ev.ViewDropped: self._view_dropped,
             ev.TableRecovered: self._table_recovered,
             ev.TablePropertiesChanged: self._table_properties_changed,
             ev.SchemaChanged: self._schema_changed,
@@ -128,6 +134,9 @@ class Projection:
         for _, raw in self.store.scan(ROUTINE_LOAD_PREFIX):
             job = RoutineLoadJob.model_validate_json(raw)
             self.routine_loads[job.key] = job
+        for _, raw in self.store.scan(VIEW_PREFIX):
+            view = ViewState.model_validate_json(raw)
+            self.views[view.view_id] = view
         for _, raw in self.store.scan(USER_PREFIX):
             user = UserRecord.model_validate_json(raw)
             self.users[user.name.lower()] = user
@@ -194,6 +203,13 @@ class Projection:
         found = [t for t in self.tables.values()
                  if t.db_id == db_id and t.name.lower() == lowered and ((t.dropped_ts_ms is not None) == dropped)]
         return max(found, key=lambda t: t.table_id) if found else None
+
+    def view_by_name(self, db_id: int, name: str) -> ViewState | None:
+        lowered = name.lower()
+        return next((v for v in self.views.values() if v.db_id == db_id and v.name.lower() == lowered), None)
+
+    def views_of(self, db_id: int) -> list[ViewState]:
+        return sorted((v for v in self.views.values() if v.db_id == db_id), key=lambda v: v.name)
 
     def tables_of(self, db_id: int) -> list[TableState]:
         return sorted((t for t in self.tables.values() if t.db_id == db_id and t.dropped_ts_ms is None),
@@ -279,6 +295,8 @@ class Projection:
                 table.dropped_ts_ms = ts
                 self._dirty_tables.add(table.table_id)
         self._stop_jobs(lambda job: job.db_id == e.db_id, f"database {e.name} was dropped", ts)
+        for view in [v for v in self.views.values() if v.db_id == e.db_id]:
+            self._view_dropped(ev.ViewDropped(view_id=view.view_id), ts)
 
     def _table_created(self, e: ev.TableCreated, ts: int) -> None:
         self.tables[e.table_id] = TableState(
@@ -293,6 +311,27 @@ class Projection:
         self.next_ids["table"] = max(self.next_ids["table"], e.table_id + 1)
         for p in e.partitions:
             self.next_ids["partition"] = max(self.next_ids["partition"], p.partition_id + 1)
+
+    def _view_key(self, view_id: int) -> bytes:
+        return VIEW_PREFIX + f"{view_id:010d}".encode()
+
+    def _view_created(self, e: ev.ViewCreated, ts: int) -> None:
+        view = ViewState(view_id=e.view_id, db_id=e.db_id, name=e.name, definition=e.definition, columns=e.columns,
+                         comment=e.comment, created_ts_ms=ts, altered_ts_ms=ts)
+        self.views[e.view_id] = view
+        self.store.put(self._view_key(e.view_id), _dump(view))
+        self.next_ids["table"] = max(self.next_ids["table"], e.view_id + 1)  # one id sequence with tables
+
+    def _view_altered(self, e: ev.ViewAltered, ts: int) -> None:
+        view = self.views[e.view_id]
+        view.definition, view.columns, view.altered_ts_ms = e.definition, e.columns, ts
+        if e.comment is not None:
+            view.comment = e.comment
+        self.store.put(self._view_key(e.view_id), _dump(view))
+
+    def _view_dropped(self, e: ev.ViewDropped, ts: int) -> None:
+        self.views.pop(e.view_id, None)
+        self.store.delete(self._view_key(e.view_id))
 
     def _table_dropped(self, e: ev.TableDropped, ts: int) -> None:
         self._stop_jobs(lambda job: job.table_id == e.table_id, f"table id {e.table_id} was dropped", ts)

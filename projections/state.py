@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from schemas.model import Distribution, KeysModel, Partition, Rowset, RowsetMove, TableSchema
+from schemas.model import Distribution, KeysModel, Partition, Rowset, RowsetMove, TableSchema, ViewColumn
 
 
 class DatabaseState(BaseModel):
@@ -12,6 +12,20 @@ class DatabaseState(BaseModel):
     name: str
     created_ts_ms: int
     dropped_ts_ms: int | None = None
+
+
+class ViewState(BaseModel):
+    """A view: its query text (table names qualified) and the columns it had when last defined.
+    Views have no history: reading one `FOR TIME AS OF` is refused (query.reads)."""
+
+    view_id: int
+    db_id: int
+    name: str
+    definition: str
+    columns: tuple[ViewColumn, ...]
+    comment: str = ""
+    created_ts_ms: int
+    altered_ts_ms: int
 
 
 def unmask(version: int, masks: list[tuple[int, int]], limit: int) -> tuple[int, int, int]:

@@ -1,7 +1,10 @@
 """Who may run what: each statement's required privileges (Doris' names) checked against the
 session's user before it runs, and what SHOW and information_schema list for that user.
 
-`root` may do everything. Any other user needs, on `*.*`, `db.*` or `db.table`:
+`root` may do everything. Views are read with their definer's rights, as in Doris: reading a view
+needs SELECT_PRIV on the view only, not on the tables its definition reads; its definition (SHOW
+CREATE VIEW, information_schema.views) is shown to whoever may read everything it reads.
+ Any other user needs, on `*.*`, `db.*` or `db.table`:
 SELECT_PRIV to read (the latest state or any instant of its history), LOAD_PRIV to write rows
 (INSERT, DELETE, UPDATE, TRUNCATE, routine loads), CREATE_PRIV / DROP_PRIV / ALTER_PRIV for DDL,
 ADMIN_PRIV (on *.*) for resources, storage policies, compaction, users and grants. A statement
@@ -16,10 +19,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from projections.state import ViewState
 from projections.users import ANY, ROOT, UserRecord
 from query.context import Context, Rows, SessionState, SqlFailure
+from query.parser import parse_statement, table_refs
 from query.parser import statements as st
-from query.parser import table_refs
 from query.sandbox import expressions
 from schemas.errors import ErrorCode
 
@@ -82,6 +86,15 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
         return [("CREATE_PRIV", _db(session, s.table), ANY), *extra]
     if isinstance(s, st.CreateTableAs):
         return [("CREATE_PRIV", _db(session, s.table), ANY)]
+    if isinstance(s, st.CreateView):
+        return [("CREATE_PRIV", _db(session, s.view), s.view.name)]
+    if isinstance(s, st.AlterView):
+        return [("ALTER_PRIV", _db(session, s.view), s.view.name)]
+    if isinstance(s, st.DropView):
+        return [("DROP_PRIV", _db(session, s.view), s.view.name)]
+    if isinstance(s, st.ShowCreateView | st.ShowCreateTable):
+        name = s.view if isinstance(s, st.ShowCreateView) else s.table
+        return [("SELECT_PRIV", _db(session, name), name.name), *_definition_reads(ctx, session, name)]
     if isinstance(s, st.DropTable):
         return [("DROP_PRIV", _db(session, s.table), s.table.name)]
     if isinstance(s, st.RecoverTable):
@@ -106,6 +119,24 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
         return _job_needs(ctx, session, s.job)
     raise SqlFailure(ErrorCode.SPECIFIC_ACCESS_DENIED,
                      f"Access denied; only root may run {type(s).__name__} statements")
+
+
+def definition_reads(view: ViewState) -> list[Need]:
+    """SELECT_PRIV on what a view's definition reads (its table names are qualified)."""
+    parsed = parse_statement(view.definition)
+    return [need for expr in expressions(parsed) for need in _tables_read(SessionState(), expr)]
+
+
+def _definition_reads(ctx: Context, session: SessionState, name: st.QualifiedName) -> list[Need]:
+    db = ctx.projection.database_by_name(_db(session, name))
+    view = ctx.projection.view_by_name(db.db_id, name.name) if db is not None else None
+    return definition_reads(view) if view is not None else []
+
+
+def may_see_definition(ctx: Context, session: SessionState, view: ViewState) -> bool:
+    """Whether the session's user may read a view's definition: it may read everything the view reads."""
+    user = user_of(ctx, session)
+    return user is None or all(user.may(*need) for need in definition_reads(view))
 
 
 def _job_needs(ctx: Context, session: SessionState, job: st.QualifiedName | None) -> list[Need]:

@@ -15,7 +15,7 @@ from projections.follower import EventFollower
 from projections.projection import Projection
 from projections.proposer import CommandFailed, CommandTimeout, Proposer
 from projections.remote import RemoteStores
-from projections.state import TableState
+from projections.state import TableState, ViewState
 from query.parser.statements import QualifiedName
 from query.sessions import SessionDirectory
 from schemas.commands import Command
@@ -196,5 +196,12 @@ class Context:
         db_id, db_name = self.database_id(session, name.db)
         found = self.projection.table_by_name(db_id, name.name)
         if found is None:
+            if self.projection.view_by_name(db_id, name.name) is not None:
+                raise SqlFailure(ErrorCode.WRONG_OBJECT, f"'{db_name}.{name.name}' is not TABLE")
             raise SqlFailure(ErrorCode.NO_SUCH_TABLE, f"Table '{db_name}.{name.name}' doesn't exist")
         return found
+
+    def view(self, session: SessionState, name: QualifiedName) -> ViewState | None:
+        """The view `name` names, if it names one (None for a table or nothing)."""
+        db_id, _ = self.database_id(session, name.db)
+        return self.projection.view_by_name(db_id, name.name)

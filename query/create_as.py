@@ -18,15 +18,20 @@ _DORIS_TYPES = {
 }
 
 
-def doris_type_of(duck: str) -> str:
+def doris_type_or_none(duck: str) -> str | None:
+    """The Doris column type of a DuckDB result type; None where Doris has no column type for it."""
     if duck.startswith("DECIMAL"):
         return duck
     if duck.startswith("TIMESTAMP"):
         return "DATETIME"
-    try:
-        return _DORIS_TYPES[duck]
-    except KeyError:
-        raise SqlFailure(1235, f"CREATE TABLE AS SELECT: result type {duck} has no Doris column type") from None
+    return _DORIS_TYPES.get(duck)
+
+
+def doris_type_of(duck: str) -> str:
+    found = doris_type_or_none(duck)
+    if found is None:
+        raise SqlFailure(1235, f"CREATE TABLE AS SELECT: result type {duck} has no Doris column type")
+    return found
 
 
 def create_table_as(ctx: Context, session: SessionState, s: st.CreateTableAs) -> Done:
@@ -44,7 +49,8 @@ def create_table_as(ctx: Context, session: SessionState, s: st.CreateTableAs) ->
                                 keys_model=s.keys_model, key_columns=s.key_columns or (columns[0].name,),
                                 partition=s.partition, distribution=s.distribution, properties=s.properties)
         db_id, _ = ctx.database_id(session, s.table.db)
-        if s.if_not_exists and ctx.projection.table_by_name(db_id, s.table.name) is not None:
+        if s.if_not_exists and (ctx.projection.table_by_name(db_id, s.table.name) is not None
+                                or ctx.projection.view_by_name(db_id, s.table.name) is not None):
             return Done()  # the table is left as it is, rows and all, as Doris does
         ddl.create_table(ctx, session, create)
         table = ctx.table(session, s.table)

@@ -47,7 +47,8 @@ def drop_database(ctx: Context, session: SessionState, s: st.DropDatabase) -> Do
 def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done:
     _, db_name = ctx.database_id(session, s.table.db)
     db_id, _ = ctx.database_id(session, s.table.db)
-    if ctx.projection.table_by_name(db_id, s.table.name) is not None:
+    if ctx.projection.table_by_name(db_id, s.table.name) is not None or \
+            ctx.projection.view_by_name(db_id, s.table.name) is not None:
         if s.if_not_exists:
             return Done()
         raise SqlFailure(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{s.table.name}' already exists")
@@ -82,6 +83,10 @@ def _property_check(ctx: Context, session: SessionState) -> PropertyCheck:
 
 
 def drop_table(ctx: Context, session: SessionState, s: st.DropTable) -> Done:
+    db_id, db = ctx.database_id(session, s.table.db)
+    if ctx.projection.view_by_name(db_id, s.table.name) is not None:  # IF EXISTS does not excuse it, as in Doris
+        raise SqlFailure(ErrorCode.WRONG_OBJECT,
+                         f"'{db}.{s.table.name}' is not TABLE. Use 'DROP VIEW {db}.{s.table.name}'.")
     try:
         table = ctx.table(session, s.table)
     except SqlFailure:

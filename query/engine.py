@@ -27,6 +27,7 @@ from query import (
     time_travel,
     user_properties,
     users,
+    views,
 )
 from query.context import Context, Done, Result, Rows, SessionState, SqlFailure, set_running_guard
 from query.create_as import create_table_as
@@ -61,6 +62,10 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.CreateTable: ddl.create_table,
     st.CreateTableAs: create_table_as,
     st.DropTable: ddl.drop_table,
+    st.CreateView: views.create_view,
+    st.AlterView: views.alter_view,
+    st.DropView: views.drop_view,
+    st.ShowCreateView: views.show_create_view,
     st.RecoverTable: ddl.recover_table,
     st.TruncateTable: ddl.truncate_table,
     st.AlterTable: ddl.alter_table,

@@ -106,6 +106,8 @@ def check(statement: st.Statement) -> None:
             check_partition(partition)
     elif isinstance(statement, st.CreateTableLike):
         check_table(statement.table.name)
+    elif isinstance(statement, st.CreateView):
+        check_table(statement.view.name)  # a view's name follows the table rules (one namespace)
     elif isinstance(statement, st.AlterTable):
         for action in statement.actions:
             _check_action(action)

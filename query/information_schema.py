@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
-from projections.state import TableState
+from projections.state import TableState, ViewState
 from projections.users import ANY, ROOT
 from query import access, processlist
 from query.catalog_facts import (
@@ -205,6 +205,16 @@ def _live_tables(ctx: Context, scope: Scope) -> Iterator[tuple[str, TableState]]
                 yield db, table
 
 
+def _live_views(ctx: Context, scope: Scope) -> Iterator[tuple[str, ViewState]]:
+    for db in _databases(ctx, scope):
+        found = ctx.projection.database_by_name(db)
+        if found is None:
+            continue
+        for view in ctx.projection.views_of(found.db_id):
+            if scope.allows("TABLE_NAME", view.name):
+                yield db, view
+
+
 _SIZES = ("TABLE_ROWS", "AVG_ROW_LENGTH", "DATA_LENGTH")
 
 
@@ -245,6 +255,20 @@ def _tables(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
         yield (CATALOG, db, t.name, "BASE TABLE", ENGINE, 10, "Dynamic", rows, _average(size, rows), size, 0, 0, 0,
                None, table_time(t.created_ts_ms), table_time(t.last_commit_ts_ms), None, COLLATION, None, "",
                t.comment)
+    for db, v in _live_views(ctx, scope):  # MySQL's row of a view: no engine, no sizes
+        yield (CATALOG, db, v.name, "VIEW", None, None, None, None, None, None, None, None, None, None,
+               table_time(v.created_ts_ms), table_time(v.altered_ts_ms), None, None, None, None, v.comment)
+
+
+# information_schema.views' CHARACTER_SET_CLIENT and COLLATION_CONNECTION (SHOW CREATE VIEW's, in Doris).
+VIEW_CHARSET, VIEW_COLLATION = "utf8mb4", "utf8mb4_0900_bin"
+
+
+def _views(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
+    """A view's definition shows only to whoever may read everything it reads (query.access)."""
+    for db, v in _live_views(ctx, scope):
+        definition = v.definition if access.may_see_definition(ctx, session, v) else ""
+        yield CATALOG, db, v.name, definition, "NONE", "NO", "", "DEFINER", VIEW_CHARSET, VIEW_COLLATION
 
 
 # information_schema.columns' COLUMN_KEY of a key column, by keys model (as Doris shows it).
@@ -315,6 +339,14 @@ def _columns(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]
                    facts.charset, facts.collation, mysql_column_type(c.type),
                    _KEY_KIND[table.keys_model] if c.is_key else "", (c.aggregation or "").upper(), privileges,
                    c.comment, None, None)
+    for db, defined in _live_views(ctx, scope):  # the types its query had when the view was defined
+        privileges = column_privileges(ctx, session, db, defined.name)
+        for i, vc in enumerate(defined.columns, start=1):
+            if scope.allows("COLUMN_NAME", vc.name):
+                facts = column_facts(vc.type)
+                yield (CATALOG, db, defined.name, vc.name, i, None, "YES", facts.data_type, facts.char_length,
+                       facts.octet_length, facts.precision, facts.scale, facts.datetime_precision, facts.charset,
+                       facts.collation, mysql_column_type(vc.type), "", "", privileges, vc.comment, None, None)
 
 
 def _partitions(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
@@ -423,14 +455,14 @@ _VIEWS: dict[str, _View] = {
         "DATETIME_PRECISION:i CHARACTER_SET_NAME COLLATION_NAME COLUMN_TYPE COLUMN_KEY EXTRA PRIVILEGES "
         "COLUMN_COMMENT GENERATION_EXPRESSION SRS_ID:i"), _columns),
     # A Unique Key table's key is its PRIMARY index and constraint (`primary_key`). Strata tables have
-    # no secondary indexes, foreign keys, views, routines or triggers: those tables exist with MySQL's
+    # no secondary indexes, foreign keys, routines or triggers: those tables exist with MySQL's
     # columns and no rows, so tools' metadata queries run and find nothing.
     "statistics": _View(_cols(
         "TABLE_CATALOG TABLE_SCHEMA TABLE_NAME NON_UNIQUE:i INDEX_SCHEMA INDEX_NAME SEQ_IN_INDEX:i COLUMN_NAME "
         "COLLATION CARDINALITY:i SUB_PART:i PACKED NULLABLE INDEX_TYPE COMMENT INDEX_COMMENT IS_VISIBLE "
         "EXPRESSION"), _statistics),
     "views": _View(_cols("TABLE_CATALOG TABLE_SCHEMA TABLE_NAME VIEW_DEFINITION CHECK_OPTION IS_UPDATABLE DEFINER "
-                         "SECURITY_TYPE CHARACTER_SET_CLIENT COLLATION_CONNECTION")),
+                         "SECURITY_TYPE CHARACTER_SET_CLIENT COLLATION_CONNECTION"), _views),
     "key_column_usage": _View(_cols(
         "CONSTRAINT_CATALOG CONSTRAINT_SCHEMA CONSTRAINT_NAME TABLE_CATALOG TABLE_SCHEMA TABLE_NAME COLUMN_NAME "
         "ORDINAL_POSITION:i POSITION_IN_UNIQUE_CONSTRAINT:i REFERENCED_TABLE_SCHEMA REFERENCED_TABLE_NAME "

@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from projections.retention import earliest_instant_ms
 from projections.snapshot import Snapshot, resolve
-from projections.state import TableState
+from projections.state import TableState, ViewState
 from query import information_schema
 from query.change_feed import changes_sql, check_history, commit_at, commits_between
 from query.context import Context, Rows, SessionState, SqlFailure
@@ -25,16 +25,22 @@ from query.parser import (
     AsOfVersion,
     IncrementalArgumentError,
     IncrementalRead,
+    Query,
     change_range,
+    parse_statement,
     table_refs,
 )
-from query.parser.refs import is_dual
+from query.parser.refs import TableRef, is_dual
 from query.parser.statements import QualifiedName
 from query.relation import snapshot_sql
+from query.sandbox import check_expression
 from query.session_functions import session_zone, substitute
 from schemas.errors import ErrorCode
 
 _view_ids = itertools.count(1)
+# Views read through views at most this deep; deeper is refused rather than recursing without end.
+MAX_VIEW_DEPTH = 32
+ViewKey = tuple[int, str]  # (database id, lower-cased view name)
 
 
 def parse_instant(text: str, session: SessionState) -> int:
@@ -134,9 +140,12 @@ def incremental_sql(ctx: Context, session: SessionState, name: QualifiedName, re
     return changes_sql(ctx, table, commits_between(ctx.projection, table, start, end))
 
 
-def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb.DuckDBPyConnection) -> str:
-    """Replaces every table reference of `expr` by a view of its snapshot and every session function
-    by its value (query.session_functions); returns DuckDB SQL."""
+def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb.DuckDBPyConnection,
+                expanding: tuple[ViewKey, ...] = ()) -> str:
+    """Replaces every table reference of `expr` by a view of its snapshot (a view reference by its
+    definition, bound the same way) and every session function by its value
+    (query.session_functions); returns DuckDB SQL. `expanding`: the views whose definitions `expr`
+    is part of, outermost first (a view met again there reads itself)."""
     expr = substitute(session, expr)  # a copy
     for dual in [t for t in expr.find_all(exp.Table) if is_dual(t)]:
         clause = dual.parent
@@ -147,6 +156,10 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
         alias = ref.node.alias or ref.name
         view = f"__strata_{next(_view_ids)}"
         selected = _selected_partitions(ref.node)
+        catalog = ref.node.catalog
+        if catalog and catalog.lower() != information_schema.CATALOG:
+            raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"catalog '{catalog}' is not supported; Strata has only "
+                                                          f"'{information_schema.CATALOG}'")
         if selected and (ref.incr is not None or (ref.db or session.database or "").lower() == "information_schema"):
             raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"PARTITION (...) is not supported on '{ref.name}' here")
         if (ref.db or session.database or "").lower() == "information_schema":
@@ -154,6 +167,8 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
                 raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, "information_schema tables have no change feed")
             data: pa.Table = information_schema.table(ctx, session, ref.name, ref.node)
             cur.register(view, data)
+        elif (found := ctx.view(session, QualifiedName(ref.name, ref.db))) is not None:
+            cur.execute(f"CREATE TEMP VIEW {view} AS {_view_sql(ctx, session, ref, found, cur, expanding)}")
         elif ref.incr is not None:
             changes = incremental_sql(ctx, session, QualifiedName(ref.name, ref.db), ref.incr)
             cur.execute(f"CREATE TEMP VIEW {view} AS {changes}")
@@ -166,6 +181,75 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
         ref.node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(
             this=exp.to_identifier(alias))))
     return expr.sql(dialect="duckdb")
+
+
+def duck_name(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def view_body(definition: str) -> exp.Expr:
+    """A view's stored query, parsed and checked by the sandbox: what a definition names is read with
+    the definer's rights, so it must never reach a file, a URL or a setting (query.sandbox)."""
+    body = parse_statement(definition)
+    if not isinstance(body, Query):
+        raise SqlFailure(ErrorCode.UNKNOWN_ERROR, f"a view's definition is not a query: {definition[:80]}")
+    check_expression(body.expr)
+    return body.expr
+
+
+def _view_sql(ctx: Context, session: SessionState, ref: TableRef, view: ViewState, cur: duckdb.DuckDBPyConnection,
+              expanding: tuple[ViewKey, ...]) -> str:
+    """DuckDB SQL of a view reference: its definition, bound with the definer's rights (the reader
+    needs SELECT_PRIV on the view only, checked by query.access as for a table), with the view's
+    columns picked by name, so columns added to a table later stay out of it, as in Doris."""
+    if ref.as_of is not None or ref.incr is not None or _selected_partitions(ref.node):
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
+                         f"'{view.name}' is a view: FOR TIME AS OF, @incr and PARTITION apply to tables; put the "
+                         "clause on the tables inside the view's definition")
+    key = (view.db_id, view.name.lower())
+    if key in expanding:
+        raise SqlFailure(ErrorCode.VIEW_RECURSIVE, f"view '{view.name}' reads itself (through "
+                                                   f"{len(expanding)} view(s))")
+    if len(expanding) >= MAX_VIEW_DEPTH:
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"views nest deeper than {MAX_VIEW_DEPTH} levels")
+    body = view_body(view.definition)
+    inner = bind_tables(ctx, session, body, cur, (*expanding, key))
+    labels = unique_labels([label for label, _ in result_labels(cur, body, inner)])
+    known = {label.lower() for label in labels}
+    for column in view.columns:
+        if column.source.lower() not in known:
+            raise SqlFailure(ErrorCode.BAD_FIELD_ERROR,
+                             f"view '{view.name}' reads column '{column.source}', which its query no longer gives "
+                             "(a table it reads changed); redefine the view with ALTER VIEW")
+    picked = ", ".join(f"{duck_name(c.source)} AS {duck_name(c.name)}" for c in view.columns)
+    return f"SELECT {picked} FROM ({inner}) AS __view({', '.join(duck_name(label) for label in labels)})"
+
+
+def unique_labels(labels: list[str]) -> list[str]:
+    """Labels made distinct as DuckDB does a subquery's names (case-insensitively: `a`, `a_1`, …)."""
+    seen: set[str] = set()
+    unique = []
+    for label in labels:
+        candidate, n = label, 0
+        while candidate.lower() in seen:
+            n += 1
+            candidate = f"{label}_{n}"
+        seen.add(candidate.lower())
+        unique.append(candidate)
+    return unique
+
+
+def result_labels(cur: duckdb.DuckDBPyConnection, query: exp.Expr, sql: str) -> list[tuple[str, str]]:
+    """(label, DuckDB type) of each column of `query`, bound as `sql`: MySQL's labels (query.labels),
+    which, unlike DuckDB's names, do not change with the values session functions take. A view
+    names its query's columns by these labels (`unique_labels`), so it picks them by name, and a
+    column a table gains later (a `*` then gives one more) stays out of it, as in Doris."""
+    try:
+        described = cur.execute(f"DESCRIBE {sql}").fetchall()
+    except duckdb.Error as exc:
+        raise SqlFailure(*duck_error(exc)) from None
+    labels = column_labels(query, [str(row[0]) for row in described])
+    return list(zip(labels, [str(row[1]) for row in described], strict=True))
 
 
 def _selected_partitions(node: exp.Table) -> tuple[str, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from projections.state import TableState
-from query import information_schema, show_filter
+from query import information_schema, show_filter, views
 from query.catalog_facts import COLLATION, ENGINE
 from query.context import Context, Rows, SessionState, SqlFailure
 from query.information_schema import type_text as _type_text
@@ -22,27 +22,32 @@ def show_databases(ctx: Context, session: SessionState, s: st.ShowDatabases) -> 
 def show_tables(ctx: Context, session: SessionState, s: st.ShowTables) -> Rows:
     if (s.db or session.database or "").lower() == "information_schema":
         db_name, names = "information_schema", information_schema.names()
+        kinds = dict.fromkeys(names, "SYSTEM VIEW")
     else:
         db_id, db_name = ctx.database_id(session, s.db)
-        names = [t.name for t in ctx.projection.tables_of(db_id)]
+        kinds = {t.name: "BASE TABLE" for t in ctx.projection.tables_of(db_id)}
+        kinds.update({v.name: "VIEW" for v in ctx.projection.views_of(db_id)})
+    ordered = sorted(kinds.items())
     if s.full:
-        kind = "SYSTEM VIEW" if db_name == "information_schema" else "BASE TABLE"
-        found = Rows([f"Tables_in_{db_name}", "Table_type"], [(n, kind) for n in names])
+        found = Rows([f"Tables_in_{db_name}", "Table_type"], ordered)
     else:
-        found = Rows([f"Tables_in_{db_name}"], [(n,) for n in names])
+        found = Rows([f"Tables_in_{db_name}"], [(n,) for n, _ in ordered])
     return show_filter.apply(ctx, found, s.like, s.where)
 
 
 def show_table_status(ctx: Context, session: SessionState, s: st.ShowTableStatus) -> Rows:
     """MySQL's 18 columns (Doris answers the same): sizes and counts from the live rowsets."""
     db_id, _ = ctx.database_id(session, s.db)
-    rows = []
+    rows: list[tuple[object, ...]] = []
     for table in ctx.projection.tables_of(db_id):
         live_rows, data_bytes = information_schema.table_size(ctx, table)
         rows.append((table.name, ENGINE, 10, "Dynamic", live_rows, data_bytes // live_rows if live_rows else 0,
                      data_bytes, 0, 0, 0, None, information_schema.table_time(table.created_ts_ms),
                      information_schema.table_time(table.last_commit_ts_ms), None, COLLATION, None, "",
                      table.comment))
+    for view in ctx.projection.views_of(db_id):  # MySQL's row of a view: no engine or sizes, Comment VIEW
+        rows.append((view.name, *([None] * 16), "VIEW"))
+    rows.sort(key=lambda r: str(r[0]))
     return show_filter.apply(ctx, Rows(
         ["Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length", "Max_data_length",
          "Index_length", "Data_free", "Auto_increment", "Create_time", "Update_time", "Check_time", "Collation",
@@ -75,8 +80,8 @@ def show_index(ctx: Context, session: SessionState, s: st.ShowIndex) -> Rows:
     ngram) indexes; a Unique Key table's key is listed as its PRIMARY index, as MySQL tools expect of
     a key that addresses one row (information_schema.primary_key)."""
     rows: list[tuple[object, ...]] = []
-    if information_schema.is_information_schema(session, s.table.db):
-        _columns_of(ctx, session, s.table)  # an unknown table is an error, as in MySQL and Doris
+    if information_schema.is_information_schema(session, s.table.db) or ctx.view(session, s.table) is not None:
+        _columns_of(ctx, session, s.table)  # an unknown table is an error, as in MySQL and Doris; a view has no index
     else:
         table = ctx.table(session, s.table)
         rows = [(table.name, 0, information_schema.PRIMARY, position, c.name, "A", None, None, None,
@@ -102,6 +107,10 @@ def _columns_of(ctx: Context, session: SessionState, name: st.QualifiedName) -> 
     if information_schema.is_information_schema(session, name.db):
         return [Column(unique_id=i, name=column, type=doris_type)
                 for i, (column, doris_type) in enumerate(information_schema.view_columns(name.name), start=1)]
+    view = ctx.view(session, name)
+    if view is not None:
+        return [Column(unique_id=i, name=c.name, type=c.type, comment=c.comment)
+                for i, c in enumerate(view.columns, start=1)]
     return list(ctx.table(session, name).schema_now.columns)
 
 
@@ -178,6 +187,8 @@ def create_table_text(table: TableState) -> str:
 
 
 def show_create_table(ctx: Context, session: SessionState, s: st.ShowCreateTable) -> Rows:
+    if ctx.view(session, s.table) is not None:  # MySQL and Doris answer as SHOW CREATE VIEW
+        return views.show_create_view(ctx, session, st.ShowCreateView(s.table))
     table = ctx.table(session, s.table)
     return Rows(["Table", "Create Table"], [(table.name, create_table_text(table))])
 

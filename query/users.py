@@ -81,7 +81,8 @@ def grant(ctx: Context, session: SessionState, s: st.GrantPrivileges) -> Done:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "ADMIN_PRIV can only be granted on *.*")
     if s.db != ANY:
         db_id, db_name = ctx.database_id(session, s.db)
-        if s.table != ANY and ctx.projection.table_by_name(db_id, s.table) is None:
+        if s.table != ANY and ctx.projection.table_by_name(db_id, s.table) is None \
+                and ctx.projection.view_by_name(db_id, s.table) is None:
             raise SqlFailure(ErrorCode.NO_SUCH_TABLE, f"Table '{db_name}.{s.table}' doesn't exist")
     ctx.propose(cmd.ChangeGrants(name=name, db=s.db, table=s.table, privileges=s.privileges, revoke=s.revoke))
     return Done()

@@ -18,6 +18,7 @@ from schemas.model import (
     RoutineLoadSpec,
     RoutineLoadState,
     RowsetMove,
+    ViewColumn,
 )
 from schemas.registry import Payload, register
 
@@ -64,6 +65,38 @@ class CreateTable(Command):
     distribution: Distribution
     properties: dict[str, str] = Field(default_factory=dict)
     comment: str = ""
+
+
+@register
+class CreateView(Command):
+    """A view in `db`: its query as text (table names qualified) and its columns. With `or_replace`
+    an existing view of that name is redefined in place (its id kept)."""
+
+    TYPE: ClassVar[str] = "CreateView"
+    db: str
+    name: str
+    definition: str
+    columns: tuple[ViewColumn, ...]
+    comment: str = ""
+    or_replace: bool = False
+
+
+@register
+class AlterView(Command):
+    """ALTER VIEW: the view's new query and columns (the comment stays)."""
+
+    TYPE: ClassVar[str] = "AlterView"
+    db: str
+    name: str
+    definition: str
+    columns: tuple[ViewColumn, ...]
+
+
+@register
+class DropView(Command):
+    TYPE: ClassVar[str] = "DropView"
+    db: str
+    name: str
 
 
 @register

@@ -17,6 +17,9 @@ class ErrorCode(IntEnum):
     PARSE_ERROR = 1064
     WRONG_VALUE_COUNT = 1136
     NO_SUCH_TABLE = 1146
+    WRONG_OBJECT = 1347  # DROP TABLE of a view, DROP VIEW of a table
+    VIEW_WRONG_LIST = 1353  # a view's column list and its query's columns differ in number
+    VIEW_RECURSIVE = 1462  # a view that reads itself
     NOT_SUPPORTED_YET = 1235
     TRUNCATED_WRONG_VALUE = 1292
     WRONG_ARGUMENTS = 1210

@@ -20,6 +20,7 @@ from schemas.model import (
     Rowset,
     RowsetMove,
     TableSchema,
+    ViewColumn,
 )
 from schemas.registry import Payload, register
 
@@ -58,6 +59,36 @@ class TableCreated(Event):
     comment: str = ""
     # The next column unique id the table will hand out (ids are never reused).
     next_column_id: int
+
+
+@register
+class ViewCreated(Event):
+    """A view: tables and views of a database share one namespace and one id sequence (as in Doris)."""
+
+    TYPE: ClassVar[str] = "ViewCreated"
+    db_id: int
+    view_id: int
+    name: str
+    definition: str = Field(description="the view's query, table names qualified as `internal`.`db`.`t`")
+    columns: tuple[ViewColumn, ...]
+    comment: str = ""
+
+
+@register
+class ViewAltered(Event):
+    """ALTER VIEW or CREATE OR REPLACE VIEW: a new query and columns (and, from CREATE OR REPLACE, comment)."""
+
+    TYPE: ClassVar[str] = "ViewAltered"
+    view_id: int
+    definition: str
+    columns: tuple[ViewColumn, ...]
+    comment: str | None = None
+
+
+@register
+class ViewDropped(Event):
+    TYPE: ClassVar[str] = "ViewDropped"
+    view_id: int
 
 
 @register

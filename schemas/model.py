@@ -38,6 +38,17 @@ class Column(Frozen):
         return f"c{self.unique_id}"
 
 
+class ViewColumn(Frozen):
+    """A column of a view: its name, the Doris type its query gave it when the view was (re)defined,
+    and the COMMENT of the view's column list."""
+
+    name: str
+    type: str = Field(description="Doris type of the query's column when the view was defined")
+    comment: str = ""
+    source: str = Field(description="the name of the query's column this is: a view picks its query's columns "
+                                    "by name, so columns its tables gain later stay out of it (as in Doris)")
+
+
 class TableSchema(Frozen):
     schema_version: int
     columns: tuple[Column, ...]

@@ -84,6 +84,9 @@ class Rules:
             cmd.DropDatabase: self.drop_database,
             cmd.CreateTable: self.create_table,
             cmd.DropTable: self.drop_table,
+            cmd.CreateView: self.create_view,
+            cmd.AlterView: self.alter_view,
+            cmd.DropView: self.drop_view,
             cmd.RecoverTable: self.recover_table,
             cmd.RenameTable: self.rename_table,
             cmd.AlterTableProperties: self.alter_table_properties,
@@ -137,8 +140,7 @@ class Rules:
     # -- tables ------------------------------------------------------------------------------------
     def create_table(self, c: cmd.CreateTable, ts: int) -> Decision:
         db_id = _database(self.state, c.db)
-        if self.state.table_by_name(db_id, c.name) is not None:
-            raise Rejected(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{c.name}' already exists")
+        self._check_name_free(db_id, c.name)
         _check_partition_names_unique([p.name for p in c.partitions])
         for properties in (c.properties, *(p.properties for p in c.partitions)):
             self._check_policy_named(properties)
@@ -155,6 +157,39 @@ class Rules:
             properties=c.properties, comment=c.comment, next_column_id=next_column_id)
         return Decision(event, table_id)
 
+    def _check_name_free(self, db_id: int, name: str) -> None:
+        """Tables and views of a database share one namespace (as in Doris and MySQL)."""
+        if self.state.table_by_name(db_id, name) is not None or self.state.view_by_name(db_id, name) is not None:
+            raise Rejected(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{name}' already exists")
+
+    # -- views -------------------------------------------------------------------------------------
+    def create_view(self, c: cmd.CreateView, ts: int) -> Decision:
+        db_id = _database(self.state, c.db)
+        existing = self.state.view_by_name(db_id, c.name)
+        if existing is not None and c.or_replace:
+            return Decision(ev.ViewAltered(view_id=existing.view_id, definition=c.definition, columns=c.columns,
+                                           comment=c.comment), None)
+        self._check_name_free(db_id, c.name)
+        view_id = self.state.next_ids["table"]
+        return Decision(ev.ViewCreated(db_id=db_id, view_id=view_id, name=c.name, definition=c.definition,
+                                       columns=c.columns, comment=c.comment), None)
+
+    def _view(self, db: str, name: str) -> int:
+        db_id = _database(self.state, db)
+        view = self.state.view_by_name(db_id, name)
+        if view is None:
+            if self.state.table_by_name(db_id, name) is not None:
+                raise Rejected(ErrorCode.WRONG_OBJECT, f"'{db}.{name}' is not VIEW. Use 'DROP TABLE {db}.{name}'.")
+            raise Rejected(ErrorCode.NO_SUCH_TABLE, f"Table '{db}.{name}' doesn't exist")
+        return view.view_id
+
+    def alter_view(self, c: cmd.AlterView, ts: int) -> Decision:
+        return Decision(ev.ViewAltered(view_id=self._view(c.db, c.name), definition=c.definition,
+                                       columns=c.columns), None)
+
+    def drop_view(self, c: cmd.DropView, ts: int) -> Decision:
+        return Decision(ev.ViewDropped(view_id=self._view(c.db, c.name)), None)
+
     def drop_table(self, c: cmd.DropTable, ts: int) -> Decision:
         table = self.state.tables.get(c.table_id)
         # FORCE also purges a table already dropped (the recycler, once its recovery window passed).
@@ -167,15 +202,14 @@ class Rules:
         dropped = self.state.table_by_name(db_id, c.name, dropped=True)
         if dropped is None:
             raise Rejected(ErrorCode.NO_SUCH_TABLE, f"No dropped table '{c.name}' to recover in '{c.db}'")
-        if self.state.table_by_name(db_id, c.name) is not None:
+        if self.state.table_by_name(db_id, c.name) is not None or self.state.view_by_name(db_id, c.name) is not None:
             raise Rejected(ErrorCode.TABLE_EXISTS_ERROR,
                            f"Table '{c.name}' already exists; rename or drop it before RECOVER")
         return Decision(ev.TableRecovered(table_id=dropped.table_id), dropped.table_id)
 
     def rename_table(self, c: cmd.RenameTable, ts: int) -> Decision:
         table = _live_table(self.state, c.table_id)
-        if self.state.table_by_name(table.db_id, c.name) is not None:
-            raise Rejected(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{c.name}' already exists")
+        self._check_name_free(table.db_id, c.name)
         return Decision(ev.TableRenamed(table_id=c.table_id, name=c.name), c.table_id)
 
     def alter_table_properties(self, c: cmd.AlterTableProperties, ts: int) -> Decision:

@@ -42,6 +42,7 @@ from query.parser.statements import (
     ShowColumns,
     ShowCreateDatabase,
     ShowCreateTable,
+    ShowCreateView,
     ShowDatabases,
     ShowDynamicPartitionTables,
     ShowIndex,
@@ -346,6 +347,8 @@ def show(c: Cursor) -> Statement:
         return _done(c, ShowCreateDatabase(c.identifier("a database name")))
     if c.accept("CREATE", "TABLE"):
         return _done(c, ShowCreateTable(c.qualified_name()))
+    if c.accept("CREATE", "VIEW"):
+        return _done(c, ShowCreateView(c.qualified_name("a view name")))
     if c.accept("DYNAMIC", "PARTITION", "TABLES"):
         db = c.identifier("a database name") if c.accept_any(("FROM", "IN")) else None
         return _done(c, ShowDynamicPartitionTables(db))

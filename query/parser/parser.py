@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from sqlglot.tokens import Token, TokenType
 
-from query.parser import ddl, dml, misc, users
+from query.parser import ddl, dml, misc, users, views
 from query.parser.cursor import Cursor
 from query.parser.errors import UnsupportedStatement
 from query.parser.lexing import split_statements, syntax_error, tokenize
@@ -18,7 +18,6 @@ Rule = Callable[[Cursor], Statement]
 _UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
     tuple(phrase.split())
     for phrase in (
-        "CREATE VIEW",
         "CREATE MATERIALIZED VIEW",
         "CREATE INDEX",
         "CREATE ROLE",
@@ -35,14 +34,12 @@ _UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
         "CREATE ENCRYPTKEY",
         "CREATE FILE",
         "CREATE SQL BLOCK RULE",
-        "DROP VIEW",
         "DROP MATERIALIZED VIEW",
         "DROP INDEX",
         "DROP ROLE",
         "DROP FUNCTION",
         "DROP CATALOG",
         "DROP REPOSITORY",
-        "ALTER VIEW",
         "ALTER MATERIALIZED VIEW",
         "ALTER DATABASE",
         "ALTER SYSTEM",
@@ -68,7 +65,6 @@ _UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
         "CLEAN",
         "SHOW LOAD",
         "SHOW CATALOGS",
-        "SHOW CREATE VIEW",
         "SHOW CREATE ROUTINE LOAD",
         "SHOW BACKUP",
         "SHOW SNAPSHOT",
@@ -124,32 +120,36 @@ _RULES: dict[str, Rule] = {
             ("DATABASE",): misc.create_database,
             ("SCHEMA",): misc.create_database,
             ("TABLE",): ddl.create_table,
+            ("VIEW",): views.create_view,
+            ("OR", "REPLACE", "VIEW"): lambda c: views.create_view(c, or_replace=True),
             ("RESOURCE",): misc.create_resource,
             ("STORAGE", "POLICY"): misc.create_storage_policy,
             ("ROUTINE", "LOAD"): misc.create_routine_load,
             ("USER",): users.create_user,
         },
-        "DATABASE, TABLE, RESOURCE, STORAGE POLICY, ROUTINE LOAD or USER after CREATE",
+        "DATABASE, TABLE, VIEW, RESOURCE, STORAGE POLICY, ROUTINE LOAD or USER after CREATE",
     ),
     "DROP": _sub_rules(
         {
             ("DATABASE",): misc.drop_database,
             ("SCHEMA",): misc.drop_database,
             ("TABLE",): misc.drop_table,
+            ("VIEW",): views.drop_view,
             ("RESOURCE",): misc.drop_resource,
             ("STORAGE", "POLICY"): misc.drop_storage_policy,
             ("USER",): users.drop_user,
         },
-        "DATABASE, TABLE, RESOURCE, STORAGE POLICY or USER after DROP",
+        "DATABASE, TABLE, VIEW, RESOURCE, STORAGE POLICY or USER after DROP",
     ),
     "ALTER": _sub_rules(
         {
             ("TABLE",): ddl.alter_table,
+            ("VIEW",): views.alter_view,
             ("RESOURCE",): misc.alter_resource,
             ("STORAGE", "POLICY"): misc.alter_storage_policy,
             ("USER",): users.alter_user,
         },
-        "TABLE, RESOURCE, STORAGE POLICY or USER after ALTER",
+        "TABLE, VIEW, RESOURCE, STORAGE POLICY or USER after ALTER",
     ),
     "SHOW": misc.show,
     "USE": misc.use,

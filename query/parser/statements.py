@@ -314,6 +314,51 @@ class CreateTableLike(Statement):
 
 
 @dataclass(frozen=True)
+class ViewColumnDef:
+    """An entry of a view's column list: the name its query's column gets, and a COMMENT."""
+
+    name: str
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class CreateView(Statement):
+    """``CREATE [OR REPLACE] VIEW [IF NOT EXISTS] v [(cols)] [COMMENT '…'] AS query``. ``text`` is
+    the query as written; positions in ``query``'s nodes count from ``text_start`` in the statement."""
+
+    view: QualifiedName
+    query: Query
+    text: str
+    text_start: int
+    columns: tuple[ViewColumnDef, ...] = ()
+    comment: str | None = None
+    or_replace: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterView(Statement):
+    """``ALTER VIEW v [(cols)] AS query`` (``text`` and ``text_start`` as in CreateView)."""
+
+    view: QualifiedName
+    query: Query
+    text: str
+    text_start: int
+    columns: tuple[ViewColumnDef, ...] = ()
+
+
+@dataclass(frozen=True)
+class DropView(Statement):
+    view: QualifiedName
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class ShowCreateView(Statement):
+    view: QualifiedName
+
+
+@dataclass(frozen=True)
 class DropTable(Statement):
     table: QualifiedName
     if_exists: bool = False

@@ -95,7 +95,7 @@ def test_syntax_error_pickles() -> None:
     ("sql", "message"),
     [
         ("CREATE ROLE analyst", "CREATE ROLE is not supported"),
-        ("CREATE VIEW v AS SELECT 1", "CREATE VIEW is not supported"),
+        ("CREATE MATERIALIZED VIEW v AS SELECT 1", "CREATE MATERIALIZED VIEW is not supported"),
         ("create index i on t (a) using inverted", "CREATE INDEX is not supported: Strata tables have no secondary "
                                                    "indexes (pandas.DataFrame.to_sql indexes its index column: pass "
                                                    "index=False)"),

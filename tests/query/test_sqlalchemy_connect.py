@@ -69,3 +69,15 @@ def test_pydoris_dialect(engine: sqlalchemy.Engine, db: str) -> None:
             assert [c["name"] for c in inspector.get_columns("orders")] == ["id", "status", "amount"]
     finally:
         doris.dispose()
+
+
+def test_inspect_tells_views_from_tables(conn: pymysql.connections.Connection, engine: sqlalchemy.Engine,
+                                         db: str) -> None:
+    run(conn, "CREATE VIEW pending AS SELECT id, amount FROM orders WHERE status = 'pending'")
+    inspector = sqlalchemy.inspect(engine)
+    assert inspector.get_table_names() == ["orders"]
+    assert inspector.get_view_names() == ["pending"]
+    assert [c["name"] for c in inspector.get_columns("pending")] == ["id", "amount"]
+    assert f"`internal`.`{db}`.`orders`" in inspector.get_view_definition("pending")
+    with engine.connect() as connection:
+        assert [r.id for r in connection.execute(text("SELECT id FROM pending ORDER BY id"))] == [1, 3]
