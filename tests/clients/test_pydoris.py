@@ -4,14 +4,14 @@ query, a time-travel read and an error through it."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
 import sqlalchemy
 from sqlalchemy import Engine, create_engine, inspect, text
 
-from tests.clients.matrix import ROWS, TIME_TRAVEL_GAP_AFTER_S, TIME_TRAVEL_GAP_S, UNKNOWN_TABLE, Login, Tables
+from tests.clients import engine_checks
+from tests.clients.matrix import UNKNOWN_TABLE, Login, Tables
 
 pytestmark = pytest.mark.integration
 
@@ -30,8 +30,7 @@ def engine(login: Login) -> Iterator[Engine]:
 
 
 def test_connect(engine: Engine, login: Login) -> None:
-    with engine.connect() as conn:
-        assert conn.execute(text("SELECT DATABASE()")).scalar_one() == login.database
+    engine_checks.connects(engine, login)
 
 
 def test_ddl_and_insert(engine: Engine) -> None:
@@ -42,18 +41,11 @@ def test_ddl_and_insert(engine: Engine) -> None:
 
 
 def test_select_types(engine: Engine) -> None:
-    with engine.connect() as conn:
-        assert [tuple(r) for r in conn.execute(text(TABLES.select_rows()))] == ROWS
+    engine_checks.selects_every_type(engine, TABLES)
 
 
 def test_time_travel(engine: Engine) -> None:
-    with engine.connect() as conn:
-        conn.execute(text(f"INSERT INTO {TABLES.uniq} VALUES (1, 'before')"))
-        time.sleep(TIME_TRAVEL_GAP_S)
-        instant = str(conn.execute(text("SELECT NOW(6)")).scalar_one())
-        time.sleep(TIME_TRAVEL_GAP_AFTER_S)
-        conn.execute(text(f"INSERT INTO {TABLES.uniq} VALUES (1, 'after')"))
-        assert [tuple(r) for r in conn.execute(text(TABLES.time_travel(instant)))] == [(1, "before")]
+    engine_checks.travels_in_time(engine, TABLES)
 
 
 def test_inspect_table_names(engine: Engine) -> None:
@@ -73,8 +65,4 @@ def test_inspect_pk_constraint(engine: Engine) -> None:
 
 
 def test_error_unknown_table(engine: Engine) -> None:
-    sql, code, _ = UNKNOWN_TABLE
-    with engine.connect() as conn:
-        with pytest.raises(sqlalchemy.exc.DBAPIError) as caught:
-            conn.execute(text(sql))
-        assert caught.value.orig is not None and caught.value.orig.args[0] == code, caught.value
+    engine_checks.fails_with(engine, UNKNOWN_TABLE[0], UNKNOWN_TABLE[1])

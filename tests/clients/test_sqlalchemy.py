@@ -4,7 +4,6 @@ make one, Core text statements with bound parameters, the inspector's reflection
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pandas as pd
@@ -12,14 +11,13 @@ import pytest
 import sqlalchemy
 from sqlalchemy import Engine, create_engine, inspect, text
 
+from tests.clients import engine_checks
 from tests.clients.matrix import (
     COLUMNS,
     PREPARED_ROWS,
     PREPARED_TEXT,
     ROWS,
     SYNTAX_ERROR,
-    TIME_TRAVEL_GAP_AFTER_S,
-    TIME_TRAVEL_GAP_S,
     UNKNOWN_TABLE,
     Login,
     Tables,
@@ -42,8 +40,7 @@ def engine(login: Login) -> Iterator[Engine]:
 
 
 def test_connect(engine: Engine, login: Login) -> None:
-    with engine.connect() as conn:
-        assert conn.execute(text("SELECT DATABASE()")).scalar_one() == login.database
+    engine_checks.connects(engine, login)
 
 
 def test_ddl(engine: Engine) -> None:
@@ -58,19 +55,11 @@ def test_insert(engine: Engine) -> None:
 
 
 def test_select_types(engine: Engine) -> None:
-    with engine.connect() as conn:
-        assert [tuple(r) for r in conn.execute(text(TABLES.select_rows()))] == ROWS
+    engine_checks.selects_every_type(engine, TABLES)
 
 
 def test_time_travel(engine: Engine) -> None:
-    with engine.connect() as conn:
-        conn.execute(text(f"INSERT INTO {TABLES.uniq} VALUES (1, 'before')"))
-        time.sleep(TIME_TRAVEL_GAP_S)
-        instant = str(conn.execute(text("SELECT NOW(6)")).scalar_one())
-        time.sleep(TIME_TRAVEL_GAP_AFTER_S)
-        conn.execute(text(f"INSERT INTO {TABLES.uniq} VALUES (1, 'after')"))
-        assert [tuple(r) for r in conn.execute(text(TABLES.time_travel(instant)))] == [(1, "before")]
-        assert [tuple(r) for r in conn.execute(text(f"SELECT id, v FROM {TABLES.uniq}"))] == [(1, "after")]
+    engine_checks.travels_in_time(engine, TABLES)
 
 
 def test_prepared(engine: Engine) -> None:
@@ -121,18 +110,9 @@ def test_pandas_to_sql(engine: Engine) -> None:
         [1, 0.5, "Zürich ☃", pd.Timestamp("2026-12-01 10:00:01"), 1], [2, None, None, None, 0]]
 
 
-def _fails(engine: Engine, sql: str, code: int) -> None:
-    with engine.connect() as conn:
-        with pytest.raises(sqlalchemy.exc.DBAPIError) as caught:
-            conn.execute(text(sql))
-        assert caught.value.orig is not None and caught.value.orig.args[0] == code, caught.value
-        conn.rollback()
-        assert conn.execute(text("SELECT 1")).scalar_one() == 1
-
-
 def test_error_unknown_table(engine: Engine) -> None:
-    _fails(engine, UNKNOWN_TABLE[0], UNKNOWN_TABLE[1])
+    engine_checks.fails_with(engine, UNKNOWN_TABLE[0], UNKNOWN_TABLE[1])
 
 
 def test_error_syntax(engine: Engine) -> None:
-    _fails(engine, SYNTAX_ERROR[0], SYNTAX_ERROR[1])
+    engine_checks.fails_with(engine, SYNTAX_ERROR[0], SYNTAX_ERROR[1])

@@ -60,3 +60,18 @@ def user(conn: pymysql.connections.Connection) -> Iterator[tuple[str, str]]:
     run(conn, f"CREATE USER '{name}'@'%' IDENTIFIED BY '{password}'")
     yield name, password
     run(conn, f"DROP USER IF EXISTS '{name}'")
+
+
+@pytest.fixture
+def reader(conn: pymysql.connections.Connection, db: str,
+           user: tuple[str, str]) -> Iterator[tuple[pymysql.connections.Connection, str, str]]:
+    """`user` logged in to `db`, where it may read table `open` (SELECT_PRIV) and not table `closed`:
+    (its connection, its name, its password)."""
+    name, password = user
+    tail = "DISTRIBUTED BY HASH(k) BUCKETS 1"
+    run(conn, f"CREATE TABLE open (k INT) {tail}")
+    run(conn, f"CREATE TABLE closed (k INT) {tail}")
+    run(conn, f"GRANT SELECT_PRIV ON {db}.open TO '{name}'")
+    me = pymysql.connect(host=conn.host, port=conn.port, user=name, password=password, database=db, autocommit=True)
+    yield me, name, password
+    me.close()

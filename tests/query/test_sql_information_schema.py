@@ -225,30 +225,23 @@ def test_pushed_down_filters_keep_sql_semantics(conn: pymysql.connections.Connec
                       "COLUMN_NAME = 'k'") == [(2,)]
 
 
-def test_users_see_only_what_they_may(conn: pymysql.connections.Connection, db: str, user: tuple[str, str]) -> None:
-    name, password = user
-    run(conn, f"CREATE TABLE open (k INT) {TAIL}")
-    run(conn, f"CREATE TABLE closed (k INT) {TAIL}")
-    run(conn, f"GRANT SELECT_PRIV ON {db}.open TO '{name}'")
-    me = pymysql.connect(host=conn.host, port=conn.port, user=name, password=password, database=db, autocommit=True)
-    try:
-        assert rows(me, f"SELECT TABLE_NAME FROM information_schema.tables WHERE TABLE_SCHEMA = '{db}'") == [("open",)]
-        assert rows(me, f"SELECT TABLE_NAME, PRIVILEGES FROM information_schema.columns WHERE TABLE_SCHEMA = '{db}'"
-                    ) == [("open", "select")]
-        assert rows(me, "SELECT GRANTEE, TABLE_SCHEMA, TABLE_NAME, PRIVILEGE_TYPE FROM information_schema."
-                        "table_privileges") == [(f"'{name}'@'%'", db.lower(), "open", "SELECT_PRIV")]
-        assert rows(me, "SELECT * FROM information_schema.user_privileges") == []
-        # information_schema lists its own tables and columns to everyone, as MySQL and Doris do.
-        assert rows(me, "SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.tables WHERE TABLE_SCHEMA = "
-                        "'information_schema' AND TABLE_NAME IN ('schemata', 'views')") == [
-            ("schemata", "SYSTEM VIEW"), ("views", "SYSTEM VIEW")]
-        own = rows(me, "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE FROM information_schema.columns WHERE TABLE_SCHEMA "
-                       "= 'information_schema' AND TABLE_NAME = 'collations' ORDER BY ORDINAL_POSITION")
-        text, number = ("varchar", "text"), ("bigint", "bigint")
-        assert own == [("COLLATION_NAME", *text), ("CHARACTER_SET_NAME", *text), ("ID", *number),
-                       ("IS_DEFAULT", *text), ("IS_COMPILED", *text), ("SORTLEN", *number)]
-        assert {r[0] for r in rows(me, "SELECT USER FROM information_schema.processlist")} == {name}
-        assert rows(me, f"SELECT TABLE_NAME FROM information_schema.partitions WHERE TABLE_SCHEMA = '{db}'") == [
-            ("open",)]
-    finally:
-        me.close()
+def test_users_see_only_what_they_may(db: str, reader: tuple[pymysql.connections.Connection, str, str]) -> None:
+    me, name, _ = reader
+    assert rows(me, f"SELECT TABLE_NAME FROM information_schema.tables WHERE TABLE_SCHEMA = '{db}'") == [("open",)]
+    assert rows(me, f"SELECT TABLE_NAME, PRIVILEGES FROM information_schema.columns WHERE TABLE_SCHEMA = '{db}'"
+                ) == [("open", "select")]
+    assert rows(me, "SELECT GRANTEE, TABLE_SCHEMA, TABLE_NAME, PRIVILEGE_TYPE FROM information_schema."
+                    "table_privileges") == [(f"'{name}'@'%'", db.lower(), "open", "SELECT_PRIV")]
+    assert rows(me, "SELECT * FROM information_schema.user_privileges") == []
+    # information_schema lists its own tables and columns to everyone, as MySQL and Doris do.
+    assert rows(me, "SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.tables WHERE TABLE_SCHEMA = "
+                    "'information_schema' AND TABLE_NAME IN ('schemata', 'views')") == [
+        ("schemata", "SYSTEM VIEW"), ("views", "SYSTEM VIEW")]
+    own = rows(me, "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE FROM information_schema.columns WHERE TABLE_SCHEMA "
+                   "= 'information_schema' AND TABLE_NAME = 'collations' ORDER BY ORDINAL_POSITION")
+    text, number = ("varchar", "text"), ("bigint", "bigint")
+    assert own == [("COLLATION_NAME", *text), ("CHARACTER_SET_NAME", *text), ("ID", *number),
+                   ("IS_DEFAULT", *text), ("IS_COMPILED", *text), ("SORTLEN", *number)]
+    assert {r[0] for r in rows(me, "SELECT USER FROM information_schema.processlist")} == {name}
+    assert rows(me, f"SELECT TABLE_NAME FROM information_schema.partitions WHERE TABLE_SCHEMA = '{db}'") == [
+        ("open",)]

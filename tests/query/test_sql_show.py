@@ -100,22 +100,15 @@ def test_show_server_info(conn: pymysql.connections.Connection) -> None:
 
 
 def test_show_filters_what_a_user_may_see(conn: pymysql.connections.Connection, db: str,
-                                          user: tuple[str, str]) -> None:
-    name, password = user
-    run(conn, f"CREATE TABLE open (k INT) {TAIL}")
-    run(conn, f"CREATE TABLE closed (k INT) {TAIL}")
-    run(conn, f"GRANT SELECT_PRIV ON {db}.open TO '{name}'")
-    me = pymysql.connect(host=conn.host, port=conn.port, user=name, password=password, database=db, autocommit=True)
-    try:
-        assert [r[0] for r in rows(me, "SHOW TABLE STATUS")] == ["open"]
-        assert rows(me, "SHOW FULL TABLES WHERE Table_type = 'BASE TABLE'") == [("open", "BASE TABLE")]
-        assert [r[0] for r in rows(me, "SHOW COLUMNS FROM open")] == ["k"]
-        assert [r[7] for r in rows(me, "SHOW FULL COLUMNS FROM open")] == ["select"]
-        fails(me, "SHOW COLUMNS FROM closed", 1142, "SELECT_PRIV")
-        fails(me, "SHOW INDEX FROM closed", 1142, "SELECT_PRIV")
-        assert rows(me, f"SHOW CREATE DATABASE {db}") == [(db, f"CREATE DATABASE `{db}`")]
-    finally:
-        me.close()
+                                          reader: tuple[pymysql.connections.Connection, str, str]) -> None:
+    me, name, password = reader
+    assert [r[0] for r in rows(me, "SHOW TABLE STATUS")] == ["open"]
+    assert rows(me, "SHOW FULL TABLES WHERE Table_type = 'BASE TABLE'") == [("open", "BASE TABLE")]
+    assert [r[0] for r in rows(me, "SHOW COLUMNS FROM open")] == ["k"]
+    assert [r[7] for r in rows(me, "SHOW FULL COLUMNS FROM open")] == ["select"]
+    fails(me, "SHOW COLUMNS FROM closed", 1142, "SELECT_PRIV")
+    fails(me, "SHOW INDEX FROM closed", 1142, "SELECT_PRIV")
+    assert rows(me, f"SHOW CREATE DATABASE {db}") == [(db, f"CREATE DATABASE `{db}`")]
     other = f"{db}_other"
     run(conn, f"CREATE DATABASE {other}")
     try:
