@@ -21,7 +21,7 @@ from projections.rows import REASON, RowsRejected, split_rows
 from projections.state import TableState
 from schemas.errors import ErrorCode
 from schemas.model import Column, RoutineLoadSpec
-from storage.rowset_sql import duck_type, quote_ident, quote_literal
+from storage.rowset_sql import converted_sql, quote_ident, quote_literal
 
 RECORDS = pa.schema([("__p", pa.int32()), ("__o", pa.int64()), ("__v", pa.binary())])
 _CARRIED = ("__p", "__o")
@@ -99,7 +99,7 @@ def plan_load(spec: RoutineLoadSpec, table: TableState) -> LoadPlan:
     scope = []
     for i, name in enumerate(fields):
         column = schema.column(name)
-        value = f"TRY_CAST(__f{i} AS {duck_type(column.type)})" if column is not None else f"__f{i}"
+        value = converted_sql(f"__f{i}", column.type) if column is not None else f"__f{i}"
         scope.append(f"{value} AS {quote_ident(name)}")
     derived = [(c.name, c.expr_sql) for c in spec.columns if c.expr_sql is not None]
     scope_sql = f"SELECT __p, __o, __bad, {', '.join(['__f' + str(i) for i in range(len(fields))] + scope)} " \

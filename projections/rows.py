@@ -24,7 +24,7 @@ from projections.state import TableState
 from schemas.errors import ErrorCode
 from schemas.model import Column, NewRowset
 from storage.paths import HIDDEN_DELETE_SIGN, HIDDEN_SEQ
-from storage.rowset_sql import default_sql, duck_type, quote_literal, rounded_sql
+from storage.rowset_sql import converted_sql, default_sql, duck_type, quote_literal, rounded_sql
 from storage.rowset_writer import write_rowset
 from storage.tiers import LocalTiers
 
@@ -55,14 +55,29 @@ class _Check:
         return RowsRejected(1366, f"Incorrect value for column '{name}' of type {kind}")
 
 
-def _bound_tuple(values: tuple[str, ...], types: list[str]) -> str:
-    items = ", ".join(f"CAST({quote_literal(v)} AS {t})" for v, t in zip(values, types, strict=False))
+def _bound_tuple(values: tuple[str | None, ...], types: list[str]) -> str:
+    items = ", ".join(f"CAST({'NULL' if v is None else quote_literal(v)} AS {t})"
+                      for v, t in zip(values, types, strict=False))
     return f"({items})" if len(values) > 1 else items
+
+
+def _list_match(names: list[str], types: list[str], values: tuple[tuple[str | None, ...], ...]) -> str:
+    """True for a row whose partition columns equal one of a LIST partition's values (NULL matching NULL)."""
+    plain = [v for v in values if None not in v]
+    key = f"({', '.join(names)})" if len(names) > 1 else names[0]
+    options = [f"{key} IN ({', '.join(_bound_tuple(v, types) for v in plain)})"] if plain else []
+    for value in values:
+        if None in value:
+            each = [f"{n} IS NULL" if v is None else f"{n} = {_bound_tuple((v,), [t])}"
+                    for n, t, v in zip(names, types, value, strict=False)]
+            options.append(f"({' AND '.join(each)})")
+    return " OR ".join(options) or "false"
 
 
 def partition_case(table: TableState, only: tuple[int, ...] = ()) -> str:
     """A DuckDB expression giving each typed row (columns c<id>) its partition id, NULL if none
-    (or none of `only`, the partitions an `INSERT … PARTITION (…)` names)."""
+    (or none of `only`, the partitions an `INSERT … PARTITION (…)` names). A LIST table's DEFAULT
+    partition takes the rows no other partition takes."""
     live = [p for p in table.live_partitions() if not only or p.partition_id in only]
     if table.partition_kind == "UNPARTITIONED":
         return str(live[0].partition_id)
@@ -73,11 +88,13 @@ def partition_case(table: TableState, only: tuple[int, ...] = ()) -> str:
     types = [duck_type(c.type) for c in cols if c is not None]
     key = f"({', '.join(names)})" if len(names) > 1 else names[0]
     whens = []
+    fallback = ""
     for p in live:
         bound = p.partition.bound
-        if table.partition_kind == "LIST":
-            options = ", ".join(_bound_tuple(v, types) for v in bound.values)
-            whens.append(f"WHEN {key} IN ({options}) THEN {p.partition_id}")
+        if bound.is_default:
+            fallback = f" ELSE {p.partition_id}"
+        elif table.partition_kind == "LIST":
+            whens.append(f"WHEN {_list_match(names, types, bound.values)} THEN {p.partition_id}")
         else:
             conds = []
             if bound.lower is not None:
@@ -85,7 +102,9 @@ def partition_case(table: TableState, only: tuple[int, ...] = ()) -> str:
             if bound.upper is not None:
                 conds.append(f"{key} < {_bound_tuple(bound.upper, types)}")
             whens.append(f"WHEN {' AND '.join(conds) or 'true'} THEN {p.partition_id}")
-    return f"CASE {' '.join(whens)} END" if whens else "NULL"
+    if not whens:
+        return fallback.removeprefix(" ELSE ") or "NULL"
+    return f"CASE {' '.join(whens)}{fallback} END"
 
 
 def bucket_expr(table: TableState) -> str:
@@ -109,10 +128,9 @@ def _routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, 
     typed: list[str] = []
     checks: list[_Check] = []
     for column in schema.columns:
-        duck = duck_type(column.type)
         if column.unique_id in given:
             src = f"a{given[column.unique_id]}"
-            value = rounded_sql(f"TRY_CAST({src} AS {duck})", column.type)
+            value = rounded_sql(converted_sql(src, column.type), column.type)
             if strict:
                 checks.append(_Check(column, f"{src} IS NOT NULL AND {value} IS NULL", "value"))
             if column.type.upper().startswith(("VARCHAR", "CHAR")) and "(" in column.type:

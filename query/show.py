@@ -132,8 +132,8 @@ def _lowest(table: TableState) -> tuple[str, ...]:
     return tuple(_TYPE_MIN.get(_base_type(table, c), "") for c in table.partition_columns)
 
 
-def _bound_text(values: tuple[str, ...]) -> str:
-    return "(" + ", ".join(f'"{v}"' for v in values) + ")"
+def _bound_text(values: tuple[str | None, ...]) -> str:
+    return "(" + ", ".join("NULL" if v is None else f'"{v}"' for v in values) + ")"
 
 
 def create_table_text(table: TableState) -> str:
@@ -159,7 +159,9 @@ def create_table_text(table: TableState) -> str:
         defs = []
         for p in sorted(table.live_partitions(), key=lambda p: p.partition_id):
             b = p.partition.bound
-            if table.partition_kind == "LIST":
+            if b.is_default:
+                defs.append(f"PARTITION {p.name}")
+            elif table.partition_kind == "LIST":
                 values = ", ".join(_bound_text(v) for v in b.values)
                 defs.append(f"PARTITION {p.name} VALUES IN ({values})")
             else:
@@ -188,8 +190,8 @@ def _key_range(table: TableState, bound: PartitionBound) -> str:
         return ""
     types = ", ".join(_DORIS_V2.get(t, t) for t in (_base_type(table, c) for c in table.partition_columns))
 
-    def key(values: tuple[str, ...]) -> str:
-        return f"types: [{types}]; keys: [{', '.join(values)}]; "
+    def key(values: tuple[str | None, ...]) -> str:
+        return f"types: [{types}]; keys: [{', '.join('NULL' if v is None else v for v in values)}]; "
 
     if table.partition_kind == "LIST":
         return "[" + ", ".join(key(v) for v in bound.values) + "]"

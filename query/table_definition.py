@@ -11,6 +11,7 @@ from projections.dynamic_partitions import PREFIX as DYNAMIC
 from projections.dynamic_partitions import DynamicPartitionError, check_table, parse_spec
 from query.context import SessionState, SqlFailure
 from query.parser import statements as st
+from query.partition_bounds import expand_batch, normalized_value
 from query.reads import session_zone
 from query.relation import duck_type
 from schemas.commands import NewPartition
@@ -206,17 +207,38 @@ def build_partitions(spec: st.PartitionSpec | None, table_name: str, buckets: in
                      check: PropertyCheck = check_properties) -> tuple[str, tuple[str, ...], tuple[NewPartition, ...]]:
     if spec is None:
         return "UNPARTITIONED", (), (NewPartition(name=table_name, buckets=buckets),)
+    if spec.auto is not None:
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, "AUTO PARTITION is not supported yet: create the partitions "
+                                                      "ahead of the data with PARTITION BY RANGE (FROM (...) TO (...) "
+                                                      "INTERVAL n DAY|WEEK|MONTH|YEAR|HOUR) or dynamic partitions "
+                                                      "(\"dynamic_partition.*\" properties), or give a LIST table a "
+                                                      "DEFAULT partition (PARTITION p_default, without VALUES)")
     by_name = {c.name.lower(): c for c in columns}
     for name in spec.columns:
         if name.lower() not in by_name:
             raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Partition column '{name}' does not exist")
+    keys = tuple(by_name[name.lower()] for name in spec.columns)
     partitions = []
     previous_upper: tuple[str, ...] | None = None
-    for p in spec.partitions:
-        partitions.append(partition_from_def(p, buckets, previous_upper, check))
+    for p in _expanded(spec, keys):
+        partitions.append(partition_from_def(p, buckets, previous_upper, keys, check))
         if p.kind == "LESS_THAN":
-            previous_upper = _upper(p.values[0] if p.values else None)
+            previous_upper = partitions[-1].bound.upper
+    if sum(1 for p in partitions if p.bound.is_default) > 1:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "a LIST table has at most one DEFAULT partition (a partition "
+                                                    "without VALUES)")
     return spec.kind, tuple(c.lower() for c in spec.columns), tuple(partitions)
+
+
+def _expanded(spec: st.PartitionSpec, keys: tuple[Column, ...]) -> list[st.PartitionDef]:
+    """The partition definitions with each batch (`FROM … TO … INTERVAL …`) replaced by its partitions."""
+    expanded: list[st.PartitionDef] = []
+    for p in spec.partitions:
+        if isinstance(p, st.BatchRange):
+            expanded.extend(expand_batch(p, keys[0].type))
+        else:
+            expanded.append(p)
+    return expanded
 
 
 def _upper(values: tuple[str, ...] | None) -> tuple[str, ...] | None:
@@ -224,13 +246,44 @@ def _upper(values: tuple[str, ...] | None) -> tuple[str, ...] | None:
     return None if values is None or all(v == "MAXVALUE" for v in values) else values
 
 
-def partition_from_def(p: st.PartitionDef, buckets: int, lower: tuple[str, ...] | None,
+def _range_bound(values: tuple[str | None, ...], keys: tuple[Column, ...], name: str) -> tuple[str, ...]:
+    """A range bound's values normalized to the partition columns' types (NULL bounds no range)."""
+    if len(values) > len(keys):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"partition {name}: the bound has more values than there are "
+                                                    "partition columns")
+    bound = []
+    for value, key in zip(values, keys, strict=False):
+        if value is None:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"partition {name}: a range bound cannot be NULL")
+        bound.append(normalized_value(value, key.type, name) or value)
+    return tuple(bound)
+
+
+def _list_value(values: tuple[str | None, ...], keys: tuple[Column, ...], name: str) -> tuple[str | None, ...]:
+    """One LIST value normalized; NULL only for a nullable column (Doris refuses it on NOT NULL ones)."""
+    if len(values) != len(keys):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"partition {name}: each value needs {len(keys)} item(s), one "
+                                                    "per partition column")
+    for index, (value, key) in enumerate(zip(values, keys, strict=True)):
+        if value is None and not key.nullable:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "Can't have null partition is for NOT NULL partition column "
+                                                        f"in partition expr's index {index}")
+    return tuple(normalized_value(v, k.type, name) for v, k in zip(values, keys, strict=True))
+
+
+def partition_from_def(p: st.PartitionDef, buckets: int, lower: tuple[str, ...] | None, keys: tuple[Column, ...],
                        check: PropertyCheck = check_properties) -> NewPartition:
+    """One partition's catalog value; `keys` are the partition columns, `lower` the bound a
+    `LESS THAN` partition starts from."""
     if p.kind == "LESS_THAN":
-        bound = PartitionBound(lower=lower, upper=_upper(p.values[0] if p.values else None))
+        bound = PartitionBound(lower=lower, upper=_upper(_range_bound(p.values[0], keys, p.name) if p.values
+                                                         else None))
     elif p.kind == "FIXED_RANGE":
-        bound = PartitionBound(lower=p.values[0], upper=_upper(p.values[1]))
+        bound = PartitionBound(lower=_range_bound(p.values[0], keys, p.name),
+                               upper=_upper(_range_bound(p.values[1], keys, p.name)))
+    elif p.kind == "DEFAULT":
+        bound = PartitionBound(is_default=True)
     else:
-        bound = PartitionBound(values=p.values)
+        bound = PartitionBound(values=tuple(_list_value(v, keys, p.name) for v in p.values))
     refuse_dynamic(dict(p.properties), f"partition {p.name}")
     return NewPartition(name=p.name, bound=bound, buckets=buckets, properties=check(dict(p.properties)))

@@ -53,11 +53,13 @@ class TableSchema(Frozen):
 
 class PartitionBound(Frozen):
     """One partition's bound: RANGE partitions use [lower, upper) with None as unbounded,
-    LIST partitions use `values` (each entry one tuple of the partition columns' values)."""
+    LIST partitions use `values` (each entry one tuple of the partition columns' values, None for
+    NULL) or are the table's DEFAULT partition, which takes every row no other partition takes."""
 
     lower: tuple[str, ...] | None = None
     upper: tuple[str, ...] | None = None
-    values: tuple[tuple[str, ...], ...] = ()
+    values: tuple[tuple[str | None, ...], ...] = ()
+    is_default: bool = False
 
 
 class Partition(Frozen):
