@@ -19,10 +19,11 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from projections import auto_partitions
 from projections.cooldown import local_target
 from projections.state import TableState
 from schemas.errors import ErrorCode
-from schemas.model import Column, NewRowset
+from schemas.model import Column, NewRowset, Partition
 from storage.paths import HIDDEN_DELETE_SIGN, HIDDEN_SEQ
 from storage.rowset_sql import converted_sql, default_sql, duck_type, quote_literal, rounded_sql
 from storage.rowset_writer import write_rowset
@@ -174,6 +175,36 @@ def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: 
     partitions) and routed: the file columns, `__seq`, the delete sign on Unique Key tables, and
     `__partition`/`__bucket`. Raises RowsRejected for the first check any row fails; writes nothing."""
     data, checks = _routed(cur, table, source_sql, targets, strict=True, partitions=partitions, passthrough=())
+    return _checked(table, data, checks, partitions, delete_sign)
+
+
+@dataclass(frozen=True)
+class AutoRouted:
+    """Rows of an AUTO PARTITION table: `table` includes the `new_partitions` the rows need."""
+
+    table: TableState
+    data: pa.Table
+    new_partitions: tuple[Partition, ...]
+
+
+def prepare_rows_creating_partitions(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
+                                     targets: Sequence[Column], *, next_partition_id: int) -> AutoRouted:
+    """`prepare_rows` for an AUTO PARTITION table: rows no partition holds get new partitions (ids from
+    `next_partition_id`), which the commit of these rows must create (`CommitRowsets.new_partitions`)."""
+    data, checks = _routed(cur, table, source_sql, targets, strict=True, partitions=(), passthrough=())
+    unrouted = data.filter(pc.is_null(data.column("__partition")))
+    try:
+        new = auto_partitions.plan(table, unrouted, next_partition_id)
+    except auto_partitions.AutoPartitionClash as exc:
+        raise RowsRejected(ErrorCode.NO_PARTITION_FOR_GIVEN_VALUE, str(exc)) from None
+    if new:
+        table = auto_partitions.widened(table, new, int(time.time() * 1000))
+        data, checks = _routed(cur, table, source_sql, targets, strict=True, partitions=(), passthrough=())
+    return AutoRouted(table, _checked(table, data, checks, (), False), new)
+
+
+def _checked(table: TableState, data: pa.Table, checks: list[_Check], partitions: tuple[int, ...],
+             delete_sign: bool) -> pa.Table:
     for i, check in enumerate(checks):
         if pc.any(data.column(f"__chk{i}")).as_py():
             raise check.failure()

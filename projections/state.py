@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from schemas.model import Distribution, KeysModel, Partition, Rowset, RowsetMove, TableSchema
+from schemas.model import AutoPartitioning, Distribution, KeysModel, Partition, Rowset, RowsetMove, TableSchema
 
 
 class DatabaseState(BaseModel):
@@ -78,6 +78,7 @@ class TableState(BaseModel):
     # Instants before this were trimmed from the version index by the recycler.
     history_horizon_ts_ms: int | None = None
     dropped_ts_ms: int | None = None
+    auto_partition: AutoPartitioning | None = None
 
     @property
     def schema_now(self) -> TableSchema:

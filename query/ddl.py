@@ -9,6 +9,7 @@ from query.context import Context, Done, SessionState, SqlFailure
 from query.parser import statements as st
 from query.table_definition import (
     PropertyCheck,
+    auto_partitioning,
     build_columns,
     build_partitions,
     check_dynamic,
@@ -71,7 +72,7 @@ def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done
         db=db_name, name=s.table.name, keys_model=keys_model, columns=columns,  # type: ignore[arg-type]
         partition_kind=kind, partition_columns=part_cols, partitions=partitions,  # type: ignore[arg-type]
         distribution=Distribution(kind=dist.kind if dist else "HASH", columns=hash_cols, buckets=buckets),
-        properties=properties, comment=s.comment or ""))
+        properties=properties, comment=s.comment or "", auto_partition=auto_partitioning(s.partition)))
     return Done()
 
 

@@ -168,7 +168,14 @@ def create_table_text(table: TableState) -> str:
                 lower = _bound_text(b.lower if b.lower is not None else _lowest(table))
                 upper = _bound_text(b.upper) if b.upper is not None else "(MAXVALUE)"
                 defs.append(f"PARTITION {p.name} VALUES [{lower}, {upper})")
-        text += f"PARTITION BY {table.partition_kind}({cols})\n(" + ",\n".join(defs) + ")\n"
+        auto = table.auto_partition
+        if auto is None:
+            text += f"PARTITION BY {table.partition_kind}({cols})\n"
+        elif auto.unit is None:
+            text += f"AUTO PARTITION BY LIST ({cols})\n"
+        else:
+            text += f"AUTO PARTITION BY RANGE (date_trunc({cols}, '{auto.unit}'))\n"
+        text += "(" + ",\n".join(defs) + ")\n"
     d = table.distribution
     if d.kind == "HASH":
         text += f"DISTRIBUTED BY HASH({', '.join(f'`{c}`' for c in d.columns)}) BUCKETS {d.buckets}\n"

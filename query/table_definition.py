@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 
+from projections.auto_partitions import DATE_UNITS
 from projections.cooldown import DATETIME_FORMAT
 from projections.dynamic_partitions import KEYS as DYNAMIC_KEYS
 from projections.dynamic_partitions import PREFIX as DYNAMIC
@@ -16,7 +17,7 @@ from query.reads import session_zone
 from query.relation import duck_type
 from schemas.commands import NewPartition
 from schemas.errors import ErrorCode
-from schemas.model import Column, PartitionBound
+from schemas.model import AutoPartitioning, Column, PartitionBound
 
 _BOOL = ("true", "false")
 # Known table properties and a check of each value; anything else is refused, as Doris does.
@@ -207,17 +208,13 @@ def build_partitions(spec: st.PartitionSpec | None, table_name: str, buckets: in
                      check: PropertyCheck = check_properties) -> tuple[str, tuple[str, ...], tuple[NewPartition, ...]]:
     if spec is None:
         return "UNPARTITIONED", (), (NewPartition(name=table_name, buckets=buckets),)
-    if spec.auto is not None:
-        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, "AUTO PARTITION is not supported yet: create the partitions "
-                                                      "ahead of the data with PARTITION BY RANGE (FROM (...) TO (...) "
-                                                      "INTERVAL n DAY|WEEK|MONTH|YEAR|HOUR) or dynamic partitions "
-                                                      "(\"dynamic_partition.*\" properties), or give a LIST table a "
-                                                      "DEFAULT partition (PARTITION p_default, without VALUES)")
     by_name = {c.name.lower(): c for c in columns}
     for name in spec.columns:
         if name.lower() not in by_name:
             raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Partition column '{name}' does not exist")
     keys = tuple(by_name[name.lower()] for name in spec.columns)
+    if spec.auto is not None:
+        _check_auto(spec, keys)
     partitions = []
     previous_upper: tuple[str, ...] | None = None
     for p in _expanded(spec, keys):
@@ -228,6 +225,30 @@ def build_partitions(spec: st.PartitionSpec | None, table_name: str, buckets: in
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "a LIST table has at most one DEFAULT partition (a partition "
                                                     "without VALUES)")
     return spec.kind, tuple(c.lower() for c in spec.columns), tuple(partitions)
+
+
+def auto_partitioning(spec: st.PartitionSpec | None) -> AutoPartitioning | None:
+    """The catalog value of an AUTO PARTITION clause (None without one)."""
+    if spec is None or spec.auto is None:
+        return None
+    return AutoPartitioning(unit=spec.auto.unit)  # type: ignore[arg-type]
+
+
+def _check_auto(spec: st.PartitionSpec, keys: tuple[Column, ...]) -> None:
+    """Doris' rules for AUTO PARTITION: RANGE over date_trunc of one DATE/DATETIME column (a DATE
+    column by year, month or day); LIST over any columns; no DEFAULT partition (it would take the rows
+    that should get partitions of their own)."""
+    if any(isinstance(p, st.PartitionDef) and p.kind == "DEFAULT" for p in spec.partitions):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "an AUTO PARTITION table cannot have a DEFAULT partition")
+    if spec.kind != "RANGE":
+        return
+    base = keys[0].type.split("(")[0].upper()
+    if base not in ("DATE", "DATEV2", "DATETIME", "DATETIMEV2"):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"AUTO PARTITION BY RANGE needs a DATE or DATETIME column; "
+                                                    f"'{keys[0].name}' is {keys[0].type}")
+    if base in ("DATE", "DATEV2") and spec.auto is not None and spec.auto.unit not in DATE_UNITS:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"date_trunc of the DATE column '{keys[0].name}' by "
+                                                    f"'{spec.auto.unit}': a DATE column takes {', '.join(DATE_UNITS)}")
 
 
 def _expanded(spec: st.PartitionSpec, keys: tuple[Column, ...]) -> list[st.PartitionDef]:

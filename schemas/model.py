@@ -70,6 +70,14 @@ class Partition(Frozen):
     properties: dict[str, str] = Field(default_factory=dict)
 
 
+class AutoPartitioning(Frozen):
+    """Doris 2.1 AUTO PARTITION: a load that meets a value no partition holds creates the partition
+    in the same commit. RANGE tables name the `date_trunc` unit of their one DATE/DATETIME column;
+    LIST tables create one partition per new value."""
+
+    unit: Literal["year", "quarter", "month", "week", "day", "hour", "minute", "second"] | None = None
+
+
 class Distribution(Frozen):
     kind: Literal["HASH", "RANDOM"] = "HASH"
     columns: tuple[str, ...] = ()

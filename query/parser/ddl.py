@@ -247,7 +247,7 @@ def partition_def(c: Cursor) -> tuple[PartitionDef, bool]:
 # Units of a batch of range partitions (Doris' MultiPartitionDesc); none for integer ranges.
 _BATCH_UNITS = ("YEAR", "MONTH", "WEEK", "DAY", "HOUR")
 # Units of AUTO PARTITION BY RANGE (date_trunc(col, 'unit')).
-_AUTO_UNITS = ("year", "month", "day", "hour", "minute", "second")
+_AUTO_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
 
 
 def _batch_range(c: Cursor) -> BatchRange:
