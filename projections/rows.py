@@ -187,19 +187,34 @@ class AutoRouted:
     new_partitions: tuple[Partition, ...]
 
 
+def _auto_routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
+                 strict: bool, passthrough: Sequence[str], next_partition_id: int,
+                 clash_fails: bool) -> tuple[TableState, pa.Table, list[_Check], tuple[Partition, ...]]:
+    """`_routed` on an AUTO PARTITION table: the good rows no partition holds get new partitions, and
+    the rows are routed again with them. A new partition that would overlap an existing one raises
+    RowsRejected (`clash_fails`), or is not created (its rows stay unrouted)."""
+    data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=(), passthrough=passthrough)
+    candidates = pc.is_null(data.column("__partition"))
+    for i in range(len(checks)):
+        candidates = pc.and_(candidates, pc.invert(pc.fill_null(data.column(f"__chk{i}"), False)))
+    try:
+        new = auto_partitions.plan(table, data.filter(candidates), next_partition_id)
+    except auto_partitions.AutoPartitionClash as exc:
+        if clash_fails:
+            raise RowsRejected(ErrorCode.NO_PARTITION_FOR_GIVEN_VALUE, str(exc)) from None
+        new = ()
+    if new:
+        table = auto_partitions.widened(table, new, int(time.time() * 1000))
+        data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=(), passthrough=passthrough)
+    return table, data, checks, new
+
+
 def prepare_rows_creating_partitions(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
                                      targets: Sequence[Column], *, next_partition_id: int) -> AutoRouted:
     """`prepare_rows` for an AUTO PARTITION table: rows no partition holds get new partitions (ids from
     `next_partition_id`), which the commit of these rows must create (`CommitRowsets.new_partitions`)."""
-    data, checks = _routed(cur, table, source_sql, targets, strict=True, partitions=(), passthrough=())
-    unrouted = data.filter(pc.is_null(data.column("__partition")))
-    try:
-        new = auto_partitions.plan(table, unrouted, next_partition_id)
-    except auto_partitions.AutoPartitionClash as exc:
-        raise RowsRejected(ErrorCode.NO_PARTITION_FOR_GIVEN_VALUE, str(exc)) from None
-    if new:
-        table = auto_partitions.widened(table, new, int(time.time() * 1000))
-        data, checks = _routed(cur, table, source_sql, targets, strict=True, partitions=(), passthrough=())
+    table, data, checks, new = _auto_routed(cur, table, source_sql, targets, strict=True, passthrough=(),
+                                            next_partition_id=next_partition_id, clash_fails=True)
     return AutoRouted(table, _checked(table, data, checks, (), False), new)
 
 
@@ -221,6 +236,22 @@ def split_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: st
     Without `strict`, a value that does not convert becomes NULL (Doris' strict_mode=false)."""
     data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=partitions,
                            passthrough=passthrough)
+    return _split(table, data, checks, partitions, passthrough)
+
+
+def split_rows_creating_partitions(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
+                                   targets: Sequence[Column], *, strict: bool, passthrough: Sequence[str],
+                                   next_partition_id: int) -> tuple[AutoRouted, pa.Table]:
+    """`split_rows` for an AUTO PARTITION table: the good rows (with the table and the partitions their
+    commit must create, as `prepare_rows_creating_partitions`) and the bad ones."""
+    table, data, checks, new = _auto_routed(cur, table, source_sql, targets, strict=strict, passthrough=passthrough,
+                                            next_partition_id=next_partition_id, clash_fails=False)
+    good, bad = _split(table, data, checks, (), passthrough)
+    return AutoRouted(table, good, new), bad
+
+
+def _split(table: TableState, data: pa.Table, checks: list[_Check], partitions: tuple[int, ...],
+           passthrough: Sequence[str]) -> tuple[pa.Table, pa.Table]:
     reason = pa.nulls(data.num_rows, pa.string())
     for i, check in enumerate(checks):
         failed = pc.fill_null(data.column(f"__chk{i}"), False)

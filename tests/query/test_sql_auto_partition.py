@@ -10,6 +10,7 @@ import time
 
 import pymysql
 
+from tests.query.routine_load_kit import kafka_source, new_topic, produce, show, wait_for
 from tests.query.sqlkit import connect, fails, rows, run, scalar
 
 _PROPS = 'PROPERTIES ("replication_allocation" = "tag.location.default: 1")'
@@ -154,3 +155,21 @@ def test_concurrent_loads_create_a_partition_once(conn: pymysql.connections.Conn
     assert sorted(names) == ["p20240101000000"] + [f"p202402{d:02d}000000" for d in range(1, 5)]
     assert rows(conn, "SELECT count(*) FROM c PARTITION p20240101000000") == [(12,)]
     assert rows(conn, "SELECT count(*) FROM c") == [(24,)]
+
+
+def test_routine_load_creates_partitions(conn: pymysql.connections.Connection, db: str) -> None:
+    # A routine load batch brings the partitions its rows need in its own commit, as an INSERT does;
+    # a row whose value is NULL gets none and is an error row.
+    run(conn, f'''CREATE TABLE r (d DATETIME NOT NULL, city VARCHAR(20) NULL, v INT) DUPLICATE KEY(d)
+        AUTO PARTITION BY LIST (city) () DISTRIBUTED BY HASH(d) BUCKETS 1 {_PROPS}''')
+    topic = new_topic()
+    produce(topic, ["2024-01-01 10:00:00|Oslo|1", "2024-01-02 10:00:00|Rome|2", "2024-01-03 10:00:00|Oslo|3",
+                    "2024-01-04 10:00:00|\\N|4"])
+    run(conn, f'CREATE ROUTINE LOAD j ON r COLUMNS TERMINATED BY "|", COLUMNS(d, city, v) '
+              f'PROPERTIES ("max_batch_interval" = "0.2", "max_error_number" = "5") {kafka_source(topic)}')
+    wait_for(lambda: show(conn, "j")["Statistic"]["totalRows"] >= 4, "four records")
+    assert _names(conn, "r") == ["pOslo4", "pRome4"]
+    assert rows(conn, "SELECT v FROM r PARTITION pOslo4 ORDER BY v") == [(1,), (3,)]
+    stats = show(conn, "j")["Statistic"]
+    assert (stats["loadedRows"], stats["errorRows"]) == (3, 1)
+    run(conn, "STOP ROUTINE LOAD FOR j")
