@@ -224,6 +224,14 @@ def build_partitions(spec: st.PartitionSpec | None, table_name: str, buckets: in
     if sum(1 for p in partitions if p.bound.is_default) > 1:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "a LIST table has at most one DEFAULT partition (a partition "
                                                     "without VALUES)")
+    owner: dict[tuple[str | None, ...], str] = {}
+    for partition in partitions:
+        for value in partition.bound.values:
+            if value in owner:
+                shown = ", ".join("NULL" if v is None else v for v in value)
+                raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"partition {partition.name}: value ({shown}) already "
+                                                            f"belongs to partition {owner[value]}")
+            owner[value] = partition.name
     return spec.kind, tuple(c.lower() for c in spec.columns), tuple(partitions)
 
 

@@ -175,6 +175,8 @@ def test_list_null_partition(conn: pymysql.connections.Connection, db: str) -> N
     assert "PARTITION p_null VALUES IN ((NULL))" in ddl and "PARTITION p_default)" in ddl
     _replays(conn, "l")
     fails(conn, "ALTER TABLE l ADD PARTITION p_null2 VALUES IN (NULL)", 1210, "NULL", "p_null")
+    fails(conn, f'''CREATE TABLE twice (k INT NULL) DUPLICATE KEY(k) PARTITION BY LIST(k) (
+        PARTITION a VALUES IN ((NULL), ("1")), PARTITION b VALUES IN (NULL)) {_DIST}''', 1210, "(NULL)", "partition a")
     # An INSERT naming partitions routes only to those: the DEFAULT one takes nothing it was not named for.
     fails(conn, "INSERT INTO l PARTITION (p1) VALUES (7, 50)", 1526)
     run(conn, "INSERT INTO l PARTITION (p_default) VALUES (7, 50)")
