@@ -30,6 +30,8 @@ _PROPERTY_CHECKS: dict[str, tuple[str, ...] | str] = {
     "in_memory": _BOOL, "bloom_filter_columns": "any", "is_being_synced": _BOOL,
     "enable_single_replica_compaction": _BOOL, "store_row_column": _BOOL, "file_cache_ttl_seconds": "int",
     "inverted_index_storage_format": "any", "compaction_policy": "any", "estimate_partition_size": "any",
+    # A partition's version_info (Doris' legacy restore hint, written by its SHOW CREATE of old tables).
+    "version_info": "any",
 }
 
 

@@ -173,3 +173,23 @@ def test_routine_load_creates_partitions(conn: pymysql.connections.Connection, d
     stats = show(conn, "j")["Statistic"]
     assert (stats["loadedRows"], stats["errorRows"]) == (3, 1)
     run(conn, "STOP ROUTINE LOAD FOR j")
+
+
+def test_auto_list_with_null_partitions(conn: pymysql.connections.Connection, db: str) -> None:
+    # regression-test/suites/partition_p0/auto_partition/test_auto_list_partition_null.groovy
+    run(conn, '''CREATE TABLE list_table_null (id int null, k largeint null) AUTO PARTITION BY LIST (`id`, `k`) ()
+        DISTRIBUTED BY HASH(`k`) BUCKETS 16 PROPERTIES ("replication_allocation" = "tag.location.default: 1")''')
+    for name, value in (("p1", '(NULL, "1")'), ("p2", '("1", NULL)'), ("p3", "(NULL, NULL)")):
+        run(conn, f'ALTER TABLE `list_table_null` ADD PARTITION `{name}` VALUES IN ({value}) ("version_info" = "1") '
+                  f'DISTRIBUTED BY HASH(`k`) BUCKETS 16')
+    fails(conn, 'ALTER TABLE `list_table_null` ADD PARTITION `p4` VALUES IN ((NULL, MAXVALUE))', 1064)
+    ddl = rows(conn, "show create table list_table_null")[0][1]
+    for text in ("PARTITION p3 VALUES IN ((NULL, NULL))", 'PARTITION p1 VALUES IN ((NULL, "1"))',
+                 'PARTITION p2 VALUES IN (("1", NULL))'):
+        assert text in ddl
+    run(conn, 'insert into list_table_null values (null, "1"), ("1", null), (null, null), ("2", "2")')
+    # data/partition_p0/auto_partition/test_auto_list_partition_null.out: select_all, select_with_predicate.
+    assert rows(conn, "select * from list_table_null order by id, k") == [(None, None), (None, 1), (1, None), (2, 2)]
+    assert rows(conn, "select * from list_table_null where id = 2 and k = 2 order by id, k") == [(2, 2)]
+    assert rows(conn, "select id, k from list_table_null partition p3") == [(None, None)]
+    assert _names(conn, "list_table_null") == ["p1", "p2", "p3", "p21" + "21"]
