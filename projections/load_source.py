@@ -17,11 +17,11 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from projections.rows import REASON, RowsRejected, split_rows
+from projections.rows import REASON, RowsRejected, split_rows, split_rows_creating_partitions
 from projections.state import TableState
 from schemas.errors import ErrorCode
-from schemas.model import Column, RoutineLoadSpec
-from storage.rowset_sql import duck_type, quote_ident, quote_literal
+from schemas.model import Column, Partition, RoutineLoadSpec
+from storage.rowset_sql import converted_sql, quote_ident, quote_literal
 
 RECORDS = pa.schema([("__p", pa.int32()), ("__o", pa.int64()), ("__v", pa.binary())])
 _CARRIED = ("__p", "__o")
@@ -99,7 +99,7 @@ def plan_load(spec: RoutineLoadSpec, table: TableState) -> LoadPlan:
     scope = []
     for i, name in enumerate(fields):
         column = schema.column(name)
-        value = f"TRY_CAST(__f{i} AS {duck_type(column.type)})" if column is not None else f"__f{i}"
+        value = converted_sql(f"__f{i}", column.type) if column is not None else f"__f{i}"
         scope.append(f"{value} AS {quote_ident(name)}")
     derived = [(c.name, c.expr_sql) for c in spec.columns if c.expr_sql is not None]
     scope_sql = f"SELECT __p, __o, __bad, {', '.join(['__f' + str(i) for i in range(len(fields))] + scope)} " \
@@ -138,14 +138,19 @@ class LoadedBatch:
     rows: pa.Table  # prepared for `rows.write_rowsets`
     bad: pa.Table  # __p, __o, __reason: one line per bad row (a record may have several)
     unselected: int
+    # AUTO PARTITION: the partitions the rows need, which the batch's commit creates, and the table
+    # with them (what `write_rowsets` is given); None: the table as it was.
+    new_partitions: tuple[Partition, ...] = ()
+    table: TableState | None = None
 
 
 def load_batch(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineLoadSpec, plan: LoadPlan,
-               records: pa.Table) -> LoadedBatch:
+               records: pa.Table, *, next_partition_id: int | None = None) -> LoadedBatch:
     """Turns one batch of records into rows; a DuckDB error raised by the job's own expressions on
-    some record is pinned to that record by halving the batch, so the other records still load."""
+    some record is pinned to that record by halving the batch, so the other records still load.
+    With `next_partition_id`, an AUTO PARTITION table gets the partitions its rows need (ids from it)."""
     try:
-        return _load(cur, table, spec, plan, records)
+        return _load(cur, table, spec, plan, records, next_partition_id)
     except duckdb.Error as exc:
         if records.num_rows <= 1:
             reason = f"the job's COLUMNS or WHERE failed on this record: {str(exc).splitlines()[0]}"
@@ -153,10 +158,13 @@ def load_batch(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineL
                                                                                 pa.string()))
             return LoadedBatch(_empty_rows(cur, table, spec, plan), bad, 0)
     half = records.num_rows // 2
-    first = load_batch(cur, table, spec, plan, records.slice(0, half))
-    second = load_batch(cur, table, spec, plan, records.slice(half))
+    first = load_batch(cur, table, spec, plan, records.slice(0, half), next_partition_id=next_partition_id)
+    # The second half routes against the partitions the first half makes, so none is made twice.
+    following = None if next_partition_id is None else next_partition_id + len(first.new_partitions)
+    second = load_batch(cur, first.table or table, spec, plan, records.slice(half), next_partition_id=following)
     return LoadedBatch(pa.concat_tables([first.rows, second.rows]), pa.concat_tables([first.bad, second.bad]),
-                       first.unselected + second.unselected)
+                       first.unselected + second.unselected, first.new_partitions + second.new_partitions,
+                       second.table or first.table)
 
 
 def _empty_rows(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineLoadSpec, plan: LoadPlan) -> pa.Table:
@@ -164,7 +172,7 @@ def _empty_rows(cur: duckdb.DuckDBPyConnection, table: TableState, spec: Routine
 
 
 def _load(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineLoadSpec, plan: LoadPlan,
-          records: pa.Table) -> LoadedBatch:
+          records: pa.Table, next_partition_id: int | None = None) -> LoadedBatch:
     cur.register("__records", records)
     try:
         parsed: pa.Table = cur.sql(plan.sql).to_arrow_table()
@@ -178,6 +186,12 @@ def _load(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineLoadSp
     parsed = parsed.filter(kept).drop_columns(["__bad", "__keep"])
     cur.register("__parsed", parsed)
     try:
+        if next_partition_id is not None and table.auto_partition is not None and not spec.partitions:
+            routed, unfit = split_rows_creating_partitions(
+                cur, table, "SELECT * FROM __parsed", list(plan.targets), strict=spec.strict_mode,
+                passthrough=_CARRIED, next_partition_id=next_partition_id)
+            return LoadedBatch(routed.data, pa.concat_tables([bad, unfit.cast(bad.schema)]), unselected,
+                               routed.new_partitions, routed.table if routed.new_partitions else None)
         good, unfit = split_rows(cur, table, "SELECT * FROM __parsed", list(plan.targets), strict=spec.strict_mode,
                                  partitions=spec.partitions, passthrough=_CARRIED)
     finally:

@@ -306,7 +306,8 @@ class Projection:
             schemas=[SchemaAt(ts_ms=ts, table_schema=e.table_schema)],
             partitions={p.partition_id: PartitionState(partition=p, created_ts_ms=ts) for p in e.partitions},
             next_column_id=e.next_column_id, created_ts_ms=ts, last_commit_ts_ms=ts,
-            time_travel_since_ts_ms=ts if e.properties.get("enable_time_travel") == "true" else None)
+            time_travel_since_ts_ms=ts if e.properties.get("enable_time_travel") == "true" else None,
+            auto_partition=e.auto_partition)
         self._dirty_tables.add(e.table_id)
         self.next_ids["table"] = max(self.next_ids["table"], e.table_id + 1)
         for p in e.partitions:
@@ -403,6 +404,9 @@ class Projection:
 
     def _rowsets_committed(self, e: ev.RowsetsCommitted, ts: int) -> None:
         table = self._table(e.table_id)
+        for partition in e.new_partitions:  # AUTO PARTITION: the partitions come with their rows, at one instant
+            table.partitions[partition.partition_id] = PartitionState(partition=partition, created_ts_ms=ts)
+            self.next_ids["partition"] = max(self.next_ids["partition"], partition.partition_id + 1)
         self._bump_versions(table, e.partition_versions, ts)
         for rowset in e.rowsets:
             self._put_rowset(e.table_id, RowsetRecord(rowset=rowset))

@@ -19,12 +19,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from projections import auto_partitions
 from projections.cooldown import local_target
 from projections.state import TableState
 from schemas.errors import ErrorCode
-from schemas.model import Column, NewRowset
+from schemas.model import Column, NewRowset, Partition
 from storage.paths import HIDDEN_DELETE_SIGN, HIDDEN_SEQ
-from storage.rowset_sql import default_sql, duck_type, quote_literal, rounded_sql
+from storage.rowset_sql import converted_sql, default_sql, duck_type, quote_literal, rounded_sql
 from storage.rowset_writer import write_rowset
 from storage.tiers import LocalTiers
 
@@ -55,14 +56,29 @@ class _Check:
         return RowsRejected(1366, f"Incorrect value for column '{name}' of type {kind}")
 
 
-def _bound_tuple(values: tuple[str, ...], types: list[str]) -> str:
-    items = ", ".join(f"CAST({quote_literal(v)} AS {t})" for v, t in zip(values, types, strict=False))
+def _bound_tuple(values: tuple[str | None, ...], types: list[str]) -> str:
+    items = ", ".join(f"CAST({'NULL' if v is None else quote_literal(v)} AS {t})"
+                      for v, t in zip(values, types, strict=False))
     return f"({items})" if len(values) > 1 else items
+
+
+def _list_match(names: list[str], types: list[str], values: tuple[tuple[str | None, ...], ...]) -> str:
+    """True for a row whose partition columns equal one of a LIST partition's values (NULL matching NULL)."""
+    plain = [v for v in values if None not in v]
+    key = f"({', '.join(names)})" if len(names) > 1 else names[0]
+    options = [f"{key} IN ({', '.join(_bound_tuple(v, types) for v in plain)})"] if plain else []
+    for value in values:
+        if None in value:
+            each = [f"{n} IS NULL" if v is None else f"{n} = {_bound_tuple((v,), [t])}"
+                    for n, t, v in zip(names, types, value, strict=False)]
+            options.append(f"({' AND '.join(each)})")
+    return " OR ".join(options) or "false"
 
 
 def partition_case(table: TableState, only: tuple[int, ...] = ()) -> str:
     """A DuckDB expression giving each typed row (columns c<id>) its partition id, NULL if none
-    (or none of `only`, the partitions an `INSERT … PARTITION (…)` names)."""
+    (or none of `only`, the partitions an `INSERT … PARTITION (…)` names). A LIST table's DEFAULT
+    partition takes the rows no other partition takes."""
     live = [p for p in table.live_partitions() if not only or p.partition_id in only]
     if table.partition_kind == "UNPARTITIONED":
         return str(live[0].partition_id)
@@ -73,11 +89,13 @@ def partition_case(table: TableState, only: tuple[int, ...] = ()) -> str:
     types = [duck_type(c.type) for c in cols if c is not None]
     key = f"({', '.join(names)})" if len(names) > 1 else names[0]
     whens = []
+    fallback = ""
     for p in live:
         bound = p.partition.bound
-        if table.partition_kind == "LIST":
-            options = ", ".join(_bound_tuple(v, types) for v in bound.values)
-            whens.append(f"WHEN {key} IN ({options}) THEN {p.partition_id}")
+        if bound.is_default:
+            fallback = f" ELSE {p.partition_id}"
+        elif table.partition_kind == "LIST":
+            whens.append(f"WHEN {_list_match(names, types, bound.values)} THEN {p.partition_id}")
         else:
             conds = []
             if bound.lower is not None:
@@ -85,7 +103,9 @@ def partition_case(table: TableState, only: tuple[int, ...] = ()) -> str:
             if bound.upper is not None:
                 conds.append(f"{key} < {_bound_tuple(bound.upper, types)}")
             whens.append(f"WHEN {' AND '.join(conds) or 'true'} THEN {p.partition_id}")
-    return f"CASE {' '.join(whens)} END" if whens else "NULL"
+    if not whens:
+        return fallback.removeprefix(" ELSE ") or "NULL"
+    return f"CASE {' '.join(whens)}{fallback} END"
 
 
 def bucket_expr(table: TableState) -> str:
@@ -109,10 +129,9 @@ def _routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, 
     typed: list[str] = []
     checks: list[_Check] = []
     for column in schema.columns:
-        duck = duck_type(column.type)
         if column.unique_id in given:
             src = f"a{given[column.unique_id]}"
-            value = rounded_sql(f"TRY_CAST({src} AS {duck})", column.type)
+            value = rounded_sql(converted_sql(src, column.type), column.type)
             if strict:
                 checks.append(_Check(column, f"{src} IS NOT NULL AND {value} IS NULL", "value"))
             if column.type.upper().startswith(("VARCHAR", "CHAR")) and "(" in column.type:
@@ -156,6 +175,51 @@ def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: 
     partitions) and routed: the file columns, `__seq`, the delete sign on Unique Key tables, and
     `__partition`/`__bucket`. Raises RowsRejected for the first check any row fails; writes nothing."""
     data, checks = _routed(cur, table, source_sql, targets, strict=True, partitions=partitions, passthrough=())
+    return _checked(table, data, checks, partitions, delete_sign)
+
+
+@dataclass(frozen=True)
+class AutoRouted:
+    """Rows of an AUTO PARTITION table: `table` includes the `new_partitions` the rows need."""
+
+    table: TableState
+    data: pa.Table
+    new_partitions: tuple[Partition, ...]
+
+
+def _auto_routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
+                 strict: bool, passthrough: Sequence[str], next_partition_id: int,
+                 clash_fails: bool) -> tuple[TableState, pa.Table, list[_Check], tuple[Partition, ...]]:
+    """`_routed` on an AUTO PARTITION table: the good rows no partition holds get new partitions, and
+    the rows are routed again with them. A new partition that would overlap an existing one raises
+    RowsRejected (`clash_fails`), or is not created (its rows stay unrouted)."""
+    data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=(), passthrough=passthrough)
+    candidates = pc.is_null(data.column("__partition"))
+    for i in range(len(checks)):
+        candidates = pc.and_(candidates, pc.invert(pc.fill_null(data.column(f"__chk{i}"), False)))
+    try:
+        new = auto_partitions.plan(table, data.filter(candidates), next_partition_id)
+    except auto_partitions.AutoPartitionClash as exc:
+        if clash_fails:
+            raise RowsRejected(ErrorCode.NO_PARTITION_FOR_GIVEN_VALUE, str(exc)) from None
+        new = ()
+    if new:
+        table = auto_partitions.widened(table, new, int(time.time() * 1000))
+        data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=(), passthrough=passthrough)
+    return table, data, checks, new
+
+
+def prepare_rows_creating_partitions(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
+                                     targets: Sequence[Column], *, next_partition_id: int) -> AutoRouted:
+    """`prepare_rows` for an AUTO PARTITION table: rows no partition holds get new partitions (ids from
+    `next_partition_id`), which the commit of these rows must create (`CommitRowsets.new_partitions`)."""
+    table, data, checks, new = _auto_routed(cur, table, source_sql, targets, strict=True, passthrough=(),
+                                            next_partition_id=next_partition_id, clash_fails=True)
+    return AutoRouted(table, _checked(table, data, checks, (), False), new)
+
+
+def _checked(table: TableState, data: pa.Table, checks: list[_Check], partitions: tuple[int, ...],
+             delete_sign: bool) -> pa.Table:
     for i, check in enumerate(checks):
         if pc.any(data.column(f"__chk{i}")).as_py():
             raise check.failure()
@@ -172,6 +236,22 @@ def split_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: st
     Without `strict`, a value that does not convert becomes NULL (Doris' strict_mode=false)."""
     data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=partitions,
                            passthrough=passthrough)
+    return _split(table, data, checks, partitions, passthrough)
+
+
+def split_rows_creating_partitions(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
+                                   targets: Sequence[Column], *, strict: bool, passthrough: Sequence[str],
+                                   next_partition_id: int) -> tuple[AutoRouted, pa.Table]:
+    """`split_rows` for an AUTO PARTITION table: the good rows (with the table and the partitions their
+    commit must create, as `prepare_rows_creating_partitions`) and the bad ones."""
+    table, data, checks, new = _auto_routed(cur, table, source_sql, targets, strict=strict, passthrough=passthrough,
+                                            next_partition_id=next_partition_id, clash_fails=False)
+    good, bad = _split(table, data, checks, (), passthrough)
+    return AutoRouted(table, good, new), bad
+
+
+def _split(table: TableState, data: pa.Table, checks: list[_Check], partitions: tuple[int, ...],
+           passthrough: Sequence[str]) -> tuple[pa.Table, pa.Table]:
     reason = pa.nulls(data.num_rows, pa.string())
     for i, check in enumerate(checks):
         failed = pc.fill_null(data.column(f"__chk{i}"), False)

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from schemas.model import Distribution, KeysModel, Partition, Rowset, RowsetMove, TableSchema, ViewColumn
+from schemas.model import (
+    AutoPartitioning,
+    Distribution,
+    KeysModel,
+    Partition,
+    Rowset,
+    RowsetMove,
+    TableSchema,
+    ViewColumn,
+)
 
 
 class DatabaseState(BaseModel):
@@ -92,6 +101,7 @@ class TableState(BaseModel):
     # Instants before this were trimmed from the version index by the recycler.
     history_horizon_ts_ms: int | None = None
     dropped_ts_ms: int | None = None
+    auto_partition: AutoPartitioning | None = None
 
     @property
     def schema_now(self) -> TableSchema:

@@ -10,6 +10,7 @@ from query.context import Context, Done, SessionState, SqlFailure
 from query.parser import statements as st
 from query.table_definition import (
     PropertyCheck,
+    auto_partitioning,
     build_columns,
     build_partitions,
     check_dynamic,
@@ -73,7 +74,7 @@ def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done
         db=db_name, name=s.table.name, keys_model=keys_model, columns=columns,  # type: ignore[arg-type]
         partition_kind=kind, partition_columns=part_cols, partitions=partitions,  # type: ignore[arg-type]
         distribution=Distribution(kind=dist.kind if dist else "HASH", columns=hash_cols, buckets=buckets),
-        properties=properties, comment=s.comment or ""))
+        properties=properties, comment=s.comment or "", auto_partition=auto_partitioning(s.partition)))
     return Done()
 
 
@@ -176,7 +177,7 @@ def _add_partition(table: TableState, action: st.AddPartition, check: PropertyCh
         if action.if_not_exists:
             return []
         raise SqlFailure(ErrorCode.SAME_NAME_PARTITION, f"Duplicate partition name {action.partition.name}")
-    if (action.partition.kind == "IN") != (table.partition_kind == "LIST"):
+    if (action.partition.kind in ("IN", "DEFAULT")) != (table.partition_kind == "LIST"):
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"table '{table.name}' is {table.partition_kind} partitioned; "
                                                     f"partition {action.partition.name} does not fit it")
     lower = None
@@ -185,14 +186,15 @@ def _add_partition(table: TableState, action: st.AddPartition, check: PropertyCh
         lower = max(uppers, key=_bound_order) if uppers else None
     buckets = (action.distribution.buckets if action.distribution and action.distribution.buckets
                else table.distribution.buckets)
-    partition = partition_from_def(action.partition, buckets, lower, check)
+    keys = tuple(c for c in (table.schema_now.column(n) for n in table.partition_columns) if c is not None)
+    partition = partition_from_def(action.partition, buckets, lower, keys, check)
     _check_disjoint(table, partition.name, partition.bound)
     return [cmd.AddPartition(table_id=table.table_id, partition=partition)]
 
 
 def _check_disjoint(table: TableState, name: str, bound: PartitionBound) -> None:
     """A row must have one partition: a new range may not overlap a live one, nor a new list
-    repeat a value (Doris refuses both)."""
+    repeat a value, nor a LIST table get a second DEFAULT partition (Doris refuses all three)."""
     if bound.lower is not None and bound.upper is not None and \
             _bound_order(bound.upper) <= _bound_order(bound.lower):
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"partition {name}'s range [{_text(bound.lower)}, "
@@ -201,10 +203,14 @@ def _check_disjoint(table: TableState, name: str, bound: PartitionBound) -> None
     for p in table.live_partitions():
         other = p.partition.bound
         if table.partition_kind == "LIST":
+            if bound.is_default and other.is_default:
+                raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"partition {name}: partition {p.name} already is the "
+                                                            "table's DEFAULT partition")
             shared = set(bound.values) & set(other.values)
             if shared:
+                shown = sorted(", ".join("NULL" if v is None else v for v in value) for value in shared)
                 raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"partition {name}: values "
-                                 f"{', '.join(map(str, sorted(shared)))} already belong to partition {p.name}")
+                                 f"{'; '.join(shown)} already belong to partition {p.name}")
             continue
         below = bound.upper is not None and other.lower is not None and \
             _bound_order(bound.upper) <= _bound_order(other.lower)

@@ -29,10 +29,50 @@ def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, 
                source: str = "insert", partitions: tuple[int, ...] = ()) -> int:
     """Writes the rows of `source_sql` (columns a0..an, one per target) as one commit; returns the
     count. With `partitions`, every row must belong to one of them."""
+    label = label or f"insert_{uuid.uuid4().hex}"
+    if table.auto_partition is not None and not partitions and not delete_sign:
+        return _write_creating_partitions(ctx, cur, table, source_sql, targets, label=label, source=source)
     data = prepare_rows(cur, table, source_sql, targets, delete_sign=delete_sign, partitions=partitions)
     if data.num_rows == 0:
         return 0
-    return commit_rows(ctx, table, data, label=label or f"insert_{uuid.uuid4().hex}", source=source)
+    return commit_rows(ctx, table, data, label=label, source=source)
+
+
+# Commits of an AUTO PARTITION load lost to concurrent partition creation before the statement gives up.
+_AUTO_PARTITION_ATTEMPTS = 5
+
+
+def _write_creating_partitions(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
+                               targets: list[Column], *, label: str, source: str) -> int:
+    """A load into an AUTO PARTITION table: the partitions its rows need are created by its own commit.
+    Their ids are the next ones this replica knows; when another load took them first, the sequencer
+    answers CONFLICT and the rows are routed and written again against the catalog as it now is."""
+    for attempt in range(_AUTO_PARTITION_ATTEMPTS):
+        if attempt:
+            ctx.catch_up()
+            table = ctx.projection.tables[table.table_id]
+        try:
+            routed = rows.prepare_rows_creating_partitions(
+                cur, table, source_sql, targets, next_partition_id=ctx.projection.next_ids["partition"])
+        except rows.RowsRejected as exc:
+            raise SqlFailure(exc.code, exc.message) from None
+        except duckdb.Error as exc:
+            raise SqlFailure(*duck_error(exc)) from None
+        if routed.data.num_rows == 0:
+            return 0
+        rowsets = rows.write_rowsets(ctx.tiers, routed.table, routed.data,
+                                     default_cooldown_s=ctx.config.storage_cooldown_seconds)
+        try:
+            ctx.propose(cmd.CommitRowsets(table_id=table.table_id, label=label, rowsets=tuple(rowsets),
+                                          num_rows=routed.data.num_rows, source=source,
+                                          new_partitions=routed.new_partitions), table_id=table.table_id)
+        except SqlFailure as failure:
+            if failure.code != ErrorCode.CONFLICT or not routed.new_partitions:
+                raise
+            continue
+        return int(routed.data.num_rows)
+    raise SqlFailure(ErrorCode.CONFLICT, f"the partitions of '{table.name}' kept changing under this load "
+                                         f"({_AUTO_PARTITION_ATTEMPTS} attempts); retry")
 
 
 def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: list[Column], *,
@@ -98,7 +138,8 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
             source_sql = f"SELECT * FROM ({inner}) AS __q({', '.join(f'a{i}' for i in range(width))})"
         partitions = tuple(_named_partition(table, n) for n in s.partitions)
         mode = group_commit.session_mode(session)
-        if mode != "off_mode" and isinstance(s.query, exp.Values) and not s.label:
+        # An AUTO PARTITION table's rows may need new partitions, which only their own commit creates.
+        if mode != "off_mode" and isinstance(s.query, exp.Values) and not s.label and table.auto_partition is None:
             # Only `INSERT INTO t VALUES …` without a label is batched, as in Doris; the rows are typed
             # and checked here, so a bad row fails this statement alone and never reaches the batch.
             data = prepare_rows(cur, table, source_sql, targets, partitions=partitions)

@@ -141,8 +141,8 @@ def _lowest(table: TableState) -> tuple[str, ...]:
     return tuple(_TYPE_MIN.get(_base_type(table, c), "") for c in table.partition_columns)
 
 
-def _bound_text(values: tuple[str, ...]) -> str:
-    return "(" + ", ".join(f'"{v}"' for v in values) + ")"
+def _bound_text(values: tuple[str | None, ...]) -> str:
+    return "(" + ", ".join("NULL" if v is None else f'"{v}"' for v in values) + ")"
 
 
 def create_table_text(table: TableState) -> str:
@@ -168,14 +168,23 @@ def create_table_text(table: TableState) -> str:
         defs = []
         for p in sorted(table.live_partitions(), key=lambda p: p.partition_id):
             b = p.partition.bound
-            if table.partition_kind == "LIST":
+            if b.is_default:
+                defs.append(f"PARTITION {p.name}")
+            elif table.partition_kind == "LIST":
                 values = ", ".join(_bound_text(v) for v in b.values)
                 defs.append(f"PARTITION {p.name} VALUES IN ({values})")
             else:
                 lower = _bound_text(b.lower if b.lower is not None else _lowest(table))
                 upper = _bound_text(b.upper) if b.upper is not None else "(MAXVALUE)"
                 defs.append(f"PARTITION {p.name} VALUES [{lower}, {upper})")
-        text += f"PARTITION BY {table.partition_kind}({cols})\n(" + ",\n".join(defs) + ")\n"
+        auto = table.auto_partition
+        if auto is None:
+            text += f"PARTITION BY {table.partition_kind}({cols})\n"
+        elif auto.unit is None:
+            text += f"AUTO PARTITION BY LIST ({cols})\n"
+        else:
+            text += f"AUTO PARTITION BY RANGE (date_trunc({cols}, '{auto.unit}'))\n"
+        text += "(" + ",\n".join(defs) + ")\n"
     d = table.distribution
     if d.kind == "HASH":
         text += f"DISTRIBUTED BY HASH({', '.join(f'`{c}`' for c in d.columns)}) BUCKETS {d.buckets}\n"
@@ -199,8 +208,8 @@ def _key_range(table: TableState, bound: PartitionBound) -> str:
         return ""
     types = ", ".join(_DORIS_V2.get(t, t) for t in (_base_type(table, c) for c in table.partition_columns))
 
-    def key(values: tuple[str, ...]) -> str:
-        return f"types: [{types}]; keys: [{', '.join(values)}]; "
+    def key(values: tuple[str | None, ...]) -> str:
+        return f"types: [{types}]; keys: [{', '.join('NULL' if v is None else v for v in values)}]; "
 
     if table.partition_kind == "LIST":
         return "[" + ", ".join(key(v) for v in bound.values) + "]"

@@ -5,17 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 
+from projections.auto_partitions import DATE_UNITS
 from projections.cooldown import DATETIME_FORMAT
 from projections.dynamic_partitions import KEYS as DYNAMIC_KEYS
 from projections.dynamic_partitions import PREFIX as DYNAMIC
 from projections.dynamic_partitions import DynamicPartitionError, check_table, parse_spec
 from query.context import SessionState, SqlFailure
 from query.parser import statements as st
+from query.partition_bounds import expand_batch, normalized_value
 from query.reads import session_zone
 from query.relation import duck_type
 from schemas.commands import NewPartition
 from schemas.errors import ErrorCode
-from schemas.model import Column, PartitionBound
+from schemas.model import AutoPartitioning, Column, PartitionBound
 
 _BOOL = ("true", "false")
 # Known table properties and a check of each value; anything else is refused, as Doris does.
@@ -28,6 +30,8 @@ _PROPERTY_CHECKS: dict[str, tuple[str, ...] | str] = {
     "in_memory": _BOOL, "bloom_filter_columns": "any", "is_being_synced": _BOOL,
     "enable_single_replica_compaction": _BOOL, "store_row_column": _BOOL, "file_cache_ttl_seconds": "int",
     "inverted_index_storage_format": "any", "compaction_policy": "any", "estimate_partition_size": "any",
+    # A partition's version_info (Doris' legacy restore hint, written by its SHOW CREATE of old tables).
+    "version_info": "any",
 }
 # Properties that only concern how Doris lays out, replicates or compacts its storage: accepted with
 # any value, kept (SHOW CREATE TABLE prints them back, so a Doris DDL replays unchanged) and without
@@ -224,13 +228,62 @@ def build_partitions(spec: st.PartitionSpec | None, table_name: str, buckets: in
     for name in spec.columns:
         if name.lower() not in by_name:
             raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Partition column '{name}' does not exist")
+    keys = tuple(by_name[name.lower()] for name in spec.columns)
+    if spec.auto is not None:
+        _check_auto(spec, keys)
     partitions = []
     previous_upper: tuple[str, ...] | None = None
-    for p in spec.partitions:
-        partitions.append(partition_from_def(p, buckets, previous_upper, check))
+    for p in _expanded(spec, keys):
+        partitions.append(partition_from_def(p, buckets, previous_upper, keys, check))
         if p.kind == "LESS_THAN":
-            previous_upper = _upper(p.values[0] if p.values else None)
+            previous_upper = partitions[-1].bound.upper
+    if sum(1 for p in partitions if p.bound.is_default) > 1:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "a LIST table has at most one DEFAULT partition (a partition "
+                                                    "without VALUES)")
+    owner: dict[tuple[str | None, ...], str] = {}
+    for partition in partitions:
+        for value in partition.bound.values:
+            if value in owner:
+                shown = ", ".join("NULL" if v is None else v for v in value)
+                raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"partition {partition.name}: value ({shown}) already "
+                                                            f"belongs to partition {owner[value]}")
+            owner[value] = partition.name
     return spec.kind, tuple(c.lower() for c in spec.columns), tuple(partitions)
+
+
+def auto_partitioning(spec: st.PartitionSpec | None) -> AutoPartitioning | None:
+    """The catalog value of an AUTO PARTITION clause (None without one)."""
+    if spec is None or spec.auto is None:
+        return None
+    return AutoPartitioning(unit=spec.auto.unit)  # type: ignore[arg-type]
+
+
+def _check_auto(spec: st.PartitionSpec, keys: tuple[Column, ...]) -> None:
+    """Doris' rules for AUTO PARTITION: RANGE over date_trunc of one DATE/DATETIME column (a DATE
+    column by year, month or day); LIST over any columns; no DEFAULT partition (it would take the rows
+    that should get partitions of their own)."""
+    if any(isinstance(p, st.PartitionDef) and p.kind == "DEFAULT" for p in spec.partitions):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "an AUTO PARTITION table cannot have a DEFAULT partition")
+    if spec.kind != "RANGE":
+        return
+    base = keys[0].type.split("(")[0].upper()
+    if base not in ("DATE", "DATEV2", "DATETIME", "DATETIMEV2"):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"AUTO PARTITION BY RANGE needs a DATE or DATETIME column; "
+                                                    f"'{keys[0].name}' is {keys[0].type}")
+    if base in ("DATE", "DATEV2") and spec.auto is not None and spec.auto.unit not in DATE_UNITS:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"date_trunc of the DATE column '{keys[0].name}' by "
+                                                    f"'{spec.auto.unit}': a DATE column takes {', '.join(DATE_UNITS)}")
+
+
+def _expanded(spec: st.PartitionSpec, keys: tuple[Column, ...]) -> list[st.PartitionDef]:
+    """The partition definitions with each batch (`FROM … TO … INTERVAL …`) replaced by its partitions."""
+    expanded: list[st.PartitionDef] = []
+    for p in spec.partitions:
+        if isinstance(p, st.BatchRange):
+            expanded.extend(expand_batch(p, keys[0].type))
+        else:
+            expanded.append(p)
+    return expanded
 
 
 def _upper(values: tuple[str, ...] | None) -> tuple[str, ...] | None:
@@ -238,13 +291,44 @@ def _upper(values: tuple[str, ...] | None) -> tuple[str, ...] | None:
     return None if values is None or all(v == "MAXVALUE" for v in values) else values
 
 
-def partition_from_def(p: st.PartitionDef, buckets: int, lower: tuple[str, ...] | None,
+def _range_bound(values: tuple[str | None, ...], keys: tuple[Column, ...], name: str) -> tuple[str, ...]:
+    """A range bound's values normalized to the partition columns' types (NULL bounds no range)."""
+    if len(values) > len(keys):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"partition {name}: the bound has more values than there are "
+                                                    "partition columns")
+    bound = []
+    for value, key in zip(values, keys, strict=False):
+        if value is None:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"partition {name}: a range bound cannot be NULL")
+        bound.append(normalized_value(value, key.type, name) or value)
+    return tuple(bound)
+
+
+def _list_value(values: tuple[str | None, ...], keys: tuple[Column, ...], name: str) -> tuple[str | None, ...]:
+    """One LIST value normalized; NULL only for a nullable column (Doris refuses it on NOT NULL ones)."""
+    if len(values) != len(keys):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"partition {name}: each value needs {len(keys)} item(s), one "
+                                                    "per partition column")
+    for index, (value, key) in enumerate(zip(values, keys, strict=True)):
+        if value is None and not key.nullable:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "Can't have null partition is for NOT NULL partition column "
+                                                        f"in partition expr's index {index}")
+    return tuple(normalized_value(v, k.type, name) for v, k in zip(values, keys, strict=True))
+
+
+def partition_from_def(p: st.PartitionDef, buckets: int, lower: tuple[str, ...] | None, keys: tuple[Column, ...],
                        check: PropertyCheck = check_properties) -> NewPartition:
+    """One partition's catalog value; `keys` are the partition columns, `lower` the bound a
+    `LESS THAN` partition starts from."""
     if p.kind == "LESS_THAN":
-        bound = PartitionBound(lower=lower, upper=_upper(p.values[0] if p.values else None))
+        bound = PartitionBound(lower=lower, upper=_upper(_range_bound(p.values[0], keys, p.name) if p.values
+                                                         else None))
     elif p.kind == "FIXED_RANGE":
-        bound = PartitionBound(lower=p.values[0], upper=_upper(p.values[1]))
+        bound = PartitionBound(lower=_range_bound(p.values[0], keys, p.name),
+                               upper=_upper(_range_bound(p.values[1], keys, p.name)))
+    elif p.kind == "DEFAULT":
+        bound = PartitionBound(is_default=True)
     else:
-        bound = PartitionBound(values=p.values)
+        bound = PartitionBound(values=tuple(_list_value(v, keys, p.name) for v in p.values))
     refuse_dynamic(dict(p.properties), f"partition {p.name}")
     return NewPartition(name=p.name, bound=bound, buckets=buckets, properties=check(dict(p.properties)))

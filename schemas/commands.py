@@ -8,12 +8,14 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from schemas.model import (
+    AutoPartitioning,
     Column,
     Distribution,
     Frozen,
     KeysModel,
     LoadProgress,
     NewRowset,
+    Partition,
     PartitionBound,
     RoutineLoadSpec,
     RoutineLoadState,
@@ -65,6 +67,7 @@ class CreateTable(Command):
     distribution: Distribution
     properties: dict[str, str] = Field(default_factory=dict)
     comment: str = ""
+    auto_partition: AutoPartitioning | None = None
 
 
 @register
@@ -174,6 +177,10 @@ class CommitRowsets(Command):
     # A routine-load batch: the records it consumed. It may carry no rowsets (every record was bad or
     # filtered); its offsets still advance.
     load: LoadProgress | None = None
+    # AUTO PARTITION: partitions the rows need, created in the same commit. Their ids are the next ids
+    # the writer's replica saw (its rowset paths name them); the sequencer rejects the commit with
+    # CONFLICT if those ids were taken meanwhile, and the writer routes and writes again.
+    new_partitions: tuple[Partition, ...] = ()
 
 
 @register

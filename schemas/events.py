@@ -11,6 +11,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from schemas.model import (
+    AutoPartitioning,
     Distribution,
     KeysModel,
     LoadProgress,
@@ -59,6 +60,7 @@ class TableCreated(Event):
     comment: str = ""
     # The next column unique id the table will hand out (ids are never reused).
     next_column_id: int
+    auto_partition: AutoPartitioning | None = None
 
 
 @register
@@ -165,6 +167,8 @@ class RowsetsCommitted(Event):
     source_offsets: dict[str, int] = Field(default_factory=dict)
     source: str = Field(default="insert", description="insert | routine_load:<job> | restore")
     load: LoadProgress | None = Field(default=None, description="the Kafka records a routine load batch consumed")
+    new_partitions: tuple[Partition, ...] = Field(default=(), description="AUTO PARTITION: partitions created by "
+                                                  "this commit, visible from its commit time with its rows")
 
 
 @register

@@ -64,11 +64,13 @@ class TableSchema(Frozen):
 
 class PartitionBound(Frozen):
     """One partition's bound: RANGE partitions use [lower, upper) with None as unbounded,
-    LIST partitions use `values` (each entry one tuple of the partition columns' values)."""
+    LIST partitions use `values` (each entry one tuple of the partition columns' values, None for
+    NULL) or are the table's DEFAULT partition, which takes every row no other partition takes."""
 
     lower: tuple[str, ...] | None = None
     upper: tuple[str, ...] | None = None
-    values: tuple[tuple[str, ...], ...] = ()
+    values: tuple[tuple[str | None, ...], ...] = ()
+    is_default: bool = False
 
 
 class Partition(Frozen):
@@ -77,6 +79,14 @@ class Partition(Frozen):
     bound: PartitionBound = PartitionBound()
     buckets: int = Field(ge=1)
     properties: dict[str, str] = Field(default_factory=dict)
+
+
+class AutoPartitioning(Frozen):
+    """Doris 2.1 AUTO PARTITION: a load that meets a value no partition holds creates the partition
+    in the same commit. RANGE tables name the `date_trunc` unit of their one DATE/DATETIME column;
+    LIST tables create one partition per new value."""
+
+    unit: Literal["year", "quarter", "month", "week", "day", "hour", "minute", "second"] | None = None
 
 
 class Distribution(Frozen):

@@ -44,6 +44,22 @@ def duck_type(doris_type: str) -> str:
         raise ValueError(f"type {doris_type} is not supported") from None
 
 
+# Doris also reads dates and datetimes written without separators ('20221001', '20221001123456').
+_COMPACT_FORMATS = {"DATE": "['%Y%m%d']", "TIMESTAMP": "['%Y%m%d%H%M%S', '%Y%m%d']"}
+
+
+def converted_sql(value: str, doris_type: str) -> str:
+    """`value` converted to a column's DuckDB type as Doris converts a loaded value (DATE and DATETIME
+    also from the compact 'YYYYMMDD[HHMMSS]' spelling), NULL where it does not convert."""
+    duck = duck_type(doris_type)
+    cast = f"TRY_CAST({value} AS {duck})"
+    compact = _COMPACT_FORMATS.get(duck)
+    if compact is None:
+        return cast
+    parsed = f"TRY_STRPTIME(CAST({value} AS VARCHAR), {compact})"
+    return f"COALESCE({cast}, CAST({parsed} AS {duck}))"
+
+
 def datetime_precision(doris_type: str) -> int | None:
     """The fraction digits a DATETIME(p) column keeps (DATETIME alone: 0, as in Doris and MySQL);
     None for any other type."""

@@ -244,9 +244,13 @@ class RoutineLoadTask:
         messages = batch.messages
         records = records_table([m.partition() for m in messages], [m.offset() for m in messages],
                                 [m.value() for m in messages])
-        loaded = load_batch(self._cursor, table, job.spec, plan, records)
+        # An AUTO PARTITION table's batch brings the partitions its rows need, under the next ids this
+        # replica knows; if another load took them first, the sequencer answers CONFLICT and the batch
+        # is loaded again from the log's offsets (as for any conflict).
+        next_partition_id = self.projection.next_ids["partition"] if table.auto_partition is not None else None
+        loaded = load_batch(self._cursor, table, job.spec, plan, records, next_partition_id=next_partition_id)
         default_cooldown = self.config.storage_cooldown_seconds
-        rowsets = (write_rowsets(self.tiers, table, loaded.rows, default_cooldown_s=default_cooldown)
+        rowsets = (write_rowsets(self.tiers, loaded.table or table, loaded.rows, default_cooldown_s=default_cooldown)
                    if loaded.rows.num_rows else [])
         first_error = self._first_error(loaded)
         progress = LoadProgress(job=job.key, topic=job.spec.topic, start_offsets=batch.start, end_offsets=batch.end,
@@ -254,7 +258,8 @@ class RoutineLoadTask:
                                 unselected_rows=loaded.unselected, last_error=first_error)
         command = cmd.CommitRowsets(table_id=table.table_id, label=_label(job, batch), rowsets=tuple(rowsets),
                                     num_rows=loaded.rows.num_rows, source=f"routine_load:{job.name}",
-                                    source_offsets={str(p): o for p, o in batch.end.items()}, load=progress)
+                                    source_offsets={str(p): o for p, o in batch.end.items()}, load=progress,
+                                    new_partitions=loaded.new_partitions)
         producer.begin_transaction()
         try:
             self._dead_letters(producer, job, loaded.bad, messages)

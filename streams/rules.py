@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from projections.auto_partitions import widened
 from projections.cooldown import effective
 from projections.projection import Projection
 from projections.routine_loads import creator_refusal, source_refusal
@@ -154,7 +155,8 @@ class Rules:
             db_id=db_id, table_id=table_id, name=c.name, keys_model=c.keys_model,
             table_schema=TableSchema(schema_version=1, columns=c.columns), partition_kind=c.partition_kind,
             partition_columns=c.partition_columns, partitions=partitions, distribution=c.distribution,
-            properties=c.properties, comment=c.comment, next_column_id=next_column_id)
+            properties=c.properties, comment=c.comment, next_column_id=next_column_id,
+            auto_partition=c.auto_partition)
         return Decision(event, table_id)
 
     def _check_name_free(self, db_id: int, name: str) -> None:
@@ -279,6 +281,10 @@ class Rules:
                 return Decision(ev.RoutineLoadProgressed(table_id=c.table_id, load=c.load), c.table_id)
         elif not c.rowsets:
             raise Rejected(ErrorCode.WRONG_ARGUMENTS, "a commit needs at least one rowset")
+        new_partitions = self._auto_partitions(table, c.new_partitions)
+        if new_partitions:
+            # The fold adds them before it applies the rowsets; versions start from 0 like any new partition.
+            table = widened(table, new_partitions, ts)
         versions = self._next_versions(table, {r.partition_id for r in c.rowsets})
         for r in c.rowsets:
             if not 0 <= r.bucket < table.partitions[r.partition_id].partition.buckets:
@@ -290,8 +296,28 @@ class Rules:
             for r in c.rowsets)
         event = ev.RowsetsCommitted(table_id=c.table_id, commit_number=table.commit_number + 1, label=c.label,
                                     partition_versions=versions, rowsets=rowsets, num_rows=c.num_rows,
-                                    source_offsets=c.source_offsets, source=c.source, load=c.load)
+                                    source_offsets=c.source_offsets, source=c.source, load=c.load,
+                                    new_partitions=new_partitions)
         return Decision(event, c.table_id)
+
+    def _auto_partitions(self, table: TableState, proposed: tuple[Partition, ...]) -> tuple[Partition, ...]:
+        """The partitions an AUTO PARTITION commit really creates. One that a concurrent load created
+        first under the same id and bound is already there (the commit just writes into it); any other
+        clash — a name or id taken by another partition — is a CONFLICT the writer resolves by routing
+        its rows again against the catalog as it now is."""
+        if proposed and table.auto_partition is None:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"table '{table.name}' does not create partitions on load")
+        created: list[Partition] = []
+        for p in proposed:
+            existing = table.partition_by_name(p.name)
+            if existing is not None and existing.partition_id == p.partition_id \
+                    and existing.partition.bound == p.bound:
+                continue
+            if existing is not None or p.partition_id != self._new_partition_id(len(created)):
+                raise Rejected(ErrorCode.CONFLICT, f"partition {p.name} of '{table.name}' was created concurrently "
+                                                   "with other rows' partitions; retry")
+            created.append(p)
+        return tuple(created)
 
     def commit_delete(self, c: cmd.CommitDelete, ts: int) -> Decision:
         table = _live_table(self.state, c.table_id)

@@ -11,7 +11,7 @@ from sqlglot.errors import ParseError
 from sqlglot.tokens import Token, TokenType
 
 from query.parser.dialect import DIALECT, LocatedParseError, Production, StrataParser
-from query.parser.errors import SqlSyntaxError
+from query.parser.errors import SqlSyntaxError, UnsupportedStatement
 from query.parser.lexing import syntax_error
 from query.parser.statements import Properties, QualifiedName
 
@@ -286,6 +286,8 @@ class Cursor:
             raise self.error(str(details.get("description") or exc)) from None
         except RecursionError:
             raise self.error("statement is nested too deeply") from None
+        except UnsupportedStatement:
+            raise
         except Exception as exc:  # a sqlglot bug must still surface as a syntax error, not a crash
             raise self.error(f"cannot parse {what} ({type(exc).__name__})") from None
         if tree is None or end == self.pos:

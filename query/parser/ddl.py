@@ -20,6 +20,8 @@ from query.parser.statements import (
     AddPartition,
     AlterAction,
     AlterTable,
+    AutoPartition,
+    BatchRange,
     ColumnDef,
     ColumnPosition,
     ColumnType,
@@ -197,58 +199,123 @@ def _bound(c: Cursor) -> tuple[str, ...]:
     return tuple(c.parens(value))
 
 
-def _in_value(c: Cursor) -> tuple[str, ...]:
-    return _bound(c) if c.at_type(TokenType.L_PAREN) else (c.literal("a partition value"),)
+def _list_value(c: Cursor) -> str | None:
+    """One value of a LIST partition: a literal, or NULL (the partition of rows whose column is NULL)."""
+    return None if c.accept("NULL") else c.literal("a partition value")
+
+
+def _in_value(c: Cursor) -> tuple[str | None, ...]:
+    return tuple(c.parens(lambda: _list_value(c))) if c.at_type(TokenType.L_PAREN) else (_list_value(c),)
+
+
+def _at_partition_end(c: Cursor) -> bool:
+    return c.at_end() or c.at_type(TokenType.COMMA) or c.at_type(TokenType.R_PAREN) or c.at_type(TokenType.L_PAREN) \
+        or c.at("DISTRIBUTED")
 
 
 def partition_def(c: Cursor) -> tuple[PartitionDef, bool]:
-    """``PARTITION [IF NOT EXISTS] p VALUES ... [("k"="v")]``; returns the definition and IF NOT EXISTS."""
+    """``PARTITION [IF NOT EXISTS] p VALUES ... [("k"="v")]``, or ``PARTITION p`` alone (a LIST table's
+    DEFAULT partition); returns the definition and IF NOT EXISTS."""
     c.expect("PARTITION")
     if_not_exists = c.if_not_exists()
     name = c.identifier("a partition name")
-    c.expect("VALUES")
-    values: tuple[tuple[str, ...], ...]
-    kind: Literal["LESS_THAN", "FIXED_RANGE", "IN"]
-    if c.accept("LESS", "THAN"):
-        kind = "LESS_THAN"
-        values = () if c.accept("MAXVALUE") else (_bound(c),)
-    elif c.accept_type(TokenType.L_BRACKET):
-        kind = "FIXED_RANGE"
-        lower = _bound(c)
-        c.expect_type(TokenType.COMMA, "',' between the range bounds")
-        upper = _bound(c)
-        c.expect_type(TokenType.R_PAREN, "')' closing the half-open range [lower, upper)")
-        values = (lower, upper)
-    elif c.accept("IN"):
-        kind = "IN"
-        values = tuple(c.parens(lambda: _in_value(c)))
+    values: tuple[tuple[str | None, ...], ...]
+    kind: Literal["LESS_THAN", "FIXED_RANGE", "IN", "DEFAULT"]
+    if _at_partition_end(c):
+        kind, values = "DEFAULT", ()
     else:
-        raise c.error("expected LESS THAN, '[' or IN after VALUES")
+        c.expect("VALUES")
+        if c.accept("LESS", "THAN"):
+            kind = "LESS_THAN"
+            values = () if c.accept("MAXVALUE") else (_bound(c),)
+        elif c.accept_type(TokenType.L_BRACKET):
+            kind = "FIXED_RANGE"
+            lower = _bound(c)
+            c.expect_type(TokenType.COMMA, "',' between the range bounds")
+            upper = _bound(c)
+            c.expect_type(TokenType.R_PAREN, "')' closing the half-open range [lower, upper)")
+            values = (lower, upper)
+        elif c.accept("IN"):
+            kind = "IN"
+            values = tuple(c.parens(lambda: _in_value(c)))
+        else:
+            raise c.error("expected LESS THAN, '[' or IN after VALUES")
     properties = c.properties() if c.at_type(TokenType.L_PAREN) else {}
     return PartitionDef(name, kind, values, properties), if_not_exists
 
 
+# Units of a batch of range partitions (Doris' MultiPartitionDesc); none for integer ranges.
+_BATCH_UNITS = ("YEAR", "MONTH", "WEEK", "DAY", "HOUR")
+# Units of AUTO PARTITION BY RANGE (date_trunc(col, 'unit')).
+_AUTO_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
+
+
+def _batch_range(c: Cursor) -> BatchRange:
+    """``FROM ("lower") TO ("upper") INTERVAL n [YEAR|MONTH|WEEK|DAY|HOUR]``."""
+    c.expect("FROM")
+    lower = c.parens(lambda: c.literal("the first partition's lower bound"))
+    c.expect("TO")
+    upper = c.parens(lambda: c.literal("the last partition's upper bound"))
+    if len(lower) != 1 or len(upper) != 1:
+        raise c.error("FROM ... TO ... INTERVAL takes one value each: batch partitions need a single partition column")
+    c.expect("INTERVAL")
+    interval = c.integer("the interval, a positive integer")
+    unit = c.accept_choice(_BATCH_UNITS)
+    if unit is None and not (c.at_type(TokenType.COMMA) or c.at_type(TokenType.R_PAREN)):
+        raise c.error(f"expected one of {', '.join(_BATCH_UNITS)} after the interval (none for integer ranges)")
+    return BatchRange(lower[0], upper[0], interval, unit)
+
+
+def _auto_expression(c: Cursor) -> tuple[tuple[str, ...], AutoPartition]:
+    """``(date_trunc(col, 'unit'))`` of AUTO PARTITION BY RANGE (also ``date_trunc('unit', col)``)."""
+    c.expect_type(TokenType.L_PAREN, "'(' before date_trunc")
+    if not c.accept("DATE_TRUNC"):
+        raise c.error("AUTO PARTITION BY RANGE takes date_trunc(column, 'unit')")
+    c.expect_type(TokenType.L_PAREN, "'(' after date_trunc")
+    token = c.peek()
+    if token is not None and token.token_type == TokenType.STRING:
+        unit = c.string()
+        c.expect_type(TokenType.COMMA, "',' after the unit")
+        column = c.identifier("the partition column")
+    else:
+        column = c.identifier("the partition column")
+        c.expect_type(TokenType.COMMA, "',' after the column")
+        unit = c.string("the unit, e.g. 'day'")
+    c.expect_type(TokenType.R_PAREN, "')' closing date_trunc")
+    c.expect_type(TokenType.R_PAREN, "')' closing the partition expression")
+    if unit.lower() not in _AUTO_UNITS:
+        raise c.error(f"date_trunc unit '{unit}' is not one of {', '.join(_AUTO_UNITS)}")
+    return (column,), AutoPartition(unit.lower())
+
+
 def _partition_spec(c: Cursor) -> PartitionSpec:
-    if c.at("AUTO"):
-        raise UnsupportedStatement("AUTO PARTITION is not supported")
+    auto = c.accept("AUTO", "PARTITION", "BY")
     kind = c.expect_choice(_PARTITION_KINDS, "RANGE or LIST")
-    columns = c.name_list("a partition column")
-    allowed = ("LESS_THAN", "FIXED_RANGE") if kind == "RANGE" else ("IN",)
+    auto_spec: AutoPartition | None = None
+    if auto and kind == "RANGE":
+        columns, auto_spec = _auto_expression(c)
+    else:
+        columns = c.name_list("a partition column")
+        auto_spec = AutoPartition(None) if auto else None
+    allowed = ("LESS_THAN", "FIXED_RANGE") if kind == "RANGE" else ("IN", "DEFAULT")
     c.expect_type(TokenType.L_PAREN, "'(' opening the partition list")
-    partitions: list[PartitionDef] = []
+    partitions: list[PartitionDef | BatchRange] = []
     if not c.accept_type(TokenType.R_PAREN):
-        if c.at("FROM"):
-            raise UnsupportedStatement("batch partitions (FROM ... TO ... INTERVAL) are not supported")
         while True:
             name_token = c.peek(1)
-            partition, _ = partition_def(c)
-            if partition.kind not in allowed:
-                raise c.error(f"partition {partition.name} does not match PARTITION BY {kind}", name_token)
-            partitions.append(partition)
+            if c.at("FROM"):
+                if kind != "RANGE":
+                    raise c.error("FROM ... TO ... INTERVAL makes range partitions: the table is LIST partitioned")
+                partitions.append(_batch_range(c))
+            else:
+                partition, _ = partition_def(c)
+                if partition.kind not in allowed:
+                    raise c.error(f"partition {partition.name} does not match PARTITION BY {kind}", name_token)
+                partitions.append(partition)
             if c.accept_type(TokenType.R_PAREN):
                 break
             c.expect_type(TokenType.COMMA, "',' or ')' in the partition list")
-    return PartitionSpec(kind, columns, tuple(partitions))
+    return PartitionSpec(kind, columns, tuple(partitions), auto_spec)
 
 
 def distribution(c: Cursor) -> Distribution:
@@ -303,7 +370,7 @@ def _table_options(c: Cursor) -> _TableOptions:
         elif c.accept("COMMENT"):
             clause("COMMENT")
             opts.comment = c.string("a comment string")
-        elif c.accept("PARTITION", "BY") or c.at("AUTO", "PARTITION"):
+        elif c.accept("PARTITION", "BY") or c.at("AUTO", "PARTITION", "BY"):
             clause("PARTITION BY")
             opts.partition = _partition_spec(c)
         elif c.accept("DISTRIBUTED", "BY"):
@@ -392,7 +459,8 @@ def _alter_add(c: Cursor) -> AlterAction:
         partition, if_not_exists = partition_def(c)
         dist = distribution(c) if c.accept("DISTRIBUTED", "BY") else None
         return AddPartition(partition, if_not_exists, dist)
-    if phrase := c.accept_any(("ROLLUP", "INDEX", "TEMPORARY")):
+    if phrase := c.accept_any(("ROLLUP", "INDEX", "TEMPORARY", "PARTITIONS")):
+        # ADD PARTITIONS FROM ... TO ... INTERVAL is Doris 3.0; batches are taken at CREATE TABLE.
         raise _unsupported_alter(f"ADD {phrase}")
     raise c.error("expected COLUMN or PARTITION after ADD")
 

@@ -7,6 +7,9 @@ Two changes matter to callers:
   ``this`` = ``TIMESTAMP`` or ``VERSION``;
 * a table name may carry Doris' incremental read ``t@incr('key'='value', …)`` (before its alias),
   kept as ``exp.Version`` with ``this`` = ``INCR`` and a tuple of ``'key' = 'value'`` pairs;
+* a table reference's partition selection is any of Doris' spellings: ``PARTITION (p1, p2)``,
+  ``PARTITION p1`` and ``PARTITIONS (p1, p2)``, all kept as ``exp.Partition`` (``TEMPORARY PARTITION``
+  is refused: Strata has no temporary partitions);
 * errors are raised at the first problem with the offending token attached (``LocatedParseError``)
   and sqlglot never degrades a statement to an opaque ``exp.Command``;
 * every SELECT item without an alias keeps the text the user wrote for it in
@@ -25,6 +28,8 @@ from sqlglot.errors import ParseError
 from sqlglot.generators.doris import DorisGenerator
 from sqlglot.parsers.doris import DorisParser
 from sqlglot.tokens import Token, TokenType
+
+from query.parser.errors import UnsupportedStatement
 
 # Words that may follow FOR to introduce a point-in-time read; SYSTEM TIME is the two-word spelling.
 TIME_TRAVEL_TIME_WORDS = frozenset({"TIME", "SYSTEM_TIME", "TIMESTAMP"})
@@ -104,7 +109,33 @@ class StrataParser(DorisParser):
             # The fast path would read `@incr` as an alias; the full path parses it as a clause.
             self._retreat(index)
             return None
+        if isinstance(parts, exp.Table) and not schema and not is_db_reference and self._curr is not None:
+            # sqlglot would read `PARTITIONS` (a plain word to it) as the table's alias, and `TEMPORARY`
+            # likewise: both are partition selections in Doris, so they are taken here first.
+            if self._curr.text.upper() == "PARTITIONS" and self._next is not None \
+                    and self._next.token_type == TokenType.L_PAREN:
+                self._advance()
+                parts.set("partition", self.expression(exp.Partition(
+                    subpartition=False, expressions=self._parse_wrapped_csv(self._parse_partition_name))))
+            elif self._curr.text.upper() == "TEMPORARY" and self._next is not None \
+                    and self._next.text.upper() in ("PARTITION", "PARTITIONS"):
+                raise UnsupportedStatement("TEMPORARY PARTITION is not supported: Strata has no temporary partitions")
         return parts
+
+    def _parse_partition(self) -> exp.Partition | None:
+        if not self._match_texts(self.PARTITION_KEYWORDS):
+            return None
+        subpartition = self._prev.text.upper() == "SUBPARTITION"
+        # Doris also names one partition without parentheses: `FROM t PARTITION p1`.
+        names = (self._parse_wrapped_csv(self._parse_partition_name) if self._curr is not None
+                 and self._curr.token_type == TokenType.L_PAREN else [self._parse_partition_name()])
+        return self.expression(exp.Partition(subpartition=subpartition, expressions=names))
+
+    def _parse_partition_name(self) -> exp.Expr:
+        name = self._parse_id_var(any_token=False)
+        if name is None:
+            self.raise_error("expected a partition name")
+        return name
 
     def _parse_version(self) -> exp.Version | None:
         if self._at_incr():

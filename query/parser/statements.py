@@ -251,14 +251,15 @@ class PartitionDef:
 
     * ``LESS_THAN``: ``(upper_bound,)``; an empty tuple means ``VALUES LESS THAN MAXVALUE``.
     * ``FIXED_RANGE``: ``(lower_bound, upper_bound)`` of ``VALUES [lower, upper)``.
-    * ``IN``: one tuple per listed value (1-tuples for single-column partitioning).
+    * ``IN``: one tuple per listed value (1-tuples for single-column partitioning); None is NULL.
+    * ``DEFAULT``: no values: the LIST partition of every row no other partition takes (Doris 2.1).
 
     Each bound is a tuple with one literal per partition column; ``MAXVALUE`` may appear in it.
     """
 
     name: str
-    kind: Literal["LESS_THAN", "FIXED_RANGE", "IN"]
-    values: tuple[tuple[str, ...], ...]
+    kind: Literal["LESS_THAN", "FIXED_RANGE", "IN", "DEFAULT"]
+    values: tuple[tuple[str | None, ...], ...]
     properties: Properties = field(default_factory=dict)
 
     @property
@@ -267,10 +268,30 @@ class PartitionDef:
 
 
 @dataclass(frozen=True)
+class BatchRange:
+    """``FROM ("lower") TO ("upper") INTERVAL n [unit]``: a run of range partitions Doris names itself;
+    ``unit`` is None for integer ranges, else YEAR, MONTH, WEEK, DAY or HOUR."""
+
+    lower: str
+    upper: str
+    interval: int
+    unit: str | None
+
+
+@dataclass(frozen=True)
+class AutoPartition:
+    """``AUTO PARTITION BY RANGE (date_trunc(col, 'unit'))`` (``unit`` set) or ``AUTO PARTITION BY LIST
+    (cols)`` (``unit`` None): a load creates the partition a row needs."""
+
+    unit: str | None
+
+
+@dataclass(frozen=True)
 class PartitionSpec:
     kind: Literal["RANGE", "LIST"]
     columns: tuple[str, ...]
-    partitions: tuple[PartitionDef, ...]
+    partitions: tuple[PartitionDef | BatchRange, ...]
+    auto: AutoPartition | None = None
 
 
 @dataclass(frozen=True)
