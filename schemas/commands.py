@@ -74,6 +74,16 @@ class DropTable(Command):
 
 
 @register
+class ReplaceTable(Command):
+    """ALTER TABLE a REPLACE WITH TABLE b: b takes a's name; with `swap` a takes b's, else a is dropped."""
+
+    TYPE: ClassVar[str] = "ReplaceTable"
+    table_id: int
+    with_table_id: int
+    swap: bool = True
+
+
+@register
 class RecoverTable(Command):
     TYPE: ClassVar[str] = "RecoverTable"
     db: str
@@ -141,6 +151,22 @@ class CommitRowsets(Command):
     # A routine-load batch: the records it consumed. It may carry no rowsets (every record was bad or
     # filtered); its offsets still advance.
     load: LoadProgress | None = None
+
+
+@register
+class OverwriteRowsets(Command):
+    """INSERT OVERWRITE: `rowsets` become the whole content of the partitions covered, atomically."""
+
+    TYPE: ClassVar[str] = "OverwriteRowsets"
+    table_id: int
+    label: str
+    rowsets: tuple[NewRowset, ...]
+    num_rows: int
+    # The partitions whose rows are replaced; empty: every partition the table has when it is decided
+    # (a whole-table overwrite also empties a partition added meanwhile, as Doris' table swap does).
+    partition_ids: tuple[int, ...] = ()
+    rows_removed: int = 0
+    description: str = ""
 
 
 @register

@@ -86,6 +86,10 @@ class Insert(Statement):
     label: str | None
     query: exp.Expr  # exp.Values or a query
     partitions: tuple[str, ...] = ()
+    # INSERT OVERWRITE: the rows replace the table's (or the named partitions') rows.
+    overwrite: bool = False
+    # INSERT OVERWRITE … PARTITION (*): the partitions replaced are those the rows fall in.
+    detect_partitions: bool = False
 
 
 @dataclass(frozen=True)
