@@ -75,6 +75,26 @@ def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done
     return Done()
 
 
+def create_table_like(ctx: Context, session: SessionState, s: st.CreateTableLike) -> Done:
+    """CREATE TABLE t2 LIKE t1 (Doris): t1's columns, keys, partitions (as they are now), distribution,
+    properties and comment, and no rows."""
+    source = ctx.table(session, s.source)
+    db_id, db_name = ctx.database_id(session, s.table.db)
+    if ctx.projection.table_by_name(db_id, s.table.name) is not None:
+        if s.if_not_exists:
+            return Done()
+        raise SqlFailure(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{s.table.name}' already exists")
+    partitions = tuple(cmd.NewPartition(name=p.name, bound=p.partition.bound, buckets=p.partition.buckets,
+                                        properties=dict(p.partition.properties))
+                       for p in sorted(source.live_partitions(), key=lambda p: p.partition_id))
+    ctx.propose(cmd.CreateTable(
+        db=db_name, name=s.table.name, keys_model=source.keys_model, columns=source.schema_now.columns,
+        partition_kind=source.partition_kind, partition_columns=source.partition_columns,  # type: ignore[arg-type]
+        partitions=partitions, distribution=source.distribution, properties=dict(source.properties),
+        comment=source.comment))
+    return Done()
+
+
 def _property_check(ctx: Context, session: SessionState) -> PropertyCheck:
     """Properties checked in the session's time zone, naming only storage policies that exist."""
     return partial(check_properties, session=session, policies=ctx.projection.named["storage_policy"].keys())

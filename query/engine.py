@@ -60,6 +60,7 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.DropDatabase: ddl.drop_database,
     st.CreateTable: ddl.create_table,
     st.CreateTableAs: create_table_as,
+    st.CreateTableLike: ddl.create_table_like,
     st.DropTable: ddl.drop_table,
     st.RecoverTable: ddl.recover_table,
     st.TruncateTable: ddl.truncate_table,
