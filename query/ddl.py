@@ -135,6 +135,11 @@ def _partition(table: TableState, name: str) -> PartitionState:
 
 def alter_table(ctx: Context, session: SessionState, s: st.AlterTable) -> Done:
     table = ctx.table(session, s.table)
+    replaces = [a for a in s.actions if isinstance(a, st.ReplaceWithTable)]
+    if replaces:
+        if len(s.actions) > 1:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "REPLACE WITH TABLE must be the only action of its ALTER TABLE")
+        return _replace_with_table(ctx, session, table, st.QualifiedName(replaces[0].other, s.table.db), replaces[0])
     # Every action is checked before the first is proposed, so a refused one leaves no other applied.
     commands: list[cmd.Command] = []
     schema_actions = [a for a in s.actions if isinstance(a, st.AddColumn | st.AddColumns | st.DropColumn
@@ -175,6 +180,20 @@ def alter_table(ctx: Context, session: SessionState, s: st.AlterTable) -> Done:
         check_dynamic(merged, table.partition_kind, [_column_type(table, c) for c in table.partition_columns])
     for command in commands:
         ctx.propose(command, table_id=table.table_id)
+    return Done()
+
+
+def _replace_with_table(ctx: Context, session: SessionState, table: TableState, other_name: st.QualifiedName,
+                        action: st.ReplaceWithTable) -> Done:
+    """ALTER TABLE a REPLACE WITH TABLE b (Doris): one commit gives b the name a and a the name b
+    (swap) or drops a (recoverable; FORCE then purges it). Each table keeps its id, data and history;
+    time travel follows the name (projections.names): `a` read at an instant before the replace
+    reads the table that was `a` then."""
+    other = ctx.table(session, other_name)
+    ctx.propose(cmd.ReplaceTable(table_id=table.table_id, with_table_id=other.table_id, swap=action.swap),
+                table_id=table.table_id)
+    if action.force and not action.swap:
+        ctx.propose(cmd.DropTable(table_id=table.table_id, force=True), table_id=table.table_id)
     return Done()
 
 

@@ -399,6 +399,16 @@ class RenameTable:
     new_name: str
 
 
+@dataclass(frozen=True)
+class ReplaceWithTable:
+    """``REPLACE WITH TABLE other [PROPERTIES ('swap' = 'true' | 'false')] [FORCE]`` (Doris; swap
+    defaults to true). FORCE drops the replaced table for good when swap is false."""
+
+    other: str
+    swap: bool = True
+    force: bool = False
+
+
 AlterAction: TypeAlias = (
     AddColumn
     | AddColumns
@@ -410,6 +420,7 @@ AlterAction: TypeAlias = (
     | SetTableProperties
     | ModifyPartition
     | RenameTable
+    | ReplaceWithTable
 )
 
 
