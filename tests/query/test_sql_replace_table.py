@@ -135,3 +135,19 @@ def test_time_travel_of_a_replaced_name_whose_table_was_purged(conn: pymysql.con
     assert rows(conn, "SELECT k FROM a") == [(2,)]
     fails(conn, f"SELECT * FROM a FOR TIME AS OF '{before}'", 1210, "no longer kept")
     fails(conn, "RECOVER TABLE a", NO_SUCH_TABLE)  # FORCE: the replaced table is gone for good
+
+
+def test_replace_needs_alter_on_both_tables(conn: pymysql.connections.Connection, db: str,
+                                            user: tuple[str, str]) -> None:
+    run(conn, "CREATE TABLE mine (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "CREATE TABLE theirs (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    name, password = user
+    run(conn, f"GRANT ALTER_PRIV ON {db}.mine TO '{name}'@'%'")
+    me = pymysql.connect(host=conn.host, port=conn.port, user=name, password=password, database=db,
+                         autocommit=True)
+    try:
+        fails(me, "ALTER TABLE mine REPLACE WITH TABLE theirs", 1142, "ALTER_PRIV", f"{db}.theirs")
+        run(conn, f"GRANT ALTER_PRIV ON {db}.theirs TO '{name}'@'%'")
+        run(me, "ALTER TABLE mine REPLACE WITH TABLE theirs")
+    finally:
+        me.close()
