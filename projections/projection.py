@@ -26,6 +26,7 @@ from projections.state import (
     DeleteRecord,
     LabelRecord,
     MoveRecord,
+    NameTakeover,
     PartitionState,
     RowsetRecord,
     SchemaAt,
@@ -89,6 +90,7 @@ class Projection:
             ev.TablePropertiesChanged: self._table_properties_changed,
             ev.SchemaChanged: self._schema_changed,
             ev.TableRenamed: self._table_renamed,
+            ev.TableReplaced: self._table_replaced,
             ev.PartitionAdded: self._partition_added,
             ev.PartitionDropped: self._partition_dropped,
             ev.PartitionPropertiesChanged: self._partition_properties_changed,
@@ -96,6 +98,7 @@ class Projection:
             ev.DeleteCommitted: self._delete_committed,
             ev.CompactionCommitted: self._compaction_committed,
             ev.TableRestored: self._table_restored,
+            ev.TableOverwritten: self._table_overwritten,
             ev.RowsetsMoved: self._rowsets_moved,
             ev.RowsetsRecycled: self._rowsets_recycled,
             ev.ResourceCreated: self._named_put("resource"),
@@ -378,6 +381,18 @@ class Projection:
     def _table_renamed(self, e: ev.TableRenamed, ts: int) -> None:
         self._table(e.table_id).name = e.name
 
+    def _table_replaced(self, e: ev.TableReplaced, ts: int) -> None:
+        replaced, replacing = self._table(e.table_id), self._table(e.with_table_id)
+        replaced_name, replacing_name = replaced.name, replacing.name
+        replacing.name = replaced_name
+        replacing.name_takeovers.append(NameTakeover(ts_ms=ts, previous_table_id=replaced.table_id))
+        if e.swap:
+            replaced.name = replacing_name
+            replaced.name_takeovers.append(NameTakeover(ts_ms=ts, previous_table_id=replacing.table_id))
+        else:
+            self._stop_jobs(lambda job: job.table_id == e.table_id, f"table {replaced_name} was replaced", ts)
+            replaced.dropped_ts_ms = ts
+
     def _partition_added(self, e: ev.PartitionAdded, ts: int) -> None:
         table = self._table(e.table_id)
         table.partitions[e.partition.partition_id] = PartitionState(partition=e.partition, created_ts_ms=ts)
@@ -437,28 +452,47 @@ class Projection:
                 self._put_rowset(e.table_id, record.model_copy(update={"stale_ts_ms": ts}))
         self._put_rowset(e.table_id, RowsetRecord(rowset=e.output))
 
-    def _table_restored(self, e: ev.TableRestored, ts: int) -> None:
+    def _hide_versions(self, table: TableState, pid: int, restored: int, version: int, ts: int) -> None:
+        """Masks versions (restored, version] of a partition from every read at `version` or later.
+
+        The rowsets the state at `restored` is read from are live again (never recycled while live);
+        everything newer than it is stale, kept only for reads at earlier instants."""
         from projections.snapshot import cover_tablet  # the fold reuses the read path's cover walk
 
+        partition = table.partitions[pid]
+        keep = {r.rowset_id for bucket in range(partition.partition.buckets)
+                for r in cover_tablet(self, table.table_id, partition, bucket, restored)}
+        for record in list(self.rowset_records(table.table_id, pid)):
+            rowset = record.rowset
+            if rowset.rowset_id in keep and record.stale_ts_ms is not None:
+                self._put_rowset(table.table_id, record.model_copy(update={"stale_ts_ms": None}))
+            elif rowset.rowset_id not in keep and record.stale_ts_ms is None and rowset.end_version > restored:
+                self._put_rowset(table.table_id, record.model_copy(update={"stale_ts_ms": ts}))
+        partition.masks.append((restored, version))
+
+    def _table_restored(self, e: ev.TableRestored, ts: int) -> None:
         table = self._table(e.table_id)
         for pid, version in e.partition_versions.items():
-            partition = table.partitions[pid]
-            restored = e.restored_versions.get(pid, 0)
-            # The rowsets the restored state is read from are live again (never recycled while live);
-            # everything newer than it is stale, kept only for reads at earlier instants.
-            keep = {r.rowset_id for bucket in range(partition.partition.buckets)
-                    for r in cover_tablet(self, table.table_id, partition, bucket, restored)}
-            for record in list(self.rowset_records(table.table_id, pid)):
-                rowset = record.rowset
-                if rowset.rowset_id in keep and record.stale_ts_ms is not None:
-                    self._put_rowset(table.table_id, record.model_copy(update={"stale_ts_ms": None}))
-                elif rowset.rowset_id not in keep and record.stale_ts_ms is None and rowset.end_version > restored:
-                    self._put_rowset(table.table_id, record.model_copy(update={"stale_ts_ms": ts}))
-            partition.masks.append((restored, version))
+            self._hide_versions(table, pid, e.restored_versions.get(pid, 0), version, ts)
         self._bump_versions(table, e.partition_versions, ts)
         if e.table_schema is not None:
             table.schemas.append(SchemaAt(ts_ms=ts, table_schema=e.table_schema))
         self._record_commit(table, ts, "restore", partition_versions=e.partition_versions, description=e.description)
+
+    def _table_overwritten(self, e: ev.TableOverwritten, ts: int) -> None:
+        """INSERT OVERWRITE: a restore of each covered partition to nothing, then its new rowsets
+        one version above the mask — both in this one commit."""
+        table = self._table(e.table_id)
+        for pid, masked in e.masked_versions.items():
+            self._hide_versions(table, pid, 0, masked, ts)
+        self._bump_versions(table, e.partition_versions, ts)
+        for rowset in e.rowsets:
+            self._put_rowset(e.table_id, RowsetRecord(rowset=rowset))
+        number = self._record_commit(table, ts, "overwrite", partition_versions=e.partition_versions,
+                                     rows_added=e.num_rows, rows_removed=e.rows_removed,
+                                     description=e.description)
+        label = LabelRecord(label=e.label, command_id=None, commit_number=number, ts_ms=ts, num_rows=e.num_rows)
+        self.store.put(keys.label_key(e.table_id, e.label), _dump(label))
 
     def _rowsets_moved(self, e: ev.RowsetsMoved, ts: int) -> None:
         for move in e.moves:

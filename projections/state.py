@@ -73,6 +73,14 @@ class PartitionState(BaseModel):
         return self.partition.name
 
 
+class NameTakeover(BaseModel):
+    """From `ts_ms` on, the table holds the name `previous_table_id` held until then (ALTER TABLE …
+    REPLACE WITH TABLE): a read of that name at an earlier instant reads the previous holder."""
+
+    ts_ms: int
+    previous_table_id: int
+
+
 class SchemaAt(BaseModel):
     ts_ms: int
     table_schema: TableSchema
@@ -102,6 +110,8 @@ class TableState(BaseModel):
     history_horizon_ts_ms: int | None = None
     dropped_ts_ms: int | None = None
     auto_partition: AutoPartitioning | None = None
+    # Names this table took over by REPLACE, oldest first (projections.names resolves them).
+    name_takeovers: list[NameTakeover] = Field(default_factory=list)
 
     @property
     def schema_now(self) -> TableSchema:

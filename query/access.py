@@ -100,7 +100,10 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
     if isinstance(s, st.RecoverTable):
         return [("CREATE_PRIV", _db(session, s.table), ANY)]
     if isinstance(s, st.AlterTable | st.RestoreTable):
-        return [("ALTER_PRIV", _db(session, s.table), s.table.name)]
+        # REPLACE WITH TABLE changes the other table too (its name, or it is dropped).
+        others = [a.other for a in s.actions if isinstance(a, st.ReplaceWithTable)] if isinstance(s, st.AlterTable) \
+            else []
+        return [("ALTER_PRIV", _db(session, s.table), name) for name in (s.table.name, *others)]
     if isinstance(s, st.CreateDatabase):
         return [("CREATE_PRIV", s.name, ANY)]
     if isinstance(s, st.DropDatabase):

@@ -44,7 +44,7 @@ CHANGE_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
 # Commits that never add or remove a row; skipping them saves two snapshot reads each.
 _NO_ROW_CHANGES = frozenset({"schema_change", "add_partition"})
 # Kinds whose partition_versions name every partition they touched; others are diffed whole.
-_PARTITION_SCOPED = frozenset({"load", "delete", "update", "truncate"})
+_PARTITION_SCOPED = frozenset({"load", "delete", "update", "truncate", "overwrite"})
 _RANK = {"delete": 0, "update_preimage": 1, "update_postimage": 2, "insert": 3}
 
 

@@ -78,6 +78,26 @@ def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done
     return Done()
 
 
+def create_table_like(ctx: Context, session: SessionState, s: st.CreateTableLike) -> Done:
+    """CREATE TABLE t2 LIKE t1 (Doris): t1's columns, keys, partitions (as they are now), distribution,
+    properties and comment, and no rows."""
+    source = ctx.table(session, s.source)
+    db_id, db_name = ctx.database_id(session, s.table.db)
+    if ctx.projection.table_by_name(db_id, s.table.name) is not None:
+        if s.if_not_exists:
+            return Done()
+        raise SqlFailure(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{s.table.name}' already exists")
+    partitions = tuple(cmd.NewPartition(name=p.name, bound=p.partition.bound, buckets=p.partition.buckets,
+                                        properties=dict(p.partition.properties))
+                       for p in sorted(source.live_partitions(), key=lambda p: p.partition_id))
+    ctx.propose(cmd.CreateTable(
+        db=db_name, name=s.table.name, keys_model=source.keys_model, columns=source.schema_now.columns,
+        partition_kind=source.partition_kind, partition_columns=source.partition_columns,  # type: ignore[arg-type]
+        partitions=partitions, distribution=source.distribution, properties=dict(source.properties),
+        comment=source.comment))
+    return Done()
+
+
 def _property_check(ctx: Context, session: SessionState) -> PropertyCheck:
     """Properties checked in the session's time zone, naming only storage policies that exist."""
     return partial(check_properties, session=session, policies=ctx.projection.named["storage_policy"].keys())
@@ -122,6 +142,11 @@ def _partition(table: TableState, name: str) -> PartitionState:
 
 def alter_table(ctx: Context, session: SessionState, s: st.AlterTable) -> Done:
     table = ctx.table(session, s.table)
+    replaces = [a for a in s.actions if isinstance(a, st.ReplaceWithTable)]
+    if replaces:
+        if len(s.actions) > 1:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "REPLACE WITH TABLE must be the only action of its ALTER TABLE")
+        return _replace_with_table(ctx, session, table, st.QualifiedName(replaces[0].other, s.table.db), replaces[0])
     # Every action is checked before the first is proposed, so a refused one leaves no other applied.
     commands: list[cmd.Command] = []
     schema_actions = [a for a in s.actions if isinstance(a, st.AddColumn | st.AddColumns | st.DropColumn
@@ -162,6 +187,20 @@ def alter_table(ctx: Context, session: SessionState, s: st.AlterTable) -> Done:
         check_dynamic(merged, table.partition_kind, [_column_type(table, c) for c in table.partition_columns])
     for command in commands:
         ctx.propose(command, table_id=table.table_id)
+    return Done()
+
+
+def _replace_with_table(ctx: Context, session: SessionState, table: TableState, other_name: st.QualifiedName,
+                        action: st.ReplaceWithTable) -> Done:
+    """ALTER TABLE a REPLACE WITH TABLE b (Doris): one commit gives b the name a and a the name b
+    (swap) or drops a (recoverable; FORCE then purges it). Each table keeps its id, data and history;
+    time travel follows the name (projections.names): `a` read at an instant before the replace
+    reads the table that was `a` then."""
+    other = ctx.table(session, other_name)
+    ctx.propose(cmd.ReplaceTable(table_id=table.table_id, with_table_id=other.table_id, swap=action.swap),
+                table_id=table.table_id)
+    if action.force and not action.swap:
+        ctx.propose(cmd.DropTable(table_id=table.table_id, force=True), table_id=table.table_id)
     return Done()
 
 

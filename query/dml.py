@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from projections import rows
@@ -111,7 +112,30 @@ def _targets(table: TableState, names: tuple[str, ...] | None) -> list[Column]:
     return targets
 
 
+def _source_sql(ctx: Context, session: SessionState, s: st.Insert, targets: list[Column],
+                cur: duckdb.DuckDBPyConnection) -> str:
+    """The statement's VALUES or query as one SELECT of columns a0..an, checked against the targets."""
+    if isinstance(s.query, exp.Values):
+        for row in s.query.expressions:
+            width = len(row.expressions) if isinstance(row, exp.Tuple) else 1
+            if width != len(targets):
+                raise SqlFailure(ErrorCode.WRONG_VALUE_COUNT, "Column count doesn't match value count")
+        aliases = ", ".join(f"a{i}" for i in range(len(targets)))
+        values = substitute(session, s.query).sql(dialect="duckdb")  # NOW(), DATABASE() … as the session's
+        return f"SELECT * FROM ({values}) AS __v({aliases})"
+    inner = bind_tables(ctx, session, s.query, cur)
+    try:
+        width = len(cur.execute(f"SELECT * FROM ({inner}) LIMIT 0").description or [])
+    except duckdb.Error as exc:
+        raise SqlFailure(*duck_error(exc)) from None
+    if width != len(targets):
+        raise SqlFailure(ErrorCode.WRONG_VALUE_COUNT, "Column count doesn't match value count")
+    return f"SELECT * FROM ({inner}) AS __q({', '.join(f'a{i}' for i in range(width))})"
+
+
 def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
+    if s.overwrite:
+        return overwrite(ctx, session, s)
     ctx.catch_up()
     table = ctx.table(session, s.table)
     targets = _targets(table, s.columns)
@@ -119,23 +143,7 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
         raise SqlFailure(ErrorCode.LABEL_ALREADY_EXISTS, f"Label [{s.label}] has already been used")
     cur = ctx.cursor()
     try:
-        if isinstance(s.query, exp.Values):
-            for row in s.query.expressions:
-                width = len(row.expressions) if isinstance(row, exp.Tuple) else 1
-                if width != len(targets):
-                    raise SqlFailure(ErrorCode.WRONG_VALUE_COUNT, "Column count doesn't match value count")
-            aliases = ", ".join(f"a{i}" for i in range(len(targets)))
-            values = substitute(session, s.query).sql(dialect="duckdb")  # NOW(), DATABASE() … as the session's
-            source_sql = f"SELECT * FROM ({values}) AS __v({aliases})"
-        else:
-            inner = bind_tables(ctx, session, s.query, cur)
-            try:
-                width = len(cur.execute(f"SELECT * FROM ({inner}) LIMIT 0").description or [])
-            except duckdb.Error as exc:
-                raise SqlFailure(*duck_error(exc)) from None
-            if width != len(targets):
-                raise SqlFailure(ErrorCode.WRONG_VALUE_COUNT, "Column count doesn't match value count")
-            source_sql = f"SELECT * FROM ({inner}) AS __q({', '.join(f'a{i}' for i in range(width))})"
+        source_sql = _source_sql(ctx, session, s, targets, cur)
         partitions = tuple(_named_partition(table, n) for n in s.partitions)
         mode = group_commit.session_mode(session)
         # An AUTO PARTITION table's rows may need new partitions, which only their own commit creates.
@@ -150,6 +158,39 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
     finally:
         cur.close()
     return Done(count, f"{{'label':'{s.label or ''}', 'status':'VISIBLE'}}")
+
+
+def overwrite(ctx: Context, session: SessionState, s: st.Insert) -> Done:
+    """INSERT OVERWRITE (Doris): the rows become the whole content of the table, or of the partitions
+    named (a row outside them fails the statement), or with PARTITION (*) of the partitions the
+    rows fall in — one commit (streams.rules.overwrite_rowsets), so no reader sees a half-done swap
+    and `FOR TIME AS OF` before it still reads the old rows. Never batched by group commit."""
+    ctx.catch_up()
+    table = ctx.table(session, s.table)
+    targets = _targets(table, s.columns)
+    if s.label and ctx.projection.label(table.table_id, s.label):
+        raise SqlFailure(ErrorCode.LABEL_ALREADY_EXISTS, f"Label [{s.label}] has already been used")
+    named = tuple(_named_partition(table, n) for n in s.partitions)
+    cur = ctx.cursor()
+    try:
+        data = prepare_rows(cur, table, _source_sql(ctx, session, s, targets, cur), targets, partitions=named)
+    finally:
+        cur.close()
+    covered = named
+    if s.detect_partitions:
+        covered = tuple(sorted(pc.unique(data.column("__partition")).to_pylist()))
+        if not covered:
+            return Done(0, f"{{'label':'{s.label or ''}', 'status':'VISIBLE'}}")  # no row: no partition to replace
+    scope = (f" PARTITION ({', '.join(s.partitions)})" if s.partitions
+             else " PARTITION (*)" if s.detect_partitions else "")
+    label = s.label or f"insert_overwrite_{uuid.uuid4().hex}"
+    rowsets = (rows.write_rowsets(ctx.tiers, table, data, default_cooldown_s=ctx.config.storage_cooldown_seconds)
+               if data.num_rows else [])
+    ctx.propose(cmd.OverwriteRowsets(table_id=table.table_id, label=label, rowsets=tuple(rowsets),
+                                     num_rows=data.num_rows, partition_ids=covered,
+                                     rows_removed=_count(ctx, table, None, covered),
+                                     description=f"INSERT OVERWRITE{scope}"), table_id=table.table_id)
+    return Done(data.num_rows, f"{{'label':'{label}', 'status':'VISIBLE'}}")
 
 
 def _to_file_columns(table: TableState, where: exp.Expr, *, keys_only: bool) -> str:

@@ -11,6 +11,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from projections.names import name_holder_at, name_taken_ts_ms
 from projections.retention import earliest_instant_ms
 from projections.snapshot import Snapshot, resolve
 from projections.state import TableState, ViewState
@@ -66,21 +67,29 @@ def now_ms() -> int:
     return int(datetime.now(tz=UTC).timestamp() * 1000)
 
 
-def as_of_ms(ctx: Context, session: SessionState, table: TableState, as_of: AsOf) -> int:
-    """The instant a time-travel clause names, checked against what the table can serve."""
-    if not table.time_travel:
-        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
-                         f"table '{table.name}' has no time travel; enable it with ALTER TABLE {table.name} "
-                         "SET (\"enable_time_travel\" = \"true\")")
+def _named_instant(ctx: Context, session: SessionState, table: TableState, as_of: AsOf) -> tuple[int, str]:
+    """The instant a time-travel clause names, and how to name it in an error."""
     if isinstance(as_of, AsOfVersion):
+        _check_time_travel(table)
         commit = ctx.projection.commit(table.table_id, as_of.n)
         if commit is None:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
                              f"table '{table.name}' has no commit {as_of.n} (commits are 1 to {table.commit_number})")
-        ts, named = commit.ts_ms, f"commit {as_of.n}"
-    else:
-        assert isinstance(as_of, AsOfTime)
-        ts, named = parse_instant(as_of.ts, session), f"'{as_of.ts}'"
+        return commit.ts_ms, f"commit {as_of.n}"
+    assert isinstance(as_of, AsOfTime)
+    return parse_instant(as_of.ts, session), f"'{as_of.ts}'"
+
+
+def _check_time_travel(table: TableState) -> None:
+    if not table.time_travel:
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
+                         f"table '{table.name}' has no time travel; enable it with ALTER TABLE {table.name} "
+                         "SET (\"enable_time_travel\" = \"true\")")
+
+
+def _check_instant(ctx: Context, session: SessionState, table: TableState, ts: int, named: str) -> None:
+    """Whether `table` can serve a read at `ts`: time travel on, inside its history, not in the future."""
+    _check_time_travel(table)
     now = now_ms()
     if ts > now:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{named} is in the future (now is {format_instant(now, session)})")
@@ -100,13 +109,48 @@ def as_of_ms(ctx: Context, session: SessionState, table: TableState, as_of: AsOf
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
                          f"{named} is before the first commit of '{table.name}'"
                          + (f" (at {format_instant(first, session)})" if first is not None else " (none yet)"))
+
+
+def as_of_ms(ctx: Context, session: SessionState, table: TableState, as_of: AsOf) -> int:
+    """The instant a time-travel clause names, checked against what the table itself can serve.
+
+    For writes that act on the table's own history (RESTORE): an instant before the table took its
+    name by REPLACE belongs to another table's history and is refused."""
+    ts, named = _named_instant(ctx, session, table, as_of)
+    taken = name_taken_ts_ms(table)
+    if taken is not None and ts < taken:
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
+                         f"{named} is before table '{table.name}' took its name by ALTER TABLE … REPLACE WITH "
+                         f"TABLE (at {format_instant(taken, session)}); its history then is another table's")
+    _check_instant(ctx, session, table, ts, named)
     return ts
+
+
+def as_of_table(ctx: Context, session: SessionState, table: TableState, as_of: AsOf) -> tuple[TableState, int]:
+    """The table a name denoted at the instant a time-travel clause names, and that instant: a read
+    before ALTER TABLE … REPLACE WITH TABLE gave the name to `table` reads the table that held it
+    then (projections.names). FOR VERSION AS OF numbers `table`'s own commits, so a commit made
+    before it took the name is refused rather than read under a name it did not have."""
+    ts, named = _named_instant(ctx, session, table, as_of)
+    holder = name_holder_at(ctx.projection, table, ts)
+    if holder is None:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                         f"{named}: the table named '{table.name}' then was replaced and dropped for good; its "
+                         "history is no longer kept")
+    if holder is not table and isinstance(as_of, AsOfVersion):
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
+                         f"{named} of '{table.name}' was made before it took this name by ALTER TABLE … REPLACE "
+                         "WITH TABLE; read that instant with FOR TIME AS OF")
+    _check_instant(ctx, session, holder, ts, named)
+    return holder, ts
 
 
 def snapshot_for(ctx: Context, session: SessionState, name: QualifiedName, as_of: AsOf | None) -> Snapshot:
     table = ctx.table(session, name)
-    ts = None if as_of is None else as_of_ms(ctx, session, table, as_of)
-    return resolve(ctx.projection, table, ts)
+    if as_of is None:
+        return resolve(ctx.projection, table)
+    holder, ts = as_of_table(ctx, session, table, as_of)
+    return resolve(ctx.projection, holder, ts)
 
 
 def _incr_commit(ctx: Context, session: SessionState, table: TableState, bound: AsOf, which: str) -> int:
@@ -127,6 +171,24 @@ def _incr_commit(ctx: Context, session: SessionState, table: TableState, bound: 
     return commit_at(ctx.projection, table, ts)
 
 
+def _check_start_after_takeover(ctx: Context, session: SessionState, table: TableState, bound: AsOf,
+                                start: int) -> None:
+    """A change feed reads one table id's commits: it cannot start before the table took its name
+    by ALTER TABLE … REPLACE WITH TABLE (the rows the name showed changed then without a commit of it)."""
+    taken = name_taken_ts_ms(table)
+    if taken is None:
+        return
+    if isinstance(bound, AsOfTime):
+        since = parse_instant(bound.ts, session)
+    else:
+        commit = ctx.projection.commit(table.table_id, start) if start else None
+        since = commit.ts_ms if commit is not None else table.created_ts_ms
+    if since < taken:
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
+                         f"@incr on '{table.name}' can only start after it took its name by ALTER TABLE … REPLACE "
+                         f"WITH TABLE (at {format_instant(taken, session)})")
+
+
 def incremental_sql(ctx: Context, session: SessionState, name: QualifiedName, read: IncrementalRead) -> str:
     """DuckDB SQL of `t@incr(...)`: the change rows of commits in (start, end]."""
     table = ctx.table(session, name)
@@ -136,6 +198,7 @@ def incremental_sql(ctx: Context, session: SessionState, name: QualifiedName, re
     except IncrementalArgumentError as exc:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, str(exc)) from None
     start = _incr_commit(ctx, session, table, bounds.start, "start")
+    _check_start_after_takeover(ctx, session, table, bounds.start, start)
     end = None if bounds.end is None else _incr_commit(ctx, session, table, bounds.end, "end")
     return changes_sql(ctx, table, commits_between(ctx.projection, table, start, end))
 

@@ -110,6 +110,16 @@ class DropTable(Command):
 
 
 @register
+class ReplaceTable(Command):
+    """ALTER TABLE a REPLACE WITH TABLE b: b takes a's name; with `swap` a takes b's, else a is dropped."""
+
+    TYPE: ClassVar[str] = "ReplaceTable"
+    table_id: int
+    with_table_id: int
+    swap: bool = True
+
+
+@register
 class RecoverTable(Command):
     TYPE: ClassVar[str] = "RecoverTable"
     db: str
@@ -181,6 +191,22 @@ class CommitRowsets(Command):
     # the writer's replica saw (its rowset paths name them); the sequencer rejects the commit with
     # CONFLICT if those ids were taken meanwhile, and the writer routes and writes again.
     new_partitions: tuple[Partition, ...] = ()
+
+
+@register
+class OverwriteRowsets(Command):
+    """INSERT OVERWRITE: `rowsets` become the whole content of the partitions covered, atomically."""
+
+    TYPE: ClassVar[str] = "OverwriteRowsets"
+    table_id: int
+    label: str
+    rowsets: tuple[NewRowset, ...]
+    num_rows: int
+    # The partitions whose rows are replaced; empty: every partition the table has when it is decided
+    # (a whole-table overwrite also empties a partition added meanwhile, as Doris' table swap does).
+    partition_ids: tuple[int, ...] = ()
+    rows_removed: int = 0
+    description: str = ""
 
 
 @register

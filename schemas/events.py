@@ -131,6 +131,20 @@ class TableRenamed(Event):
 
 
 @register
+class TableReplaced(Event):
+    """ALTER TABLE … REPLACE WITH TABLE: `with_table_id` takes the name of `table_id`. With `swap`,
+    `table_id` takes the other name; without, it is dropped (recoverable, as a DROP TABLE).
+
+    Names follow instants: from this commit on, the name resolves to the other table id, and
+    a `FOR TIME AS OF` read of a name at an earlier instant reads the table that held it then."""
+
+    TYPE: ClassVar[str] = "TableReplaced"
+    table_id: int
+    with_table_id: int
+    swap: bool
+
+
+@register
 class PartitionAdded(Event):
     TYPE: ClassVar[str] = "PartitionAdded"
     table_id: int
@@ -169,6 +183,27 @@ class RowsetsCommitted(Event):
     load: LoadProgress | None = Field(default=None, description="the Kafka records a routine load batch consumed")
     new_partitions: tuple[Partition, ...] = Field(default=(), description="AUTO PARTITION: partitions created by "
                                                   "this commit, visible from its commit time with its rows")
+
+
+@register
+class TableOverwritten(Event):
+    """INSERT OVERWRITE: one commit whose rows replace every row of the partitions it covers.
+
+    For each covered partition, versions up to `masked_versions[p]` are hidden from every read at
+    `partition_versions[p]` or later — the mask a RESTORE to an empty table would set — and the new
+    rowsets are written at `partition_versions[p]` (= masked + 1). Reads at earlier versions never
+    see the mask, so time travel before the overwrite reads the old rows."""
+
+    TYPE: ClassVar[str] = "TableOverwritten"
+    table_id: int
+    commit_number: int
+    label: str
+    masked_versions: dict[int, int]
+    partition_versions: dict[int, int]
+    rowsets: tuple[Rowset, ...]
+    num_rows: int
+    rows_removed: int = 0
+    description: str = ""
 
 
 @register

@@ -31,7 +31,8 @@ from confluent_kafka import Consumer, TopicPartition
 
 TOPIC = "strata.events"
 # Event types that are commits of a table's data, and the kind shown when the payload names none.
-COMMITS = {"RowsetsCommitted": "load", "DeleteCommitted": "delete", "TableRestored": "restore"}
+COMMITS = {"RowsetsCommitted": "load", "DeleteCommitted": "delete", "TableRestored": "restore",
+           "TableOverwritten": "overwrite"}
 
 
 class NotReadable(Exception):
@@ -84,6 +85,12 @@ class TableFollower:
             self.table_id = payload["table_id"]  # a re-created table of that name replaces the old one
         elif kind == "TableRenamed" and payload["table_id"] == self.table_id and payload["name"].lower() != self.table:
             self.table_id = None
+        elif kind == "TableReplaced" and self.table_id in (payload["table_id"], payload["with_table_id"]):
+            # ALTER TABLE a REPLACE WITH TABLE b: b takes a's name; a takes b's (swap) or is dropped.
+            if self.table_id == payload["table_id"]:
+                self.table_id = payload["with_table_id"]
+            else:
+                self.table_id = payload["table_id"] if payload["swap"] else None
         elif kind in COMMITS and payload.get("table_id") == self.table_id is not None:
             label = payload.get("kind") or payload.get("source") or COMMITS[kind]
             return {"commit_number": payload["commit_number"], "kind": label,

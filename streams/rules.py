@@ -20,7 +20,7 @@ from projections.users import PRIVILEGES, ROOT, UserRecord, scope_key
 from schemas import commands as cmd
 from schemas import events as ev
 from schemas.errors import ErrorCode
-from schemas.model import LoadProgress, Partition, Rowset, TableSchema
+from schemas.model import LoadProgress, NewRowset, Partition, Rowset, TableSchema
 from storage.paths import path_problem, rowset_path
 from storage.tiers import LOCAL_MEDIA, remote_tier, resource_of
 
@@ -90,12 +90,14 @@ class Rules:
             cmd.DropView: self.drop_view,
             cmd.RecoverTable: self.recover_table,
             cmd.RenameTable: self.rename_table,
+            cmd.ReplaceTable: self.replace_table,
             cmd.AlterTableProperties: self.alter_table_properties,
             cmd.ChangeSchema: self.change_schema,
             cmd.AddPartition: self.add_partition,
             cmd.DropPartition: self.drop_partition,
             cmd.ModifyPartitions: self.modify_partitions,
             cmd.CommitRowsets: self.commit_rowsets,
+            cmd.OverwriteRowsets: self.overwrite_rowsets,
             cmd.CommitDelete: self.commit_delete,
             cmd.CommitCompaction: self.commit_compaction,
             cmd.RecycleRowsets: self.recycle_rowsets,
@@ -214,6 +216,16 @@ class Rules:
         self._check_name_free(table.db_id, c.name)
         return Decision(ev.TableRenamed(table_id=c.table_id, name=c.name), c.table_id)
 
+    def replace_table(self, c: cmd.ReplaceTable, ts: int) -> Decision:
+        replaced = _live_table(self.state, c.table_id)
+        replacing = _live_table(self.state, c.with_table_id)
+        if replaced.table_id == replacing.table_id:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"Table '{replaced.name}' can not be replaced with itself")
+        if replaced.db_id != replacing.db_id:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, "REPLACE WITH TABLE needs two tables of one database")
+        return Decision(ev.TableReplaced(table_id=c.table_id, with_table_id=c.with_table_id, swap=c.swap),
+                        c.table_id)
+
     def alter_table_properties(self, c: cmd.AlterTableProperties, ts: int) -> Decision:
         _live_table(self.state, c.table_id)
         self._check_policy_named(c.changes)
@@ -268,13 +280,28 @@ class Rules:
             versions[pid] = partition.version + 1
         return versions
 
-    def commit_rowsets(self, c: cmd.CommitRowsets, ts: int) -> Decision:
-        table = _live_table(self.state, c.table_id)
-        previous = self.state.label(c.table_id, c.label)
+    def _check_label(self, table_id: int, label: str) -> None:
+        previous = self.state.label(table_id, label)
         if previous is not None:
             raise Rejected(ErrorCode.LABEL_ALREADY_EXISTS,
-                           f"Label [{c.label}] has already been used by commit {previous.commit_number} "
+                           f"Label [{label}] has already been used by commit {previous.commit_number} "
                            f"({previous.num_rows} rows)")
+
+    def _placed(self, table: TableState, rowsets: tuple[NewRowset, ...], versions: dict[int, int],
+                ts: int) -> tuple[Rowset, ...]:
+        """The new rowsets, each checked against its tablet and given its partition's version."""
+        for r in rowsets:
+            if not 0 <= r.bucket < table.partitions[r.partition_id].partition.buckets:
+                raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"bucket {r.bucket} out of range")
+            _check_path(r.path, table.table_id, r.partition_id, r.bucket, r.rowset_id)
+        return tuple(
+            Rowset(**r.model_dump(), start_version=versions[r.partition_id], end_version=versions[r.partition_id],
+                   visible_ts_ms=ts)
+            for r in rowsets)
+
+    def commit_rowsets(self, c: cmd.CommitRowsets, ts: int) -> Decision:
+        table = _live_table(self.state, c.table_id)
+        self._check_label(c.table_id, c.label)
         if c.load is not None:
             self._check_load(c.table_id, c.load)
             if not c.rowsets:
@@ -286,14 +313,7 @@ class Rules:
             # The fold adds them before it applies the rowsets; versions start from 0 like any new partition.
             table = widened(table, new_partitions, ts)
         versions = self._next_versions(table, {r.partition_id for r in c.rowsets})
-        for r in c.rowsets:
-            if not 0 <= r.bucket < table.partitions[r.partition_id].partition.buckets:
-                raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"bucket {r.bucket} out of range")
-            _check_path(r.path, c.table_id, r.partition_id, r.bucket, r.rowset_id)
-        rowsets = tuple(
-            Rowset(**r.model_dump(), start_version=versions[r.partition_id], end_version=versions[r.partition_id],
-                   visible_ts_ms=ts)
-            for r in c.rowsets)
+        rowsets = self._placed(table, c.rowsets, versions, ts)
         event = ev.RowsetsCommitted(table_id=c.table_id, commit_number=table.commit_number + 1, label=c.label,
                                     partition_versions=versions, rowsets=rowsets, num_rows=c.num_rows,
                                     source_offsets=c.source_offsets, source=c.source, load=c.load,
@@ -318,6 +338,24 @@ class Rules:
                                                    "with other rows' partitions; retry")
             created.append(p)
         return tuple(created)
+
+    def overwrite_rowsets(self, c: cmd.OverwriteRowsets, ts: int) -> Decision:
+        """Each covered partition gets two versions in this one commit: the first ends a mask over
+        everything before it (a restore to nothing), the second holds the new rowsets."""
+        table = _live_table(self.state, c.table_id)
+        self._check_label(c.table_id, c.label)
+        covered = set(c.partition_ids) or {p.partition_id for p in table.live_partitions()}
+        stray = sorted({r.partition_id for r in c.rowsets} - covered)
+        if stray:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"rowsets of partition ids {stray} lie outside the "
+                                                      "partitions the overwrite covers")
+        masked = self._next_versions(table, covered)
+        versions = {pid: version + 1 for pid, version in masked.items()}
+        event = ev.TableOverwritten(table_id=c.table_id, commit_number=table.commit_number + 1, label=c.label,
+                                    masked_versions=masked, partition_versions=versions,
+                                    rowsets=self._placed(table, c.rowsets, versions, ts), num_rows=c.num_rows,
+                                    rows_removed=c.rows_removed, description=c.description)
+        return Decision(event, c.table_id)
 
     def commit_delete(self, c: cmd.CommitDelete, ts: int) -> Decision:
         table = _live_table(self.state, c.table_id)

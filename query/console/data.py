@@ -28,7 +28,7 @@ from storage.tiers import resource_of
 # Commit kinds the fold records (projections/projection.py `_record_commit`), and the two
 # row-level happenings that are not commits but show on a table's timeline.
 COMMIT_KINDS = ("load", "delete", "update", "schema_change", "add_partition", "drop_partition", "restore",
-                "truncate")
+                "truncate", "overwrite")
 
 
 class NotFound(Exception):

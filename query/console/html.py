@@ -26,6 +26,7 @@ svg text{font:11px system-ui,sans-serif}
 
 KIND_COLORS = {"load": "#2f6fdf", "delete": "#d92d20", "update": "#f79009", "schema_change": "#7a5af8",
                "add_partition": "#12b76a", "drop_partition": "#b54708", "restore": "#ee46bc", "truncate": "#912018",
+               "overwrite": "#0086c9",
                "compaction": "#475467", "cooldown": "#0e9384"}
 TIER_COLORS = {"ssd": "#53b1fd", "hdd": "#fdb022"}
 REMOTE_COLOR = "#9e77ed"

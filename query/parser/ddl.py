@@ -40,6 +40,7 @@ from query.parser.statements import (
     Properties,
     RenameColumn,
     RenameTable,
+    ReplaceWithTable,
     SetTableProperties,
     Statement,
 )
@@ -518,9 +519,29 @@ def _alter_action(c: Cursor) -> AlterAction:
         return _alter_rename(c)
     if c.accept("SET"):
         return SetTableProperties(c.properties())
+    if c.accept("REPLACE", "WITH", "TABLE"):
+        return _replace_with_table(c)
     if phrase := c.accept_any(("REPLACE", "ORDER", "ENABLE", "REORDER")):
         raise _unsupported_alter(phrase)
     raise c.error("expected ADD, DROP, MODIFY, RENAME or SET")
+
+
+def _replace_with_table(c: Cursor) -> ReplaceWithTable:
+    """After ``REPLACE WITH TABLE``: the other table's bare name (Doris takes no database there),
+    ``PROPERTIES ('swap' = …)`` and ``FORCE``."""
+    start = c.peek()
+    other = c.identifier("the table to replace with")
+    swap = True
+    if c.accept("PROPERTIES"):
+        properties = {k.lower(): v for k, v in c.properties().items()}
+        unknown = sorted(set(properties) - {"swap"})
+        if unknown:
+            raise c.error(f"unknown REPLACE WITH TABLE property {unknown[0]!r}; only 'swap' is known", start)
+        value = properties.get("swap", "true").lower()
+        if value not in ("true", "false"):
+            raise c.error(f"'swap' must be 'true' or 'false', not {properties['swap']!r}", start)
+        swap = value == "true"
+    return ReplaceWithTable(other, swap, c.accept("FORCE"))
 
 
 def alter_table(c: Cursor) -> AlterTable:

@@ -71,28 +71,34 @@ def _split_label(tokens: list[Token]) -> tuple[str | None, list[Token]]:
 
 
 def parse_insert(c: Cursor) -> Insert:
-    if c.at("INSERT", "OVERWRITE"):
-        raise UnsupportedStatement("INSERT OVERWRITE is not supported")
+    """INSERT INTO, and INSERT OVERWRITE [TABLE] t [PARTITION (p, … | *)] (Doris)."""
     label, tokens = _split_label(c.tokens)
     inner = Cursor(tokens, c.sql)
     tree = inner.sqlglot("statement", "an INSERT statement")
     inner.expect_end()
     if not isinstance(tree, exp.Insert):
         raise inner.error("expected INSERT INTO", tokens[0])
-    _reject_extras(tree, {"this", "expression"}, "INSERT")
+    _reject_extras(tree, {"this", "expression", "overwrite"}, "INSERT")
+    overwrite = bool(tree.args.get("overwrite"))
     target = tree.this
     columns: tuple[str, ...] | None = None
     if isinstance(target, exp.Schema):
         columns = tuple(col.name for col in target.expressions)
         target = target.this
     partitions: tuple[str, ...] = ()
+    detect_partitions = False
     if isinstance(target, exp.Table) and isinstance(partition := target.args.get("partition"), exp.Partition):
-        partitions = tuple(p.name for p in partition.expressions)
+        if any(isinstance(p, exp.Star) for p in partition.expressions):
+            if not overwrite or len(partition.expressions) > 1:
+                raise inner.error("PARTITION (*) stands alone, and only in INSERT OVERWRITE", tokens[0])
+            detect_partitions = True
+        else:
+            partitions = tuple(p.name for p in partition.expressions)
         target.set("partition", None)
     table = _table_name(inner, target, "INSERT")
     if tree.expression is None:
         raise inner.error("expected VALUES or a query", None)
-    return Insert(table, columns, label, tree.expression, partitions)
+    return Insert(table, columns, label, tree.expression, partitions, overwrite, detect_partitions)
 
 
 def parse_update(c: Cursor) -> Update:

@@ -86,6 +86,10 @@ class Insert(Statement):
     label: str | None
     query: exp.Expr  # exp.Values or a query
     partitions: tuple[str, ...] = ()
+    # INSERT OVERWRITE: the rows replace the table's (or the named partitions') rows.
+    overwrite: bool = False
+    # INSERT OVERWRITE … PARTITION (*): the partitions replaced are those the rows fall in.
+    detect_partitions: bool = False
 
 
 @dataclass(frozen=True)
@@ -466,6 +470,16 @@ class RenameTable:
     new_name: str
 
 
+@dataclass(frozen=True)
+class ReplaceWithTable:
+    """``REPLACE WITH TABLE other [PROPERTIES ('swap' = 'true' | 'false')] [FORCE]`` (Doris; swap
+    defaults to true). FORCE drops the replaced table for good when swap is false."""
+
+    other: str
+    swap: bool = True
+    force: bool = False
+
+
 AlterAction: TypeAlias = (
     AddColumn
     | AddColumns
@@ -477,6 +491,7 @@ AlterAction: TypeAlias = (
     | SetTableProperties
     | ModifyPartition
     | RenameTable
+    | ReplaceWithTable
 )
 
 

@@ -65,6 +65,11 @@ class OracleTable:
     def truncate(self) -> None:
         self.rows = []
 
+    def overwrite(self, batch: list[Row], covered: Callable[[Row], bool] = lambda r: True) -> None:
+        """INSERT OVERWRITE: the rows `covered` selects (the partitions replaced) give way to `batch`."""
+        self.delete(covered)
+        self.insert(batch)
+
     def result(self) -> list[tuple[Any, ...]]:
         return sorted((tuple(r[n] for n in self.names) for r in self.rows), key=_sort_key)
 

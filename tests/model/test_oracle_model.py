@@ -108,6 +108,24 @@ class TableMachine(RuleBasedStateMachine):
         self.sql(f"INSERT INTO {self.name} ({', '.join(self.oracle.names)}) VALUES {tuples}")
         self.oracle.insert(batch)
 
+    @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), max_size=6),
+          partition=s.sampled_from([None, "p_low", "p_high"]))
+    def overwrite(self, rows: list[tuple[int, list[Any]]], partition: str | None) -> None:
+        """INSERT OVERWRITE of the whole table, or (partitioned runs) of one partition with rows of it
+        only; no rows at all empties what it covers."""
+        if not self.partitioned or (partition == "p_high" and not self.high):
+            partition = None
+        low = partition == "p_low"
+        rows = [r for r in self._placeable(rows) if partition is None or (r[0] < 4) == low]
+        values = self.oracle.names[1:]
+        batch = [{"k": k, **dict(zip(values, vs, strict=False))} for k, vs in rows]
+        names = ", ".join(self.oracle.names)
+        source = ("VALUES " + ", ".join("(" + ", ".join(_literal(r.get(n)) for n in self.oracle.names) + ")"
+                                        for r in batch) if batch else f"SELECT {names} FROM {self.name} WHERE 1 = 0")
+        scope = f" PARTITION ({partition})" if partition else ""
+        self.sql(f"INSERT OVERWRITE TABLE {self.name}{scope} ({names}) {source}")
+        self.oracle.overwrite(batch, (lambda r: True) if partition is None else (lambda r: (r["k"] < 4) == low))
+
     @rule(batches=s.lists(s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), min_size=1, max_size=3),
                           min_size=1, max_size=3))
     def group_commit_insert(self, batches: list[list[tuple[int, list[Any]]]]) -> None:

@@ -32,6 +32,7 @@ from query.parser import (
     RecoverTable,
     RenameColumn,
     RenameTable,
+    ReplaceWithTable,
     SetTableProperties,
     ShowColumns,
     ShowCreateDatabase,
@@ -41,6 +42,7 @@ from query.parser import (
     ShowPartitions,
     ShowTables,
     ShowTableStatus,
+    SqlSyntaxError,
     Statement,
     UnsupportedStatement,
     Use,
@@ -233,6 +235,23 @@ def test_alter_set_and_rename() -> None:
         SetTableProperties({"storage_policy": "p", "x": "1"}),
     )
     assert alter("ALTER TABLE t RENAME t_new").actions == (RenameTable("t_new"),)
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    ("ALTER TABLE t REPLACE WITH TABLE u", ReplaceWithTable("u")),
+    ("ALTER TABLE t REPLACE WITH TABLE u PROPERTIES('swap' = 'true')", ReplaceWithTable("u")),
+    ("ALTER TABLE x REPLACE WITH TABLE x__dbt_tmp PROPERTIES('swap'='False')", ReplaceWithTable("x__dbt_tmp", False)),
+    ('ALTER TABLE t REPLACE WITH TABLE u PROPERTIES ("swap" = "false") FORCE', ReplaceWithTable("u", False, True)),
+])
+def test_alter_replace_with_table(sql: str, expected: ReplaceWithTable) -> None:
+    assert alter(sql).actions == (expected,)
+
+
+@pytest.mark.parametrize("sql", ["ALTER TABLE t REPLACE WITH TABLE u PROPERTIES ('swap' = 'yes')",
+                                 "ALTER TABLE t REPLACE WITH TABLE u PROPERTIES ('force' = 'true')"])
+def test_alter_replace_with_table_bad_properties(sql: str) -> None:
+    with pytest.raises(SqlSyntaxError):
+        parse_statement(sql)
 
 
 def test_show_where_filters_parse_as_conditions() -> None:

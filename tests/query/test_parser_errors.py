@@ -100,7 +100,6 @@ def test_syntax_error_pickles() -> None:
                                                    "indexes (pandas.DataFrame.to_sql indexes its index column: pass "
                                                    "index=False)"),
         ("LOAD LABEL db.l (DATA INFILE('s3://x') INTO TABLE t)", "LOAD LABEL is not supported"),
-        ("INSERT OVERWRITE TABLE t SELECT 1", "INSERT OVERWRITE is not supported"),
         ("ALTER TABLE t ADD ROLLUP r (a)", "ALTER TABLE ... ADD ROLLUP: rollups are not supported: Strata keeps "
                                            "one copy of each table; for the rollup's rows create a table with "
                                            "CREATE TABLE … AGGREGATE KEY (…) AS SELECT … GROUP BY … (or a view), "

@@ -13,6 +13,7 @@ from query.parser import (
     Insert,
     QualifiedName,
     Query,
+    SqlSyntaxError,
     TruncateTable,
     Update,
     parse_statement,
@@ -115,6 +116,26 @@ def test_insert_select_with_time_travel() -> None:
     stmt = parse_statement("INSERT INTO t SELECT * FROM s FOR VERSION AS OF 5")
     assert isinstance(stmt, Insert) and stmt.columns is None and stmt.label is None
     assert [r.as_of for r in table_refs(stmt.query)] == [AsOfVersion(5)]
+
+
+@pytest.mark.parametrize(("sql", "partitions", "detect"), [
+    ("INSERT OVERWRITE TABLE t SELECT * FROM s", (), False),
+    ("INSERT OVERWRITE t VALUES (1)", (), False),
+    ("INSERT OVERWRITE TABLE t PARTITION (p1, p2) WITH LABEL l (a) SELECT 1", ("p1", "p2"), False),
+    ("INSERT OVERWRITE TABLE t PARTITION(*) VALUES (1)", (), True),
+])
+def test_insert_overwrite(sql: str, partitions: tuple[str, ...], detect: bool) -> None:
+    stmt = parse_statement(sql)
+    assert isinstance(stmt, Insert) and stmt.overwrite and stmt.table == QualifiedName("t")
+    assert (stmt.partitions, stmt.detect_partitions) == (partitions, detect)
+    assert not parse_statement("INSERT INTO t VALUES (1)").overwrite  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("sql", ["INSERT INTO t PARTITION (*) VALUES (1)",
+                                 "INSERT OVERWRITE TABLE t PARTITION (*, p1) VALUES (1)"])
+def test_partition_star_only_alone_in_insert_overwrite(sql: str) -> None:
+    with pytest.raises(SqlSyntaxError, match=r"PARTITION \(\*\)"):
+        parse_statement(sql)
 
 
 def test_insert_with_cte_named_label_is_not_a_label() -> None:

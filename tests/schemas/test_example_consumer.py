@@ -51,3 +51,28 @@ def test_example_consumer_prints_each_commit_of_the_table() -> None:
     assert [(c["commit_number"], c["kind"], c["rows"]) for c in commits] == [
         (1, "insert", 2), (2, "update", 1), (3, "truncate", 0)]
     assert all(c["at"].endswith("+00:00") for c in commits)
+
+
+def test_follower_follows_the_name_across_replace_and_overwrite() -> None:
+    """The name moves to the other table id at ALTER TABLE … REPLACE WITH TABLE; INSERT OVERWRITE is a
+    commit of the table it names (no stack: envelopes as the log holds them)."""
+    from schemas.example_consumer import TableFollower
+
+    follower = TableFollower("d", "a")
+
+    def commit(kind: str, payload: dict[str, object]) -> dict[str, object] | None:
+        return follower.commit({"type": kind, "payload": payload, "commit_ts_ms": 0})
+
+    commit("DatabaseCreated", {"db_id": 1, "name": "d"})
+    commit("TableCreated", {"db_id": 1, "table_id": 10, "name": "a"})
+    commit("TableCreated", {"db_id": 1, "table_id": 11, "name": "b"})
+    overwrite = {"commit_number": 1, "num_rows": 2, "partition_versions": {"1": 3}}
+    assert commit("TableOverwritten", {"table_id": 10, **overwrite})["kind"] == "overwrite"  # type: ignore[index]
+    commit("TableReplaced", {"table_id": 10, "with_table_id": 11, "swap": True})
+    assert commit("TableOverwritten", {"table_id": 10, **overwrite}) is None  # 10 is b now
+    assert commit("TableOverwritten", {"table_id": 11, **overwrite}) is not None
+    commit("TableReplaced", {"table_id": 11, "with_table_id": 10, "swap": False})  # a REPLACE WITH b: a is 10 again
+    assert follower.table_id == 10
+    commit("TableCreated", {"db_id": 1, "table_id": 12, "name": "c"})
+    commit("TableReplaced", {"table_id": 12, "with_table_id": 10, "swap": False})  # c REPLACE WITH a: no a left
+    assert follower.table_id is None
