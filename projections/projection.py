@@ -45,6 +45,12 @@ USER_PREFIX = b"usr/"
 # format is rebuilt from the log (the truth) instead of being misread.
 FORMAT_VERSION = b"7"
 FORMAT_KEY = b"m/format"
+# Events that change only a table's data or where it lies, never what a statement's names resolve
+# to, its columns' types or who may read it: they leave `catalog_generation` alone. Every other kind,
+# a new one included, counts as a catalog change.
+_DATA_ONLY_EVENTS: tuple[type[ev.Event], ...] = (
+    ev.RowsetsCommitted, ev.DeleteCommitted, ev.CompactionCommitted, ev.RowsetsMoved, ev.RowsetsRecycled,
+    ev.RoutineLoadProgressed, ev.CommandRejected)
 
 
 def _dump(model: BaseModel) -> bytes:
@@ -68,6 +74,10 @@ class Projection:
         self.users: dict[str, UserRecord] = {}
         self.next_ids = {"db": 1, "table": 1, "partition": 1, "routine_load": 1}
         self.commands_position: dict[int, int] = {}
+        # Counts catalog changes folded by this process (see `_DATA_ONLY_EVENTS`), so a cache of
+        # something derived from the catalog (a prepared SELECT's columns, query.server) knows it is
+        # stale by comparing one number. In memory only: not part of the fold's bytes or checksum.
+        self.catalog_generation = 0
         # The newest commit time folded since the last flush: what `decided` forgets against.
         self._newest_ts_ms = 0
         self._dirty_tables: set[int] = set()
@@ -150,6 +160,11 @@ class Projection:
         handler = self._handlers.get(type(envelope.payload))
         if handler is not None:
             handler(envelope.payload, envelope.commit_ts_ms)
+        # After the change is in place, never before: a reader that saw the old number and then the
+        # new state caches it under the old number (recomputed next time); the other order would let
+        # it cache the old state under the new number for good.
+        if not isinstance(envelope.payload, _DATA_ONLY_EVENTS):
+            self.catalog_generation += 1
         if envelope.commands_position:
             self.commands_position.update(envelope.commands_position)
         decided.remember(self.store, envelope)
