@@ -31,7 +31,8 @@ def test_a_datetime_is_stored_rounded_to_its_precision(doris_type: str, written:
 
 def test_other_types_and_nulls_pass_unchanged() -> None:
     assert rounded_sql("x", "INT") == "x" and rounded_sql("x", "DATETIME(6)") == "x"
-    assert duckdb.connect().execute(f"SELECT {rounded_sql('CAST(NULL AS TIMESTAMP)', 'DATETIME')}").fetchall() == [(None,)]
+    null = rounded_sql("CAST(NULL AS TIMESTAMP)", "DATETIME")
+    assert duckdb.connect().execute(f"SELECT {null}").fetchall() == [(None,)]
 
 
 def test_precision_and_read_type() -> None:
