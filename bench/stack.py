@@ -25,9 +25,13 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schemas.config import REPO_ROOT, Settings, load_settings
+
+if TYPE_CHECKING:  # imported where used at run time: a benchmark that reads no projection loads none of it
+    from projections.projection import Projection
+    from projections.state import TableState
 
 PORT_SHIFT = 30000
 BENCH_HOME = REPO_ROOT / "var" / "bench"
@@ -182,6 +186,15 @@ def sql_projection_path(s: Settings) -> Path:
     return s.state_dir / f"sql-{s.sql_port}"
 
 
+def find_table(projection: Projection, db: str, table: str) -> TableState:
+    """A table the benchmark created, from a projection it opened."""
+    database = projection.database_by_name(db)
+    assert database is not None, f"no database {db} in the projection"
+    found = projection.table_by_name(database.db_id, table)
+    assert found is not None, f"no table {db}.{table} in the projection"
+    return found
+
+
 def table_rowset_files(s: Settings, db: str, table: str) -> list[str]:
     """Absolute paths of a table's live rowset files, read from the SQL server's projection."""
     from projections.projection import Projection
@@ -190,10 +203,7 @@ def table_rowset_files(s: Settings, db: str, table: str) -> list[str]:
     tiers = LocalTiers.from_config(s)
     projection = Projection(sql_projection_path(s), read_only=True)
     try:
-        database = projection.database_by_name(db)
-        assert database is not None, f"no database {db} in the projection"
-        found = projection.table_by_name(database.db_id, table)
-        assert found is not None, f"no table {db}.{table} in the projection"
+        found = find_table(projection, db, table)
         return [str(tiers.locate(r.rowset.tier, r.rowset.path))
                 for r in projection.rowset_records(found.table_id) if r.stale_ts_ms is None]
     finally:

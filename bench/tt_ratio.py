@@ -28,6 +28,7 @@ from bench.stack import (
     bench_stack,
     create_table_sql,
     emit,
+    find_table,
     fresh_database,
     log,
     machine,
@@ -47,7 +48,7 @@ def covers(s, db: str, ts_ms: int) -> dict:
 
     projection = Projection(sql_projection_path(s), read_only=True)
     try:
-        table = projection.table_by_name(projection.database_by_name(db).db_id, "t")
+        table = find_table(projection, db, "t")
         out = {}
         for name, ts in (("latest", None), ("time_travel", ts_ms)):
             snap = resolve(projection, table, ts)

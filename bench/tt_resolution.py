@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.stack import BENCH_HOME, emit, log, machine, percentiles_ms
-from projections.compaction import BASE_TRIGGER, CUMULATIVE_TRIGGER
+from projections.compaction import BASE_TRIGGER, CUMULATIVE_TRIGGER, Kind
 from projections.projection import Projection
 from projections.snapshot import resolve
 from schemas import events as ev
@@ -100,6 +100,7 @@ def _auto_compact(folder: Folder, pid: int, bucket: int, ts: int) -> None:
     """What the compaction agent would commit for this tablet now (same triggers as `due`/`plan`)."""
     live = folder.live[(pid, bucket)]
     while True:
+        kind: Kind
         if len(live) > BASE_TRIGGER:
             first = 0
             kind = "base"

@@ -39,6 +39,7 @@ from bench.stack import (
     add_stack_args,
     bench_stack,
     emit,
+    find_table,
     fresh_database,
     log,
     machine,
@@ -117,9 +118,7 @@ def tt_cover(s, db: str, ts_ms: int) -> dict:
 
     projection = Projection(sql_projection_path(s), read_only=True)
     try:
-        database = projection.database_by_name(db)
-        table = projection.table_by_name(database.db_id, "t")
-        snap = resolve(projection, table, ts_ms)
+        snap = resolve(projection, find_table(projection, db, "t"), ts_ms)
         return {"versions": [p.version for p in snap.partitions], "cover_rowsets": len(snap.rowsets),
                 "cover": [f"[{r.start_version}-{r.end_version}]" for r in snap.rowsets]}
     finally:
@@ -255,10 +254,10 @@ def main(argv: list[str] | None = None) -> int:
             if delta is not None:
                 delta.close()
 
-    strata = {"select_all": {**percentiles_ms(samples["strata_select_all"]), "rows": len(rows),
-                             "exactly_the_first_half": correct},
-              "filter_count": {**percentiles_ms(samples["strata_filter_count"]), "result": count_row[0],
-                               "expected": want_even},
+    strata_read = percentiles_ms(samples["strata_select_all"])
+    strata_count = percentiles_ms(samples["strata_filter_count"])
+    strata = {"select_all": {**strata_read, "rows": len(rows), "exactly_the_first_half": correct},
+              "filter_count": {**strata_count, "result": count_row[0], "expected": want_even},
               "latest_select_all": percentiles_ms(latest_samples),
               "load": {"phase1_s": round(load1, 2), "phase2_s": round(load2, 2),
                        "ms_per_insert": round((load1 + load2) * 1000 / args.commits, 2),
@@ -266,11 +265,12 @@ def main(argv: list[str] | None = None) -> int:
               "instant": t_text, "compaction": compaction, "snapshot_at_instant": cover, "database": db}
     ratio = ratio_count = None
     if delta is not None:
-        delta_info["read"] = {**percentiles_ms(samples["delta_read"]), "rows": delta_rows,
-                              "version": half - 1}
-        delta_info["filter_count"] = {**percentiles_ms(samples["delta_filter_count"]), "result": delta_even}
-        ratio = round(delta_info["read"]["p50_ms"] / strata["select_all"]["p50_ms"], 2)
-        ratio_count = round(delta_info["filter_count"]["p50_ms"] / strata["filter_count"]["p50_ms"], 2)
+        delta_read = percentiles_ms(samples["delta_read"])
+        delta_count = percentiles_ms(samples["delta_filter_count"])
+        delta_info["read"] = {**delta_read, "rows": delta_rows, "version": half - 1}
+        delta_info["filter_count"] = {**delta_count, "result": delta_even}
+        ratio = round(delta_read["p50_ms"] / strata_read["p50_ms"], 2)
+        ratio_count = round(delta_count["p50_ms"] / strata_count["p50_ms"], 2)
     ok = correct and count_row[0] == want_even
     emit({
         "bench": "tt_vs_delta",

@@ -4,6 +4,14 @@
 from offset 0 rebuilds the same bytes. The catalog (databases, tables, partitions, schemas) is
 small and lives in memory as well as in RocksDB; per-commit facts (versions, rowsets, deletes,
 history, labels) live only in RocksDB.
+
+The in-memory catalog is copy-on-write. Statements read `tables` and `databases`, and the states in
+them, on their own threads without the lock while the follower folds: a `TableState` (with its
+partitions, schemas and properties), `PartitionState` or `DatabaseState` once published is never
+changed again. An event's handler changes a draft (`_table`, `_partition`: copies one level deep,
+a partition only when it changes) and `apply` publishes the drafts once the handler is done, by
+replacing the dict's value (its size unchanged, so an iteration under way goes on); adding or
+removing an entry swaps in a new dict. A handler that fails publishes nothing.
 """
 
 from __future__ import annotations
@@ -48,6 +56,12 @@ VIEW_PREFIX = b"vw/"
 # format is rebuilt from the log (the truth) instead of being misread.
 FORMAT_VERSION = b"7"
 FORMAT_KEY = b"m/format"
+# Events that change only a table's data or where it lies, never what a statement's names resolve
+# to, its columns' types or who may read it: they leave `catalog_generation` alone. Every other kind,
+# a new one included, counts as a catalog change.
+_DATA_ONLY_EVENTS: tuple[type[ev.Event], ...] = (
+    ev.RowsetsCommitted, ev.DeleteCommitted, ev.CompactionCommitted, ev.RowsetsMoved, ev.RowsetsRecycled,
+    ev.RoutineLoadProgressed, ev.CommandRejected)
 
 
 def _dump(model: BaseModel) -> bytes:
@@ -72,9 +86,15 @@ class Projection:
         self.views: dict[int, ViewState] = {}
         self.next_ids = {"db": 1, "table": 1, "partition": 1, "routine_load": 1}
         self.commands_position: dict[int, int] = {}
+        # Counts catalog changes folded by this process (see `_DATA_ONLY_EVENTS`), so a cache of
+        # something derived from the catalog (a prepared SELECT's columns, query.server) knows it is
+        # stale by comparing one number. In memory only: not part of the fold's bytes or checksum.
+        self.catalog_generation = 0
         # The newest commit time folded since the last flush: what `decided` forgets against.
         self._newest_ts_ms = 0
         self._dirty_tables: set[int] = set()
+        # Tables the event being applied changes, published by `apply` (see the module's doc).
+        self._drafts: dict[int, TableState] = {}
         self._dirty_dbs: set[int] = set()
         self._offsets = self.store.offsets()
         self._load()
@@ -161,7 +181,17 @@ class Projection:
         """Folds one event in; its effects become durable (and readable in RocksDB) at `flush`."""
         handler = self._handlers.get(type(envelope.payload))
         if handler is not None:
-            handler(envelope.payload, envelope.commit_ts_ms)
+            try:
+                handler(envelope.payload, envelope.commit_ts_ms)
+                for table_id, draft in self._drafts.items():
+                    self.tables[table_id] = draft
+            finally:
+                self._drafts.clear()
+        # After the change is in place, never before: a reader that saw the old number and then the
+        # new state caches it under the old number (recomputed next time); the other order would let
+        # it cache the old state under the new number for good.
+        if not isinstance(envelope.payload, _DATA_ONLY_EVENTS):
+            self.catalog_generation += 1
         if envelope.commands_position:
             self.commands_position.update(envelope.commands_position)
         decided.remember(self.store, envelope)
@@ -258,8 +288,25 @@ class Projection:
 
     # -- helpers for handlers ----------------------------------------------------------------------
     def _table(self, table_id: int) -> TableState:
+        """The table as the event being applied may change it: a draft of the published one, whose
+        partitions, schemas and properties are the draft's own (their elements still shared)."""
         self._dirty_tables.add(table_id)
-        return self.tables[table_id]
+        draft = self._drafts.get(table_id)
+        if draft is None:
+            table = self.tables[table_id]
+            draft = self._drafts[table_id] = table.model_copy(update={
+                "partitions": dict(table.partitions), "schemas": list(table.schemas),
+                "properties": dict(table.properties), "name_takeovers": list(table.name_takeovers)})
+        return draft
+
+    def _partition(self, draft: TableState, partition_id: int) -> PartitionState:
+        """A partition of a draft table that may be changed: copied the first time, while it is still
+        the published table's."""
+        partition = draft.partitions[partition_id]
+        published = self.tables.get(draft.table_id)
+        if published is not None and published.partitions.get(partition_id) is partition:
+            partition = draft.partitions[partition_id] = partition.model_copy(update={"masks": list(partition.masks)})
+        return partition
 
     def _record_commit(self, table: TableState, ts: int, kind: str, *, partition_versions: dict[int, int]
                        | None = None, rows_added: int = 0, rows_removed: int = 0, description: str = "") -> int:
@@ -275,7 +322,7 @@ class Projection:
 
     def _bump_versions(self, table: TableState, partition_versions: dict[int, int], ts: int) -> None:
         for pid, version in partition_versions.items():
-            table.partitions[pid].version = version
+            self._partition(table, pid).version = version
             self.store.put(keys.version_key(table.table_id, pid, ts), str(version).encode())
 
     def _put_rowset(self, table_id: int, record: RowsetRecord) -> None:
@@ -286,23 +333,22 @@ class Projection:
 
     # -- handlers ------------------------------------------------------------------------------------
     def _database_created(self, e: ev.DatabaseCreated, ts: int) -> None:
-        self.databases[e.db_id] = DatabaseState(db_id=e.db_id, name=e.name, created_ts_ms=ts)
+        self.databases = {**self.databases, e.db_id: DatabaseState(db_id=e.db_id, name=e.name, created_ts_ms=ts)}
         self._dirty_dbs.add(e.db_id)
         self.next_ids["db"] = max(self.next_ids["db"], e.db_id + 1)
 
     def _database_dropped(self, e: ev.DatabaseDropped, ts: int) -> None:
-        self.databases[e.db_id].dropped_ts_ms = ts
+        self.databases[e.db_id] = self.databases[e.db_id].model_copy(update={"dropped_ts_ms": ts})
         self._dirty_dbs.add(e.db_id)
         for table in self.tables.values():
             if table.db_id == e.db_id and table.dropped_ts_ms is None:
-                table.dropped_ts_ms = ts
-                self._dirty_tables.add(table.table_id)
+                self._table(table.table_id).dropped_ts_ms = ts
         self._stop_jobs(lambda job: job.db_id == e.db_id, f"database {e.name} was dropped", ts)
         for view in [v for v in self.views.values() if v.db_id == e.db_id]:
             self._view_dropped(ev.ViewDropped(view_id=view.view_id), ts)
 
     def _table_created(self, e: ev.TableCreated, ts: int) -> None:
-        self.tables[e.table_id] = TableState(
+        created = TableState(
             table_id=e.table_id, db_id=e.db_id, name=e.name, keys_model=e.keys_model,
             partition_kind=e.partition_kind, partition_columns=e.partition_columns,
             distribution=e.distribution, properties=dict(e.properties), comment=e.comment,
@@ -311,6 +357,7 @@ class Projection:
             next_column_id=e.next_column_id, created_ts_ms=ts, last_commit_ts_ms=ts,
             time_travel_since_ts_ms=ts if e.properties.get("enable_time_travel") == "true" else None,
             auto_partition=e.auto_partition)
+        self.tables = {**self.tables, e.table_id: created}
         self._dirty_tables.add(e.table_id)
         self.next_ids["table"] = max(self.next_ids["table"], e.table_id + 1)
         for p in e.partitions:
@@ -346,7 +393,8 @@ class Projection:
 
     def _purge(self, table_id: int) -> None:
         """Forgets a table and its whole history; its files, no longer named, go to the orphan sweep."""
-        self.tables.pop(table_id, None)
+        self.tables = {i: t for i, t in self.tables.items() if i != table_id}
+        self._drafts.pop(table_id, None)
         self._dirty_tables.add(table_id)
         for _, raw in list(self.store.scan(keys.rowset_prefix(table_id))):
             self.store.delete(keys.rowset_locator_key(RowsetRecord.model_validate_json(raw).rowset.rowset_id))
@@ -401,20 +449,20 @@ class Projection:
 
     def _partition_dropped(self, e: ev.PartitionDropped, ts: int) -> None:
         table = self._table(e.table_id)
-        partition = table.partitions[e.partition_id]
+        partition = self._partition(table, e.partition_id)
         partition.dropped_ts_ms = ts
         self._record_commit(table, ts, "drop_partition", description=f"DROP PARTITION {partition.name}")
 
     def _partition_properties_changed(self, e: ev.PartitionPropertiesChanged, ts: int) -> None:
         table = self._table(e.table_id)
         for pid in e.partition_ids:
-            props = dict(table.partitions[pid].partition.properties)
+            state = self._partition(table, pid)
+            props = dict(state.partition.properties)
             for key, value in e.changes.items():
                 if value is None:
                     props.pop(key, None)
                 else:
                     props[key] = value
-            state = table.partitions[pid]
             state.partition = state.partition.model_copy(update={"properties": props})
 
     def _rowsets_committed(self, e: ev.RowsetsCommitted, ts: int) -> None:
@@ -459,7 +507,7 @@ class Projection:
         everything newer than it is stale, kept only for reads at earlier instants."""
         from projections.snapshot import cover_tablet  # the fold reuses the read path's cover walk
 
-        partition = table.partitions[pid]
+        partition = self._partition(table, pid)
         keep = {r.rowset_id for bucket in range(partition.partition.buckets)
                 for r in cover_tablet(self, table.table_id, partition, bucket, restored)}
         for record in list(self.rowset_records(table.table_id, pid)):

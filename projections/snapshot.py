@@ -75,6 +75,9 @@ def resolve(projection: Projection, table: TableState, ts_ms: int | None = None)
     """The table as of `ts_ms` (None: latest): per partition one version-index seek, then the
     cover walk of each tablet."""
     with projection.lock:
+        # The newest state of the table, as the lock holds the fold still: the caller's copy may be
+        # from before the last batch (states are replaced, never changed: projections.projection).
+        table = projection.tables.get(table.table_id, table)
         if ts_ms is None:
             partitions = [(p, p.version) for p in table.live_partitions()]
             schema_history = tuple(table.schemas)
@@ -89,5 +92,5 @@ def resolve(projection: Projection, table: TableState, ts_ms: int | None = None)
                             for r in cover_tablet(projection, table.table_id, partition, bucket, version))
             deletes = visible_deletes(projection, table.table_id, partition, version)
             result.append(PartitionSnapshot(partition.partition_id, partition.name, version, rowsets, deletes))
-        return Snapshot(table=table.model_copy(deep=True), schema=schema_history[-1].table_schema,
+        return Snapshot(table=table, schema=schema_history[-1].table_schema,
                         schema_history=schema_history, partitions=tuple(result), ts_ms=ts_ms)

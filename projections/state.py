@@ -87,6 +87,10 @@ class SchemaAt(BaseModel):
 
 
 class TableState(BaseModel):
+    """A table in the catalog. Once the fold has published it (`Projection.tables`) it is never
+    changed, nor are its partitions, schemas and properties: a newer state replaces it, so a reader
+    may hold and iterate it without the projection's lock."""
+
     table_id: int
     db_id: int
     name: str
@@ -125,9 +129,9 @@ class TableState(BaseModel):
         return chosen
 
     def live_partitions(self) -> list[PartitionState]:
-        # The follower adds partitions to this dict while statements read it: list() copies it in one
-        # step under the GIL, where iterating it directly raised "dictionary changed size" (SHOW PARTITIONS).
-        return [p for p in list(self.partitions.values()) if p.dropped_ts_ms is None]
+        # No copy needed: the fold never changes a published TableState's dicts (copy-on-write,
+        # projections.projection), so the follower cannot resize this one under a reader.
+        return [p for p in self.partitions.values() if p.dropped_ts_ms is None]
 
     def partition_by_name(self, name: str) -> PartitionState | None:
         lowered = name.lower()

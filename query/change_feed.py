@@ -202,8 +202,7 @@ class ChangeFollower:
 
     def poll(self) -> ChangeBatch:
         """The next changes (at most `max_commits` commits' worth); an empty table when none are new."""
-        with self.source.projection.lock:
-            table = self._table().model_copy(deep=True)
+        table = self._table()  # a published state never changes (copy-on-write)
         end = min(table.commit_number, self.cursor + self.max_commits)
         data = changes(self.source, table, self.cursor, max(end, self.cursor))
         self.cursor = max(end, self.cursor)
@@ -254,8 +253,7 @@ class TableChanges:
         return _CatchingUpFollower(self, self.table.table_id, cursor, max_commits=max_commits)
 
     def _current(self) -> TableState:
-        with self.projection.lock:
-            return self.projection.tables[self.table.table_id].model_copy(deep=True)
+        return self.projection.tables[self.table.table_id]  # a published state never changes (copy-on-write)
 
     def close(self) -> None:
         self.follower.stop()

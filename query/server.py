@@ -15,6 +15,7 @@ import gc
 import logging
 import re
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from datetime import tzinfo
 from typing import Any
@@ -36,7 +37,7 @@ from query.console.routes import admin_only
 from query.context import Done, Rows, SessionState, SqlFailure, StatementGuard
 from query.doris_variables import DORIS_VARIABLES, READ_OPTIONS
 from query.engine import Engine
-from query.parser import SqlError, SqlSyntaxError, parse_script
+from query.parser import SqlError, SqlSyntaxError, parse_script, table_refs
 from query.parser import statements as st
 from query.reads import session_zone
 from query.system_variables import MYSQL_VARIABLES, SYNONYMS
@@ -60,6 +61,9 @@ _MIMIC = (st.SetVariables, st.SetNames, st.Passthrough)
 # Statements up to this size parse in well under a millisecond: on the event loop, which is cheaper
 # than two thread hand-offs; longer ones are parsed on a worker thread.
 _INLINE_PARSE_CHARS = 2048
+# Prepared statements described per connection (`prepared_columns`): an application's working set
+# of statement texts, while a pool of hundreds of connections still holds little.
+_DESCRIBED_PER_CONNECTION = 64
 
 
 def _delegates(statement: st.Statement) -> bool:
@@ -102,6 +106,9 @@ class StrataSession(Session):
         self._affected_rows = 0
         self._sql = ""
         self._parsed: list[exp.Expression] | None = None  # mimic's parse of the statement, made off the loop
+        # `prepared_columns` answers by statement text, database and user: (catalog generation when
+        # described, whether it reads a table, columns); least recently used first.
+        self._described: OrderedDict[tuple[str, str | None, str], tuple[int, bool, list[WireColumn]]] = OrderedDict()
 
     async def init(self, connection: Connection) -> None:
         """mysql-mimic builds the Connection itself and writes a statement's OK packet with
@@ -127,6 +134,11 @@ class StrataSession(Session):
 
     async def use(self, database: str) -> None:
         await self._run(st.Use(db=database))
+
+    async def reset(self) -> None:
+        # COM_CHANGE_USER resets the variables (time_zone among them), which descriptions depend on.
+        self._described.clear()
+        await super().reset()
 
     async def schema(self) -> dict[str, Any]:
         return {}
@@ -156,6 +168,10 @@ class StrataSession(Session):
                     raise
                 except Exception as exc:  # noqa: BLE001 - mimic's evaluator may not know a function
                     raise MysqlError(_ANSI.sub("", str(exc)), ErrorCode.NOT_SUPPORTED_YET) from None  # type: ignore[arg-type]
+                finally:
+                    # A SET may change what a described SELECT reads: @@x, the time_zone its times are
+                    # described in. Rare next to PREPAREs, so every description is simply forgotten.
+                    self._described.clear()
                 self._copy_variables()
             else:
                 result = await self._run(statement)
@@ -166,20 +182,52 @@ class StrataSession(Session):
         answer: MySQL announces them there, and libmysqlclient and Connector/J size their result
         bindings and getMetaData() from them. A lone SELECT runs with LIMIT 0 through `_run`, so the
         same engine, access checks and sandbox as any statement; anything else, or a SELECT that
-        fails so, announces none, and its EXECUTE answer describes its columns (clients accept that)."""
+        fails so, announces none, and its EXECUTE answer describes its columns (clients accept that).
+
+        Running it costs about as much as the SELECT itself, and clients prepare the same text again
+        and again (a cursor per call), so a description is kept per connection, keyed by the text,
+        the database and the user, and used while the projection's `catalog_generation` is the one
+        it was made at: any DDL, grant or user change, on this server or folded from another, makes
+        it stale. A SELECT of a table still waits for the replica to hold the log as of now first,
+        as running it would (read-your-writes across servers). Failures are not kept: they may
+        depend on data (FOR VERSION AS OF a commit not made yet)."""
+        key = (sql, self.state.database, self.state.user)
+        kept = self._described.get(key)
+        if kept is not None and kept[1]:
+            try:
+                await asyncio.get_running_loop().run_in_executor(None, self.engine.ctx.catch_up)
+            except (SqlFailure, KafkaException):
+                return []  # the replica is not catching up (Kafka away): the SELECT itself would fail so
+        if kept is not None and kept[0] == self.engine.ctx.projection.catalog_generation:
+            self._described.move_to_end(key)
+            return kept[2]
+        # Read before describing: a change folded meanwhile leaves the entry stale, never wrong.
+        generation = self.engine.ctx.projection.catalog_generation
+        described = await self._describe(sql)
+        if described is not None:
+            self._described[key] = (generation, *described)
+            self._described.move_to_end(key)
+            if len(self._described) > _DESCRIBED_PER_CONNECTION:
+                self._described.popitem(last=False)
+        return [] if described is None else described[1]
+
+    async def _describe(self, sql: str) -> tuple[bool, list[WireColumn]] | None:
+        """(whether it reads a table, its result columns) of a prepared statement; None when a
+        SELECT failed."""
         try:
             statements = await asyncio.get_running_loop().run_in_executor(None, parse_script, sql)
         except SqlError:
-            return []
+            return False, []
         if len(statements) != 1 or not isinstance(statements[0], st.Query) or \
                 not isinstance(statements[0].expr, exp.Query):
-            return []
+            return False, []
+        expr = statements[0].expr
         self._sql = sql
         try:
-            result = await self._run(st.Query(expr=statements[0].expr.limit(0)))
+            result = await self._run(st.Query(expr=expr.limit(0)))
         except MysqlError:
-            return []
-        return result.columns if isinstance(result, WireResult) else []
+            return None
+        return bool(table_refs(expr)), result.columns if isinstance(result, WireResult) else []
 
     def _parse(self, sql: str) -> list[exp.Expression]:
         parsed, self._parsed = self._parsed, None

@@ -83,8 +83,7 @@ def _compact_tablet(ctx: Context, compactor: Compactor, cur: duckdb.DuckDBPyConn
                     bucket: int, kind: Kind) -> int:
     for attempt in range(_COMPACTION_ATTEMPTS):
         ctx.catch_up()
-        with ctx.projection.lock:
-            table = ctx.projection.tables[table_id].model_copy(deep=True)
+        table = ctx.projection.tables[table_id]  # a published state never changes (copy-on-write)
         try:
             return 1 if compactor.compact(cur, table, table.partitions[pid], bucket, kind) is not None else 0
         except (CommandFailed, CommandTimeout) as exc:

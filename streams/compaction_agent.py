@@ -27,7 +27,7 @@ class CompactionAgent:
         projection = self.compactor.projection
         done = 0
         with projection.lock:
-            tables = [t.model_copy(deep=True) for t in projection.tables.values()
+            tables = [t for t in projection.tables.values()
                       if t.dropped_ts_ms is None and t.properties.get("disable_auto_compaction") != "true"
                       and self.owns(t.table_id)]
         for table in tables:

@@ -101,8 +101,8 @@ class TieringAgent:
             for table_id in live.keys() if dirty is None else dirty & live.keys():
                 for partition in live[table_id].live_partitions():
                     wanted.update((table_id, partition.partition_id, b) for b in range(partition.partition.buckets))
-            # Copies of only the tables this pass works on: it runs on every event batch.
-            tables = {i: live[i].model_copy(deep=True) for i in {key[0] for key in wanted} if i in live}
+            # No copies: a published state never changes (copy-on-write, projections.projection).
+            tables = {i: live[i] for i in {key[0] for key in wanted} if i in live}
         jobs = []
         for key in sorted(wanted):
             backoff = self._backoff.get(key)

@@ -72,7 +72,7 @@ def _visible_tables(ctx: Any, viewer: Viewer) -> list[tuple[str, TableState]]:
                 continue
             for table in projection.tables_of(db.db_id):
                 if viewer.sees(db.name, table.name):
-                    found.append((db.name, table.model_copy(deep=True)))
+                    found.append((db.name, table))
         return found
 
 
@@ -145,7 +145,7 @@ def _find(ctx: Any, viewer: Viewer, db: str, name: str) -> TableState:
         table = projection.table_by_name(database.db_id, name) if database is not None else None
         if database is None or table is None or not viewer.sees(database.name, table.name):
             raise NotFound(f"Table '{db}.{name}' doesn't exist")
-        return table.model_copy(deep=True)
+        return table
 
 
 def _rowset(record: RowsetRecord, partitions: dict[int, str]) -> dict[str, Any]:

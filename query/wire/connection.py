@@ -18,7 +18,8 @@ result-set writing and KILL, is upstream's):
   is reported by the next EXECUTE); COM_STMT_RESET no longer resets the whole session;
 - COM_FIELD_LIST sends one packet per column (upstream joined them into one);
 - the prepare answer announces the result columns of a SELECT, as MySQL does (the session runs it
-  with NULL parameters and LIMIT 0: `DescribesPrepared`); other statements announce none;
+  with NULL parameters and LIMIT 0, once per text until the catalog changes: `DescribesPrepared`);
+  other statements announce none;
 - result sets (text and binary) carry the column definitions of query.wire.columns: MySQL type,
   length, decimals, flags and charset from the result's schema, values in MySQL's forms;
 - COM_RESET_CONNECTION drops the prepared statements;

@@ -14,10 +14,10 @@ from projections.rows import RowsRejected
 from projections.state import TableState
 from schemas import events as ev
 from schemas.envelope import wrap_event
-from schemas.model import Column, Distribution, LoadColumn, Partition, RoutineLoadSpec, TableSchema
+from schemas.model import Column, Distribution, KeysModel, LoadColumn, Partition, RoutineLoadSpec, TableSchema
 
 
-def _table(tmp_path: Path, keys_model: str = "DUPLICATE") -> TableState:
+def _table(tmp_path: Path, keys_model: KeysModel = "DUPLICATE") -> TableState:
     projection = Projection(tmp_path / "p")
     columns = (Column(unique_id=1, name="id", type="INT", is_key=True, nullable=False),
                Column(unique_id=2, name="name", type="VARCHAR(8)"),

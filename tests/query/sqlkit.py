@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import pymysql
 import pytest
 
 Row = tuple[Any, ...]
+# An alias, not a variable: the tests annotate their fixtures with it.
+Conn: TypeAlias = pymysql.connections.Connection
 
 
 def connect(database: str | None = None) -> pymysql.connections.Connection:

@@ -25,10 +25,9 @@ import pytest
 from infra.toolchain import ensure_chromium
 from schemas.config import Settings, load_settings
 from tests.query.routine_load_kit import kafka_source, new_topic, produce
-from tests.query.sqlkit import rows, run
+from tests.query.sqlkit import Conn, rows, run
 
 pytestmark = pytest.mark.integration
-Conn = pymysql.connections.Connection
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 
 

@@ -15,8 +15,11 @@ from decimal import Decimal
 from typing import Any
 
 import mysql.connector
+import pymysql
 import pytest
 from mysql.connector.connection import MySQLConnection
+
+from tests.query.sqlkit import run
 
 pytestmark = pytest.mark.usefixtures("server")
 
@@ -167,3 +170,49 @@ def test_prepare_announces_the_result_columns(prepared: MySQLConnection) -> None
     prepared.cmd_stmt_close(statement["statement_id"])
     assert select(prepared, "SELECT name FROM people WHERE id = ?", (2,)) == [("nobody",)]
     prepared.cmd_stmt_close(other["statement_id"])
+
+
+def prepared_columns(conn: MySQLConnection, sql: bytes) -> list[tuple[str, int]]:
+    """(name, MySQL type) of each column the prepare answer announces; the statement is closed."""
+    statement = conn.cmd_stmt_prepare(sql)
+    assert isinstance(statement, dict)
+    conn.cmd_stmt_close(statement["statement_id"])
+    return [(c[0], c[1]) for c in statement["columns"]]
+
+
+def test_prepare_after_add_column_announces_it(prepared: MySQLConnection, conn: pymysql.connections.Connection,
+                                               db: str) -> None:
+    """A prepare's columns are kept per connection and text (query.server `prepared_columns`); a
+    schema change — made on another connection, then on this one — must still show in the next
+    prepare of the same text."""
+    text = b"SELECT * FROM people WHERE id = ?"
+    before = prepared_columns(prepared, text)
+    assert [name for name, _ in before] == ["id", "name", "amount", "born", "seen", "note"]
+    assert prepared_columns(prepared, text) == before  # the kept description, unchanged
+    run(conn, "ALTER TABLE people ADD COLUMN score BIGINT DEFAULT '0'")
+    assert prepared_columns(prepared, text) == [*before, ("score", 8)]
+    cur = prepared.cursor()
+    cur.execute("ALTER TABLE people DROP COLUMN note")
+    cur.close()
+    assert prepared_columns(prepared, text) == [*before[:5], ("score", 8)]
+    assert select(prepared, text.decode(), (2,)) == [(2, "nobody", Decimal("7.25"), dt.date(1985, 6, 30),
+                                                      dt.datetime(2026, 2, 3, 4, 5, 6), 0)]
+
+
+def test_same_text_in_another_database_is_described_there(prepared: MySQLConnection,
+                                                          conn: pymysql.connections.Connection, db: str) -> None:
+    """The kept description belongs to the database the text was prepared in: after USE, the same
+    unqualified name is another table."""
+    other_db = f"{db}_b"
+    run(conn, f"CREATE DATABASE {other_db}")
+    try:
+        run(conn, f"CREATE TABLE {other_db}.people (id INT, nick VARCHAR(10)) DUPLICATE KEY(id) "
+                  "DISTRIBUTED BY HASH(id) BUCKETS 1")
+        text = b"SELECT * FROM people WHERE id = ?"
+        assert len(prepared_columns(prepared, text)) == 6
+        prepared.cmd_init_db(other_db)
+        assert prepared_columns(prepared, text) == [("id", 3), ("nick", 253)]
+        prepared.cmd_init_db(db)
+        assert len(prepared_columns(prepared, text)) == 6
+    finally:
+        run(conn, f"DROP DATABASE {other_db} FORCE")

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import TypeAlias
 
-import pymysql
 import pytest
 from minio import Minio
 
 from query.dynamic_partition import COLUMNS, ordinal
 from schemas.config import load_settings
-from tests.query.sqlkit import columns, fails, rows, run, show_create
+from tests.query.sqlkit import Conn, columns, fails, rows, run, show_create
 
-Conn: TypeAlias = pymysql.connections.Connection
 WRONG_ARGUMENTS, BAD_DB_ERROR = 1210, 1049
 NEVER = "-2147483648"
 P = "dynamic_partition."

@@ -137,7 +137,7 @@ def _marked(root: Path, *, recursive: bool = True, skip: tuple[str, ...] = ()) -
     return found
 
 
-def _snapshot() -> dict[str, object]:
+def _snapshot() -> dict[str, list[str]]:
     config = strata_settings()
     home = config.home.resolve()
     try:

@@ -10,7 +10,6 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeAlias
 
 import duckdb
 import pymysql
@@ -18,10 +17,9 @@ import pytest
 
 from query.sandbox import ALLOWED_TABLE_FUNCTIONS
 from schemas.config import load_settings
-from tests.query.sqlkit import fails, rows, run
+from tests.query.sqlkit import Conn, fails, rows, run
 
 pytestmark = pytest.mark.integration
-Conn: TypeAlias = pymysql.connections.Connection
 MARKER = f"strata-sandbox-marker-{uuid.uuid4().hex}"
 
 

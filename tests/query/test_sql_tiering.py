@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pymysql
 import pytest
 from minio import Minio
 
@@ -28,10 +27,9 @@ from projections.replica import Replica
 from schemas.config import Settings, load_settings
 from storage.tiers import LocalTiers
 from streams.recycler import Recycler
-from tests.query.sqlkit import fails, rows, run, sorted_rows
+from tests.query.sqlkit import Conn, fails, rows, run, sorted_rows
 
 pytestmark = pytest.mark.integration
-Conn = pymysql.connections.Connection
 
 
 @pytest.fixture(scope="module")

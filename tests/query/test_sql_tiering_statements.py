@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Any, TypeAlias
+from typing import Any
 
-import pymysql
 import pytest
 from minio import Minio
 from minio.credentials import StaticProvider
@@ -20,9 +19,8 @@ from query.context import SqlFailure
 from query.tiering import parse_cooldown_ttl
 from schemas.config import load_settings
 from storage.secrets import MASK, PREFIX
-from tests.query.sqlkit import columns, fails, rows, run
+from tests.query.sqlkit import Conn, columns, fails, rows, run
 
-Conn: TypeAlias = pymysql.connections.Connection
 WRONG_ARGUMENTS, UNKNOWN_ERROR = 1210, 1105
 FUTURE = "2099-01-01 08:00:00"
 

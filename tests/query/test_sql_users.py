@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from typing import TypeAlias
 
 import pymysql
 import pytest
@@ -16,10 +15,9 @@ from infra.layout import Layout
 from schemas.config import load_settings
 from schemas.topics import EVENTS_TOPIC
 from tests.query.routine_load_kit import kafka_source, new_topic
-from tests.query.sqlkit import fails, rows, run
+from tests.query.sqlkit import Conn, fails, rows, run
 
 pytestmark = pytest.mark.integration
-Conn: TypeAlias = pymysql.connections.Connection
 
 
 def _login(user: str, password: str, database: str | None = None) -> Conn:

@@ -41,6 +41,7 @@ def second_server() -> Iterator[int]:
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
+            assert proc.stderr is not None  # stderr=PIPE
             raise RuntimeError(f"second SQL server did not start: {proc.stderr.read().decode()[-2000:]}")
         time.sleep(0.2)
     yield sql_port

@@ -70,7 +70,7 @@ def test_upload_verify_download_list_remove(store: ObjectStore, tmp_path: Path) 
     listed = list(store.objects())
     assert [(o.path, o.size) for o in listed] == [("t1/p1/b0/abc.parquet", 100_000)]
     stored = store.client.stat_object(store.location.bucket, "root/strata/t1/p1/b0/abc.parquet")
-    assert stored.metadata.get("x-amz-meta-strata-sha256") == "sha"
+    assert stored.metadata is not None and stored.metadata.get("x-amz-meta-strata-sha256") == "sha"
     back = tmp_path / "back"
     store.download("t1/p1/b0/abc.parquet", back)
     assert back.read_bytes() == local.read_bytes()
