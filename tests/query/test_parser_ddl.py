@@ -149,7 +149,8 @@ def test_create_duplicate_table_list_partitions_random_distribution() -> None:
     assert [str(c.type) for c in stmt.columns] == ["STRING", "BIGINT", "JSON", "BOOLEAN", "DATE", "CHAR(3)"]
     assert stmt.keys_model == "DUPLICATE" and stmt.engine is None
     assert stmt.partition is not None and stmt.partition.kind == "LIST"
-    assert [p.values for p in stmt.partition.partitions] == [(("a",), ("b",)), (("c",),)]
+    assert [p.values for p in stmt.partition.partitions if isinstance(p, PartitionDef)] == [
+        (("a",), ("b",)), (("c",),)]
     assert stmt.distribution == Distribution("RANDOM", (), None)
 
 

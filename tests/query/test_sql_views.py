@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TypeAlias
 
@@ -36,7 +36,7 @@ def _mal(conn: Conn) -> None:
     run(conn, f"INSERT INTO mal_test_view VALUES {MAL_ROWS}")
 
 
-def _nulls_first(found: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+def _nulls_first(found: Sequence[tuple[object, ...]]) -> list[tuple[object, ...]]:
     return sorted(found, key=lambda r: tuple((v is not None, v) for v in r))
 
 
