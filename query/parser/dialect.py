@@ -132,6 +132,9 @@ class StrataParser(DorisParser):
         return self.expression(exp.Partition(subpartition=subpartition, expressions=names))
 
     def _parse_partition_name(self) -> exp.Expr:
+        # `INSERT OVERWRITE t PARTITION (*)`: the partitions the new rows fall in (query.parser.dml).
+        if self._match(TokenType.STAR):
+            return exp.Star()
         name = self._parse_id_var(any_token=False)
         if name is None:
             self.raise_error("expected a partition name")
