@@ -37,7 +37,7 @@ def source_fields(spec: RoutineLoadSpec, table: TableState) -> list[str]:
     """The fields each record holds, in order: COLUMNS' plain names, or else the table's columns."""
     if spec.columns:
         return [c.name for c in spec.columns if c.expr_sql is None]
-    return [c.name for c in table.schema_now.columns]
+    return [c.name for c in table.schema_now.visible_columns]
 
 
 def _parsed_sql(spec: RoutineLoadSpec, fields: list[str]) -> str:

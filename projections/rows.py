@@ -101,8 +101,10 @@ def bucket_expr(table: TableState) -> str:
 
 
 def _routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
-            strict: bool, partitions: tuple[int, ...], passthrough: Sequence[str]) -> tuple[pa.Table, list[_Check]]:
-    """The typed, routed rows with one `__chk<i>` column per check (true where the row fails it)."""
+            strict: bool, partitions: tuple[int, ...], passthrough: Sequence[str],
+            sign_from: int | None = None) -> tuple[pa.Table, list[_Check]]:
+    """The typed, routed rows with one `__chk<i>` column per check (true where the row fails it), and
+    with `sign_from`, each row's own delete sign (`__DORIS_DELETE_SIGN__` given as source column a<i>)."""
     schema = table.schema_now
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
     given = {c.unique_id: i for i, c in enumerate(targets)}
@@ -127,6 +129,9 @@ def _routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, 
         if not column.nullable:
             checks.append(_Check(column, f"{value} IS NULL", "null"))
     carried = "".join(f", {name}" for name in passthrough)
+    if sign_from is not None:
+        # Doris' delete sign is a TINYINT: any value but 0 (or NULL) deletes the row's key.
+        carried += f", coalesce(TRY_CAST(a{sign_from} AS TINYINT), 0) <> 0 AS {HIDDEN_DELETE_SIGN}"
     check_cols = "".join(f", ({check.condition}) AS __chk{i}" for i, check in enumerate(checks))
     typed_sql = (f"SELECT {', '.join(typed)}, row_number() OVER () - 1 AS {HIDDEN_SEQ}{carried}{check_cols} "
                  f"FROM ({source_sql})")
@@ -145,17 +150,20 @@ def _no_partition(table: TableState, partitions: tuple[int, ...]) -> str:
 def _finish(table: TableState, data: pa.Table, *, delete_sign: bool) -> pa.Table:
     keep = [c.file_column for c in table.schema_now.columns] + [HIDDEN_SEQ]
     if table.keys_model == "UNIQUE":
-        data = data.append_column(HIDDEN_DELETE_SIGN, pa.array([delete_sign] * data.num_rows, pa.bool_()))
+        if HIDDEN_DELETE_SIGN not in data.column_names:
+            data = data.append_column(HIDDEN_DELETE_SIGN, pa.array([delete_sign] * data.num_rows, pa.bool_()))
         keep.append(HIDDEN_DELETE_SIGN)
     return data.select([*keep, "__partition", "__bucket"])
 
 
 def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
-                 delete_sign: bool = False, partitions: tuple[int, ...] = ()) -> pa.Table:
+                 delete_sign: bool = False, partitions: tuple[int, ...] = (), sign_from: int | None = None) -> pa.Table:
     """The rows of `source_sql` typed to the table's current schema, checked (NULLs, lengths, values,
-    partitions) and routed: the file columns, `__seq`, the delete sign on Unique Key tables, and
-    `__partition`/`__bucket`. Raises RowsRejected for the first check any row fails; writes nothing."""
-    data, checks = _routed(cur, table, source_sql, targets, strict=True, partitions=partitions, passthrough=())
+    partitions) and routed: the file columns, `__seq`, the delete sign on Unique Key tables (`delete_sign`
+    for every row, or each row's from source column a<`sign_from`>), and `__partition`/`__bucket`.
+    Raises RowsRejected for the first check any row fails; writes nothing."""
+    data, checks = _routed(cur, table, source_sql, targets, strict=True, partitions=partitions, passthrough=(),
+                           sign_from=sign_from)
     for i, check in enumerate(checks):
         if pc.any(data.column(f"__chk{i}")).as_py():
             raise check.failure()

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from schemas.model import Distribution, KeysModel, Partition, Rowset, RowsetMove, TableSchema
+from schemas.model import (
+    SEQUENCE_COL_PROPERTY,
+    SEQUENCE_COLUMN,
+    SEQUENCE_TYPE_PROPERTY,
+    Column,
+    Distribution,
+    KeysModel,
+    Partition,
+    Rowset,
+    RowsetMove,
+    TableSchema,
+)
 
 
 class DatabaseState(BaseModel):
@@ -102,6 +113,17 @@ class TableState(BaseModel):
     @property
     def time_travel(self) -> bool:
         return self.properties.get("enable_time_travel", "false").lower() == "true"
+
+    def sequence_column(self, schema: TableSchema | None = None) -> Column | None:
+        """The column whose value orders the rows of one key of a Unique Key table before their load
+        order (Doris' sequence column): the one `function_column.sequence_col` names, or the hidden
+        `__DORIS_SEQUENCE_COL__` of `function_column.sequence_type`; looked up in `schema` (the
+        schema a read is at; default: now). Fixed at CREATE TABLE, so every schema has it."""
+        if self.keys_model != "UNIQUE":
+            return None
+        name = self.properties.get(SEQUENCE_COL_PROPERTY) or (
+            SEQUENCE_COLUMN if SEQUENCE_TYPE_PROPERTY in self.properties else None)
+        return None if name is None else (schema or self.schema_now).column(name)
 
 
 class RowsetRecord(BaseModel):

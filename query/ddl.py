@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from projections.state import PartitionState, TableState
+from query import unique_key
 from query.context import Context, Done, SessionState, SqlFailure
 from query.parser import statements as st
 from query.table_definition import (
@@ -53,6 +54,9 @@ def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done
     keys_model, columns = build_columns(s)
     check = _property_check(ctx, session)
     properties = check(s.properties)
+    hidden_sequence = unique_key.sequence_column(keys_model, columns, properties)
+    if hidden_sequence is not None:
+        columns = (*columns, hidden_sequence)
     dist = s.distribution
     buckets = (dist.buckets if dist and dist.buckets else 1)
     hash_cols = tuple(c.lower() for c in dist.columns) if dist and dist.kind == "HASH" else ()
@@ -133,6 +137,7 @@ def alter_table(ctx: Context, session: SessionState, s: st.AlterTable) -> Done:
     for action in s.actions:
         if isinstance(action, st.SetTableProperties):
             changes = check(action.properties)
+            unique_key.refuse_sequence_property_change(changes)
             merged.update(changes)
             dynamic_changed = dynamic_changed or has_dynamic(changes)
             commands.append(cmd.AlterTableProperties(table_id=table.table_id, changes=dict(changes)))
@@ -318,6 +323,7 @@ def _apply_column_action(table: TableState, columns: list[Column], action: objec
         return next_id + 1
     if isinstance(action, st.DropColumn):
         i = _find(columns, action.name)
+        unique_key.refuse_sequence_column_change(table, columns[i], "drop")
         if columns[i].is_key:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not drop key column '{columns[i].name}'")
         if columns[i].name.lower() in _layout_columns(table):
@@ -329,12 +335,15 @@ def _apply_column_action(table: TableState, columns: list[Column], action: objec
         return next_id
     if isinstance(action, st.ModifyColumn):
         i = _find(columns, action.column.name)
+        unique_key.refuse_sequence_column_change(table, columns[i], "modify")
         new = _modified(table, columns[i], action.column)
         del columns[i]
         columns.insert(i if action.position is None else _position(columns, action.position, new.is_key), new)
         return next_id
     if isinstance(action, st.RenameColumn):
         i = _find(columns, action.old)
+        unique_key.refuse_sequence_column_change(table, columns[i], "rename")
+        unique_key.check_column_name(action.new)
         if any(c.name.lower() == action.new.lower() for c in columns):
             raise SqlFailure(ErrorCode.DUP_FIELDNAME, f"Duplicate column name '{action.new}'")
         if columns[i].name.lower() in _layout_columns(table):

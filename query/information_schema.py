@@ -306,7 +306,7 @@ def _columns(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]
                        facts.collation, type_text(doris_type), "", "", "select", "", None, None)
     for db, table in _live_tables(ctx, scope):
         privileges = column_privileges(ctx, session, db, table.name)
-        for i, c in enumerate(table.schema_now.columns, start=1):
+        for i, c in enumerate(table.schema_now.visible_columns, start=1):
             if not scope.allows("COLUMN_NAME", c.name):
                 continue
             facts = column_facts(c.type)

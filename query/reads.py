@@ -31,6 +31,7 @@ from query.parser.refs import is_dual
 from query.parser.statements import QualifiedName
 from query.relation import snapshot_sql
 from query.session_functions import session_zone, substitute
+from query.system_variables import session_flag
 from schemas.errors import ErrorCode
 
 _view_ids = itertools.count(1)
@@ -160,7 +161,8 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
             snapshot = snapshot_for(ctx, session, QualifiedName(ref.name, ref.db), ref.as_of)
             if selected:
                 snapshot = _only_partitions(snapshot, selected)
-            cur.execute(f"CREATE TEMP VIEW {view} AS {snapshot_sql(snapshot, ctx.locator)}")
+            hidden = session_flag(session.system_variables, "show_hidden_columns")
+            cur.execute(f"CREATE TEMP VIEW {view} AS {snapshot_sql(snapshot, ctx.locator, show_hidden=hidden)}")
         ref.node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(
             this=exp.to_identifier(alias))))
     return expr.sql(dialect="duckdb")

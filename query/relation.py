@@ -8,7 +8,7 @@ from sqlglot import exp
 
 from projections.compaction import column_definitions, rowset_file
 from projections.snapshot import Snapshot
-from schemas.model import Column, TableSchema
+from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, VERSION_COLUMN, Column, TableSchema
 from storage.locator import RowsetLocator
 from storage.rowset_sql import (
     DeleteRule,
@@ -34,15 +34,31 @@ def _dropped_since(schema: TableSchema, defined: dict[int, Column], deletes: lis
     return [defined[i] for i in sorted(named) if i in defined]
 
 
-def snapshot_sql(snapshot: Snapshot, locator: RowsetLocator) -> str:
+def snapshot_sql(snapshot: Snapshot, locator: RowsetLocator, *, show_hidden: bool = False) -> str:
     """SELECT returning the table's visible rows at the snapshot, columns named as the user sees them.
+    With `show_hidden` (the session's show_hidden_columns), Doris' hidden columns too, and the rows of
+    a Unique Key table whose newest load deleted them (with __DORIS_DELETE_SIGN__ = 1), as Doris shows.
 
     Cold rowsets are fetched into the file cache first (in parallel), so the SQL names local files."""
     table = snapshot.table
     paths = locator.locate_many(snapshot.rowsets)
     files = [rowset_file(table, r, lambda r: paths[r.rowset_id]) for r in snapshot.rowsets]
     deletes = [DeleteRule(p.partition_id, d.version, d.predicate) for p in snapshot.partitions for d in p.deletes]
-    spec = MergeSpec(keys_model=table.keys_model, columns=snapshot.schema.columns,
-                     extra_columns=tuple(_dropped_since(snapshot.schema, column_definitions(table), deletes)),
-                     delete_sign=table.keys_model == "UNIQUE")
-    return table_rows_sql(spec, files, deletes)
+    schema = snapshot.schema
+    visible = schema.visible_columns
+    hidden = tuple(c for c in schema.columns if c not in visible) if show_hidden else ()
+    spec = MergeSpec(keys_model=table.keys_model, columns=(*visible, *hidden),
+                     extra_columns=tuple(_dropped_since(schema, column_definitions(table), deletes)),
+                     delete_sign=table.keys_model == "UNIQUE", sequence=table.sequence_column(schema),
+                     show_hidden=show_hidden)
+    rows = table_rows_sql(spec, files, deletes)
+    if not show_hidden or table.keys_model != "UNIQUE":
+        return rows
+    # Doris' order: the table's columns, the delete sign and version, then the sequence column (a
+    # `sequence_col` table shows the column it names under the hidden name too).
+    hidden_names = [quote_ident(c.name) for c in hidden]
+    if spec.sequence is not None and spec.sequence in visible:
+        hidden_names.append(f"{quote_ident(spec.sequence.name)} AS {quote_ident(SEQUENCE_COLUMN)}")
+    signs = [quote_ident(DELETE_SIGN_COLUMN), quote_ident(VERSION_COLUMN)]
+    selected = [*(quote_ident(c.name) for c in visible), *signs, *hidden_names]
+    return f"SELECT {', '.join(selected)} FROM ({rows})"

@@ -10,8 +10,9 @@ from query.catalog_facts import COLLATION, ENGINE
 from query.context import Context, Rows, SessionState, SqlFailure
 from query.information_schema import type_text as _type_text
 from query.parser import statements as st
+from query.system_variables import session_flag
 from schemas.errors import ErrorCode
-from schemas.model import Column, PartitionBound
+from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, VERSION_COLUMN, Column, PartitionBound
 
 
 def show_databases(ctx: Context, session: SessionState, s: st.ShowDatabases) -> Rows:
@@ -102,7 +103,19 @@ def _columns_of(ctx: Context, session: SessionState, name: st.QualifiedName) -> 
     if information_schema.is_information_schema(session, name.db):
         return [Column(unique_id=i, name=column, type=doris_type)
                 for i, (column, doris_type) in enumerate(information_schema.view_columns(name.name), start=1)]
-    return list(ctx.table(session, name).schema_now.columns)
+    table = ctx.table(session, name)
+    schema = table.schema_now
+    if not session_flag(session.system_variables, "show_hidden_columns") or table.keys_model != "UNIQUE":
+        return list(schema.visible_columns)
+    # Doris' hidden columns, in its order: the delete sign, the version, the sequence column (which a
+    # `sequence_col` table shows as well, typed as the column it names).
+    signs = [Column(unique_id=0, name=DELETE_SIGN_COLUMN, type="TINYINT", nullable=False, default="0"),
+             Column(unique_id=0, name=VERSION_COLUMN, type="BIGINT", nullable=False, default="0")]
+    sequence = table.sequence_column()
+    hidden = [c for c in schema.columns if c not in schema.visible_columns]
+    if sequence is not None and sequence in schema.visible_columns:
+        hidden.append(sequence.model_copy(update={"name": SEQUENCE_COLUMN, "unique_id": 0, "default": None}))
+    return [*schema.visible_columns, *signs, *hidden]
 
 
 def describe(ctx: Context, session: SessionState, s: st.Describe) -> Rows:
@@ -138,7 +151,7 @@ def _bound_text(values: tuple[str, ...]) -> str:
 
 def create_table_text(table: TableState) -> str:
     lines = []
-    for c in table.schema_now.columns:
+    for c in table.schema_now.visible_columns:
         parts = [f"`{c.name}` {_type_text(c.type)}"]
         if c.aggregation:
             parts.append(c.aggregation)

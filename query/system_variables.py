@@ -8,6 +8,7 @@ tools the query-cache and timeout variables). Each entry is (type, default, sett
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mysql_mimic.variables import SYSTEM_VARIABLES
@@ -78,6 +79,10 @@ _DORIS_VALUES: dict[str, tuple[Any, Any, bool]] = {
     "system_time_zone": (str, "UTC", False),
     "version": (str, SERVER_VERSION, False),
     "version_comment": (str, VERSION_COMMENT, False),
+    # Unique Key tables: SELECT * and DESC show Doris' hidden columns (and rows a delete sign hides);
+    # an INSERT naming some columns updates only those of existing keys.
+    "show_hidden_columns": (_on_off, False, True),
+    "enable_unique_key_partial_update": (_on_off, False, True),
 }
 
 # Transaction characteristics MySQL 5.7 has under two names; setting either sets both.
@@ -85,3 +90,10 @@ SYNONYMS = {"tx_isolation": "transaction_isolation", "transaction_isolation": "t
             "tx_read_only": "transaction_read_only", "transaction_read_only": "tx_read_only"}
 
 MYSQL_VARIABLES: dict[str, tuple[Any, Any, bool]] = {**SYSTEM_VARIABLES, **_DORIS_VALUES}
+
+
+def session_flag(variables: Mapping[str, Any], name: str) -> bool:
+    """A boolean variable's value in a session (its default where the session has none: outside the
+    server, variables are empty)."""
+    value = variables.get(name)
+    return _on_off(_DORIS_VALUES[name][1] if value is None else value)

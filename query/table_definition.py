@@ -13,6 +13,7 @@ from query.context import SessionState, SqlFailure
 from query.parser import statements as st
 from query.reads import session_zone
 from query.relation import duck_type
+from query.unique_key import check_column_name
 from schemas.commands import NewPartition
 from schemas.errors import ErrorCode
 from schemas.model import Column, PartitionBound
@@ -28,6 +29,8 @@ _PROPERTY_CHECKS: dict[str, tuple[str, ...] | str] = {
     "in_memory": _BOOL, "bloom_filter_columns": "any", "is_being_synced": _BOOL,
     "enable_single_replica_compaction": _BOOL, "store_row_column": _BOOL, "file_cache_ttl_seconds": "int",
     "inverted_index_storage_format": "any", "compaction_policy": "any", "estimate_partition_size": "any",
+    # Checked against the columns by query.unique_key.
+    "function_column.sequence_col": "any", "function_column.sequence_type": "any",
 }
 
 
@@ -132,6 +135,7 @@ def _future_datetime(text: str, session: SessionState, key: str) -> str:
 
 
 def column_from_def(d: st.ColumnDef, unique_id: int) -> Column:
+    check_column_name(d.name)
     type_text = str(d.type)
     try:
         duck_type(type_text)
