@@ -251,7 +251,8 @@ def compacted_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Se
     so that merging the output again with newer rowsets gives what merging the inputs would.
 
     Delete signs are kept by a cumulative compaction — older rows they hide may live in rowsets
-    below it — and dropped by a base compaction, which starts at version 1."""
+    below it — and dropped by a base compaction, which starts at version 1; except on a table with a
+    sequence column, where a deleted key's row still outranks later loads of a lower sequence value."""
     visible = visible_rows_sql(spec, files, deletes)
     assert visible is not None, "a compaction needs inputs"
     cols = [c.file_column for c in spec.columns]
@@ -260,7 +261,7 @@ def compacted_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Se
     if spec.keys_model == "DUPLICATE":
         return f"SELECT {', '.join(cols + hidden)} FROM ({visible})"
     if spec.keys_model == "UNIQUE":
-        keep = " AND NOT __delete_sign" if base else ""
+        keep = " AND NOT __delete_sign" if base and spec.sequence is None else ""
         return (f"SELECT {', '.join(cols + hidden)} FROM (SELECT *, row_number() OVER (PARTITION BY {keys} "
                 f"ORDER BY {spec.unique_order()}) AS __rn FROM ({visible})) WHERE __rn = 1{keep}")
     folded = [c.file_column if c.is_key else f"{_fold(c)} AS {c.file_column}" for c in spec.columns]
