@@ -17,10 +17,10 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from projections.rows import REASON, RowsRejected, split_rows
+from projections.rows import REASON, Allocate, RowsRejected, split_rows
 from projections.state import TableState
 from schemas.errors import ErrorCode
-from schemas.model import Column, RoutineLoadSpec
+from schemas.model import SEQUENCE_COLUMN, Column, RoutineLoadSpec
 from storage.rowset_sql import duck_type, quote_ident, quote_literal
 
 RECORDS = pa.schema([("__p", pa.int32()), ("__o", pa.int64()), ("__v", pa.binary())])
@@ -124,6 +124,10 @@ def plan_load(spec: RoutineLoadSpec, table: TableState) -> LoadPlan:
     if not targets:
         raise RowsRejected(ErrorCode.WRONG_ARGUMENTS, f"the job fills no column of table '{table.name}'")
     for column in schema.columns:
+        if column not in targets and column.name == SEQUENCE_COLUMN:
+            # Doris' rule: a table with a hidden sequence column orders loads by it, so each load names it.
+            raise RowsRejected(ErrorCode.WRONG_ARGUMENTS, f"Table {table.name} has sequence column, need to "
+                                                          f"specify the sequence column ({SEQUENCE_COLUMN} in COLUMNS)")
         if column not in targets and not column.nullable and column.default is None:
             raise RowsRejected(1364, f"Field '{column.name}' of table '{table.name}' doesn't have a default value "
                                      "and the job does not fill it")
@@ -141,11 +145,12 @@ class LoadedBatch:
 
 
 def load_batch(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineLoadSpec, plan: LoadPlan,
-               records: pa.Table) -> LoadedBatch:
+               records: pa.Table, allocate: Allocate | None = None) -> LoadedBatch:
     """Turns one batch of records into rows; a DuckDB error raised by the job's own expressions on
-    some record is pinned to that record by halving the batch, so the other records still load."""
+    some record is pinned to that record by halving the batch, so the other records still load.
+    `allocate` fills an AUTO_INCREMENT column (see `rows.prepare_rows`)."""
     try:
-        return _load(cur, table, spec, plan, records)
+        return _load(cur, table, spec, plan, records, allocate)
     except duckdb.Error as exc:
         if records.num_rows <= 1:
             reason = f"the job's COLUMNS or WHERE failed on this record: {str(exc).splitlines()[0]}"
@@ -153,8 +158,8 @@ def load_batch(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineL
                                                                                 pa.string()))
             return LoadedBatch(_empty_rows(cur, table, spec, plan), bad, 0)
     half = records.num_rows // 2
-    first = load_batch(cur, table, spec, plan, records.slice(0, half))
-    second = load_batch(cur, table, spec, plan, records.slice(half))
+    first = load_batch(cur, table, spec, plan, records.slice(0, half), allocate)
+    second = load_batch(cur, table, spec, plan, records.slice(half), allocate)
     return LoadedBatch(pa.concat_tables([first.rows, second.rows]), pa.concat_tables([first.bad, second.bad]),
                        first.unselected + second.unselected)
 
@@ -164,7 +169,7 @@ def _empty_rows(cur: duckdb.DuckDBPyConnection, table: TableState, spec: Routine
 
 
 def _load(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineLoadSpec, plan: LoadPlan,
-          records: pa.Table) -> LoadedBatch:
+          records: pa.Table, allocate: Allocate | None = None) -> LoadedBatch:
     cur.register("__records", records)
     try:
         parsed: pa.Table = cur.sql(plan.sql).to_arrow_table()
@@ -179,7 +184,7 @@ def _load(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineLoadSp
     cur.register("__parsed", parsed)
     try:
         good, unfit = split_rows(cur, table, "SELECT * FROM __parsed", list(plan.targets), strict=spec.strict_mode,
-                                 partitions=spec.partitions, passthrough=_CARRIED)
+                                 partitions=spec.partitions, passthrough=_CARRIED, allocate=allocate)
     finally:
         cur.unregister("__parsed")
     return LoadedBatch(good, pa.concat_tables([bad, unfit.cast(bad.schema)]), unselected)

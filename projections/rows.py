@@ -10,7 +10,8 @@ keeps the good rows and sets the bad ones aside with their reason (`split_rows`)
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -21,7 +22,10 @@ import pyarrow.compute as pc
 
 from projections.cooldown import local_target
 from projections.state import TableState
+from schemas.commands import AllocateAutoIncrement, Command
+from schemas.envelope import EventEnvelope
 from schemas.errors import ErrorCode
+from schemas.events import AutoIncrementAllocated
 from schemas.model import Column, NewRowset
 from storage.paths import HIDDEN_DELETE_SIGN, HIDDEN_SEQ
 from storage.rowset_sql import default_sql, duck_type, quote_literal, rounded_sql
@@ -29,6 +33,22 @@ from storage.rowset_writer import write_rowset
 from storage.tiers import LocalTiers
 
 REASON = "__reason"
+# Hands out `count` values of a table's AUTO_INCREMENT column (through the sequencer); returns the first.
+Allocate = Callable[[int], int]
+
+
+def allocator(propose: Callable[[Command], EventEnvelope], table_id: int) -> Allocate:
+    """An `Allocate` asking the sequencer (through `propose`) for values of the table's AUTO_INCREMENT
+    column: two writers never get the same value, and the counter lives in the log, so it survives
+    restarts."""
+    def allocate(count: int) -> int:
+        decided = propose(AllocateAutoIncrement(table_id=table_id, count=count)).payload
+        if not isinstance(decided, AutoIncrementAllocated):
+            raise RowsRejected(ErrorCode.UNKNOWN_ERROR, f"AUTO_INCREMENT allocation answered by {decided.TYPE}")
+        return decided.start
+    return allocate
+# Where the AUTO_INCREMENT column's position among the targets was, once `_numbered` moved it last.
+_RENUMBERED = Column(unique_id=-3, name="__auto_increment_given", type="BIGINT")
 
 
 class RowsRejected(Exception):
@@ -141,6 +161,38 @@ def _routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, 
     return data, checks
 
 
+def _numbered(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column],
+              allocate: Allocate | None) -> tuple[str, list[Column]]:
+    """The source with the table's AUTO_INCREMENT column filled: a row's own value where it gives one,
+    else the next of a range the sequencer allocated for this load, in row order. The source is read
+    once (so the count allocated and the rows filled agree) and the column becomes its last target."""
+    column = table.auto_increment_column
+    if column is None:
+        return source_sql, list(targets)
+    view = f"__numbered_{uuid.uuid4().hex}"
+    source = cur.sql(source_sql).to_arrow_table()
+    width = source.num_columns
+    position = next((i for i, c in enumerate(targets) if c.unique_id == column.unique_id), None)
+    given = pa.nulls(source.num_rows, pa.int64())
+    if position is not None:
+        cur.register(view, source)
+        given = pc.cast(cur.sql(f"SELECT TRY_CAST(a{position} AS BIGINT) AS v FROM {view}").to_arrow_table()["v"],
+                        pa.int64())
+        cur.unregister(view)
+    wanted = pc.is_null(given)
+    count = pc.sum(pc.cast(wanted, pa.int64())).as_py() or 0
+    if count:
+        if allocate is None:
+            raise RowsRejected(ErrorCode.NOT_SUPPORTED_YET, f"this load cannot fill the AUTO_INCREMENT column "
+                                                            f"'{column.name}' of '{table.name}'")
+        first = allocate(count)
+        drawn = pc.subtract(pc.add(pc.cumulative_sum(pc.cast(wanted, pa.int64())), first), 1)
+        given = pc.if_else(wanted, drawn, given)
+    cur.register(view, source.append_column(f"a{width}", given))
+    renamed = [c if c.unique_id != column.unique_id else _RENUMBERED for c in targets]
+    return f"SELECT * FROM {view}", [*renamed, column]
+
+
 def _no_partition(table: TableState, partitions: tuple[int, ...]) -> str:
     named = "" if not partitions else " among the partitions named"
     return (f"no partition of '{table.name}'{named} holds some of the rows' "
@@ -157,11 +209,14 @@ def _finish(table: TableState, data: pa.Table, *, delete_sign: bool) -> pa.Table
 
 
 def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
-                 delete_sign: bool = False, partitions: tuple[int, ...] = (), sign_from: int | None = None) -> pa.Table:
+                 delete_sign: bool = False, partitions: tuple[int, ...] = (), sign_from: int | None = None,
+                 allocate: Allocate | None = None) -> pa.Table:
     """The rows of `source_sql` typed to the table's current schema, checked (NULLs, lengths, values,
     partitions) and routed: the file columns, `__seq`, the delete sign on Unique Key tables (`delete_sign`
     for every row, or each row's from source column a<`sign_from`>), and `__partition`/`__bucket`.
+    An AUTO_INCREMENT column is filled by `allocate` where a row gives no value.
     Raises RowsRejected for the first check any row fails; writes nothing."""
+    source_sql, targets = _numbered(cur, table, source_sql, targets, allocate)
     data, checks = _routed(cur, table, source_sql, targets, strict=True, partitions=partitions, passthrough=(),
                            sign_from=sign_from)
     for i, check in enumerate(checks):
@@ -173,11 +228,12 @@ def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: 
 
 
 def split_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
-               strict: bool, partitions: tuple[int, ...] = (),
-               passthrough: Sequence[str] = ()) -> tuple[pa.Table, pa.Table]:
+               strict: bool, partitions: tuple[int, ...] = (), passthrough: Sequence[str] = (),
+               allocate: Allocate | None = None) -> tuple[pa.Table, pa.Table]:
     """Like `prepare_rows`, but a bad row does not fail the others: returns the good rows, ready to
     write, and the bad ones as their `passthrough` columns plus `__reason` (the first check failed).
     Without `strict`, a value that does not convert becomes NULL (Doris' strict_mode=false)."""
+    source_sql, targets = _numbered(cur, table, source_sql, targets, allocate)
     data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=partitions,
                            passthrough=passthrough)
     reason = pa.nulls(data.num_rows, pa.string())

@@ -89,6 +89,8 @@ class TableState(BaseModel):
     # Instants before this were trimmed from the version index by the recycler.
     history_horizon_ts_ms: int | None = None
     dropped_ts_ms: int | None = None
+    # The next value the AUTO_INCREMENT column hands out; None until the first allocation.
+    auto_increment_next: int | None = None
 
     @property
     def schema_now(self) -> TableSchema:
@@ -113,6 +115,10 @@ class TableState(BaseModel):
     @property
     def time_travel(self) -> bool:
         return self.properties.get("enable_time_travel", "false").lower() == "true"
+
+    @property
+    def auto_increment_column(self) -> Column | None:
+        return next((c for c in self.schema_now.columns if c.auto_increment is not None), None)
 
     def sequence_column(self, schema: TableSchema | None = None) -> Column | None:
         """The column whose value orders the rows of one key of a Unique Key table before their load

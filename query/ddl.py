@@ -282,7 +282,10 @@ def _precision_scale(params: tuple[int, ...]) -> tuple[int, int]:
 
 def _modified(table: TableState, old: Column, d: st.ColumnDef) -> Column:
     new = column_from_def(d, old.unique_id)
-    new = new.model_copy(update={"is_key": old.is_key, "aggregation": new.aggregation or old.aggregation})
+    if (new.auto_increment is None) != (old.auto_increment is None):
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"Can not add or remove AUTO_INCREMENT on column '{old.name}'")
+    new = new.model_copy(update={"is_key": old.is_key, "aggregation": new.aggregation or old.aggregation,
+                                 "auto_increment": old.auto_increment})
     if not _widens(old.type, new.type):
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not change column '{old.name}' from {old.type} to "
                                                     f"{new.type}: only widening changes keep existing rows")
@@ -312,6 +315,9 @@ def _apply_column_action(table: TableState, columns: list[Column], action: objec
         d = action.column
         if any(c.name.lower() == d.name.lower() for c in columns):
             raise SqlFailure(ErrorCode.DUP_FIELDNAME, f"Duplicate column name '{d.name}'")
+        if d.auto_increment is not None:
+            # The counter starts with the table; existing rows would have no values.
+            raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, "Can not add an AUTO_INCREMENT column to an existing table")
         if keys_model == "AGGREGATE" and not d.is_key and not d.agg:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Value column '{d.name}' of an AGGREGATE KEY table must "
                                                         "have an aggregation type")

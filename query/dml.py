@@ -32,7 +32,7 @@ def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, 
     """Writes the rows of `source_sql` (columns a0..an, one per target) as one commit; returns the
     count. With `partitions`, every row must belong to one of them."""
     data = prepare_rows(cur, table, source_sql, targets, delete_sign=delete_sign, partitions=partitions,
-                        sign_from=_sign_position(targets))
+                        sign_from=_sign_position(targets), allocate=auto_increment(ctx, table))
     if data.num_rows == 0:
         return 0
     return commit_rows(ctx, table, data, label=label or f"insert_{uuid.uuid4().hex}", source=source)
@@ -40,15 +40,20 @@ def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, 
 
 def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: list[Column], *,
                  delete_sign: bool = False, partitions: tuple[int, ...] = (),
-                 sign_from: int | None = None) -> pa.Table:
+                 sign_from: int | None = None, allocate: rows.Allocate | None = None) -> pa.Table:
     """`rows.prepare_rows`, failing the statement with the rows' error."""
     try:
         return rows.prepare_rows(cur, table, source_sql, targets, delete_sign=delete_sign, partitions=partitions,
-                                 sign_from=sign_from)
+                                 sign_from=sign_from, allocate=allocate)
     except rows.RowsRejected as exc:
         raise SqlFailure(exc.code, exc.message) from None
     except duckdb.Error as exc:
         raise SqlFailure(*duck_error(exc)) from None
+
+
+def auto_increment(ctx: Context, table: TableState) -> rows.Allocate:
+    """Values of the table's AUTO_INCREMENT column for one load (see `rows.allocator`)."""
+    return rows.allocator(lambda command: ctx.propose(command, table_id=table.table_id), table.table_id)
 
 
 def commit_rows(ctx: Context, table: TableState, data: pa.Table, *, label: str, source: str = "insert") -> int:
@@ -153,7 +158,7 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
             # Only `INSERT INTO t VALUES …` without a label is batched, as in Doris; the rows are typed
             # and checked here, so a bad row fails this statement alone and never reaches the batch.
             data = prepare_rows(cur, table, source_sql, targets, partitions=partitions,
-                                sign_from=_sign_position(targets))
+                                sign_from=_sign_position(targets), allocate=auto_increment(ctx, table))
             count, label = group_commit.registry(ctx).submit(table, data, mode)
             status = "VISIBLE" if mode == "sync_mode" else "PREPARE"
             return Done(count, f"{{'label':'{label}', 'status':'{status}'}}")

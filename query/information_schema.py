@@ -313,7 +313,8 @@ def _columns(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]
             yield (CATALOG, db, table.name, c.name, i, c.default, "YES" if c.nullable else "NO", facts.data_type,
                    facts.char_length, facts.octet_length, facts.precision, facts.scale, facts.datetime_precision,
                    facts.charset, facts.collation, mysql_column_type(c.type),
-                   _KEY_KIND[table.keys_model] if c.is_key else "", (c.aggregation or "").upper(), privileges,
+                   _KEY_KIND[table.keys_model] if c.is_key else "",
+                   "auto_increment" if c.auto_increment is not None else (c.aggregation or "").upper(), privileges,
                    c.comment, None, None)
 
 

@@ -62,10 +62,9 @@ def show_columns(ctx: Context, session: SessionState, s: st.ShowColumns) -> Rows
         nullable = "YES" if c.nullable else "NO"
         shown = _type_text(c.type)  # BOOLEAN is `boolean`, as Doris says it (the Doris SQLAlchemy dialect reads it)
         if s.full:
-            rows.append((c.name, shown, facts.collation, nullable, key, c.default, c.aggregation or "", privileges,
-                         c.comment))
+            rows.append((c.name, shown, facts.collation, nullable, key, c.default, _extra(c), privileges, c.comment))
         else:
-            rows.append((c.name, shown, nullable, key, c.default, c.aggregation or ""))
+            rows.append((c.name, shown, nullable, key, c.default, _extra(c)))
     labels = (["Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment"] if s.full
               else ["Field", "Type", "Null", "Key", "Default", "Extra"])
     return show_filter.apply(ctx, Rows(labels, rows), s.like, s.where)
@@ -118,12 +117,16 @@ def _columns_of(ctx: Context, session: SessionState, name: st.QualifiedName) -> 
     return [*schema.visible_columns, *signs, *hidden]
 
 
+def _extra(column: Column) -> str:
+    """DESC's and SHOW COLUMNS' Extra: AUTO_INCREMENT, or a value column's aggregation."""
+    return "AUTO_INCREMENT" if column.auto_increment is not None else column.aggregation or ""
+
+
 def describe(ctx: Context, session: SessionState, s: st.Describe) -> Rows:
     rows = []
     for c in _columns_of(ctx, session, s.table):
-        extra = c.aggregation or ""
         rows.append((c.name, _type_text(c.type), "Yes" if c.nullable else "No", "true" if c.is_key else "false",
-                     c.default, extra))
+                     c.default, _extra(c)))
     return Rows(["Field", "Type", "Null", "Key", "Default", "Extra"], rows)
 
 
@@ -156,6 +159,8 @@ def create_table_text(table: TableState) -> str:
         if c.aggregation:
             parts.append(c.aggregation)
         parts.append("NULL" if c.nullable else "NOT NULL")
+        if c.auto_increment is not None:
+            parts.append(f"AUTO_INCREMENT({c.auto_increment})")
         if c.default is not None:
             parts.append("DEFAULT NULL" if c.default.upper() == "NULL" else
                          "DEFAULT CURRENT_TIMESTAMP" if c.default.upper() == "CURRENT_TIMESTAMP" else

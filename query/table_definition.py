@@ -142,9 +142,31 @@ def column_from_def(d: st.ColumnDef, unique_id: int) -> Column:
     except ValueError as exc:
         raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"column '{d.name}': {exc}") from None
     default = None if d.default is None else str(d.default)
+    if d.auto_increment is not None:
+        _check_auto_increment(d, type_text)
     return Column(unique_id=unique_id, name=d.name, type=type_text, is_key=d.is_key, nullable=d.nullable,
                   default=default, aggregation=d.agg.upper() if d.agg else None,  # type: ignore[arg-type]
-                  comment=d.comment or "")
+                  comment=d.comment or "", auto_increment=d.auto_increment)
+
+
+def _check_auto_increment(d: st.ColumnDef, type_text: str) -> None:
+    """Doris 2.1's rules (and words) for an AUTO_INCREMENT column on its own."""
+    if type_text != "BIGINT":
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "the auto increment column should be BIGINT type.")
+    if d.nullable:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "the auto increment column can't be null.")
+    if d.default is not None:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "the auto increment column can't have default value.")
+
+
+def check_auto_increment_table(keys_model: str, columns: tuple[Column, ...]) -> None:
+    """Doris 2.1's rules for AUTO_INCREMENT columns in a table: at most one, not on Aggregate Key."""
+    auto = [c for c in columns if c.auto_increment is not None]
+    if auto and keys_model == "AGGREGATE":
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                         "the auto increment is only supported in duplicate table and unique table.")
+    if len(auto) > 1:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "there should be at most one auto increment column in OlapTable.")
 
 
 # Doris' sort key of a table created without a key clause: the leading columns, at most 3 and 36
@@ -203,6 +225,7 @@ def build_columns(stmt: st.CreateTable) -> tuple[str, tuple[Column, ...]]:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
                              f"Column '{d.name}': aggregation type is only allowed in AGGREGATE KEY tables")
         columns.append(column_from_def(st.ColumnDef(**{**d.__dict__, "is_key": is_key}), i + 1))
+    check_auto_increment_table(keys_model, tuple(columns))
     return keys_model, tuple(columns)
 
 

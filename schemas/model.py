@@ -44,6 +44,8 @@ class Column(Frozen):
     default: str | None = Field(default=None, description="literal text of the DEFAULT, if any")
     aggregation: AggregateKind | None = None
     comment: str = ""
+    auto_increment: int | None = Field(default=None, description="AUTO_INCREMENT: the first value the column "
+                                                                 "hands out; None for an ordinary column")
 
     @property
     def file_column(self) -> str:

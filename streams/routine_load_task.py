@@ -27,7 +27,7 @@ from projections.load_source import LoadedBatch, LoadPlan, load_batch, plan_load
 from projections.proposer import CommandFailed, CommandTimeout
 from projections.replica import Replica
 from projections.routine_loads import RoutineLoadJob
-from projections.rows import RowsRejected, write_rowsets
+from projections.rows import RowsRejected, allocator, write_rowsets
 from schemas import commands as cmd
 from schemas.config import Settings
 from schemas.errors import ErrorCode
@@ -244,7 +244,8 @@ class RoutineLoadTask:
         messages = batch.messages
         records = records_table([m.partition() for m in messages], [m.offset() for m in messages],
                                 [m.value() for m in messages])
-        loaded = load_batch(self._cursor, table, job.spec, plan, records)
+        allocate = allocator(lambda command: self.proposer.propose(command, table_id=table.table_id), table.table_id)
+        loaded = load_batch(self._cursor, table, job.spec, plan, records, allocate)
         default_cooldown = self.config.storage_cooldown_seconds
         rowsets = (write_rowsets(self.tiers, table, loaded.rows, default_cooldown_s=default_cooldown)
                    if loaded.rows.num_rows else [])
