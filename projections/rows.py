@@ -170,8 +170,7 @@ def _numbered(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str
     if column is None:
         return source_sql, list(targets)
     view = f"__numbered_{uuid.uuid4().hex}"
-    source = cur.sql(source_sql).to_arrow_table()
-    width = source.num_columns
+    source = cur.sql(source_sql).to_arrow_table()  # a0..an, one per target, and whatever else it carries
     position = next((i for i, c in enumerate(targets) if c.unique_id == column.unique_id), None)
     given = pa.nulls(source.num_rows, pa.int64())
     if position is not None:
@@ -188,7 +187,7 @@ def _numbered(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str
         first = allocate(count)
         drawn = pc.subtract(pc.add(pc.cumulative_sum(pc.cast(wanted, pa.int64())), first), 1)
         given = pc.if_else(wanted, drawn, given)
-    cur.register(view, source.append_column(f"a{width}", given))
+    cur.register(view, source.append_column(f"a{len(targets)}", given))
     renamed = [c if c.unique_id != column.unique_id else _RENUMBERED for c in targets]
     return f"SELECT * FROM {view}", [*renamed, column]
 
