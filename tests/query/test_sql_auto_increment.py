@@ -82,4 +82,7 @@ def test_refusals(conn: pymysql.connections.Connection, db: str) -> None:
               "DISTRIBUTED BY HASH(id) BUCKETS 1")
     fails(conn, "ALTER TABLE a ADD COLUMN j BIGINT NOT NULL AUTO_INCREMENT", 1235, "AUTO_INCREMENT")
     assert rows(conn, "DESC a")[0][5] == "AUTO_INCREMENT"
+    # What MySQL tools look for (DBeaver, Connector/J: EXTRA LIKE '%auto_increment%').
+    assert rows(conn, f"SELECT EXTRA FROM information_schema.columns WHERE TABLE_SCHEMA = '{db}' "
+                      "AND TABLE_NAME = 'a' ORDER BY ORDINAL_POSITION") == [("auto_increment",), ("",)]
     assert "`id` bigint NOT NULL AUTO_INCREMENT(10)" in rows(conn, "SHOW CREATE TABLE a")[0][1]
