@@ -143,7 +143,7 @@ class Compactor:
         current = [c for c in table.schema_now.columns if c.unique_id in wanted]
         dropped = [defined[i] for i in sorted(wanted - {c.unique_id for c in current}) if i in defined]
         spec = MergeSpec(keys_model=table.keys_model, columns=(*current, *dropped),
-                         delete_sign=table.keys_model == "UNIQUE")
+                         delete_sign=table.keys_model == "UNIQUE", sequence=table.sequence_column())
         tier = inputs[0].tier
         resource = resource_of(tier)
         # Cooled inputs: the merged file is written hot, uploaded, and committed as remote.

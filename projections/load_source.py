@@ -17,10 +17,10 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from projections.rows import REASON, RowsRejected, split_rows, split_rows_creating_partitions
+from projections.rows import REASON, Allocate, RowsRejected, split_rows, split_rows_creating_partitions
 from projections.state import TableState
 from schemas.errors import ErrorCode
-from schemas.model import Column, Partition, RoutineLoadSpec
+from schemas.model import SEQUENCE_COLUMN, Column, Partition, RoutineLoadSpec
 from storage.rowset_sql import converted_sql, quote_ident, quote_literal
 
 RECORDS = pa.schema([("__p", pa.int32()), ("__o", pa.int64()), ("__v", pa.binary())])
@@ -37,7 +37,7 @@ def source_fields(spec: RoutineLoadSpec, table: TableState) -> list[str]:
     """The fields each record holds, in order: COLUMNS' plain names, or else the table's columns."""
     if spec.columns:
         return [c.name for c in spec.columns if c.expr_sql is None]
-    return [c.name for c in table.schema_now.columns]
+    return [c.name for c in table.schema_now.visible_columns]
 
 
 def _parsed_sql(spec: RoutineLoadSpec, fields: list[str]) -> str:
@@ -124,6 +124,10 @@ def plan_load(spec: RoutineLoadSpec, table: TableState) -> LoadPlan:
     if not targets:
         raise RowsRejected(ErrorCode.WRONG_ARGUMENTS, f"the job fills no column of table '{table.name}'")
     for column in schema.columns:
+        if column not in targets and column.name == SEQUENCE_COLUMN:
+            # Doris' rule: a table with a hidden sequence column orders loads by it, so each load names it.
+            raise RowsRejected(ErrorCode.WRONG_ARGUMENTS, f"Table {table.name} has sequence column, need to "
+                                                          f"specify the sequence column ({SEQUENCE_COLUMN} in COLUMNS)")
         if column not in targets and not column.nullable and column.default is None:
             raise RowsRejected(1364, f"Field '{column.name}' of table '{table.name}' doesn't have a default value "
                                      "and the job does not fill it")
@@ -145,12 +149,14 @@ class LoadedBatch:
 
 
 def load_batch(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineLoadSpec, plan: LoadPlan,
-               records: pa.Table, *, next_partition_id: int | None = None) -> LoadedBatch:
+               records: pa.Table, *, next_partition_id: int | None = None,
+               allocate: Allocate | None = None) -> LoadedBatch:
     """Turns one batch of records into rows; a DuckDB error raised by the job's own expressions on
     some record is pinned to that record by halving the batch, so the other records still load.
-    With `next_partition_id`, an AUTO PARTITION table gets the partitions its rows need (ids from it)."""
+    With `next_partition_id`, an AUTO PARTITION table gets the partitions its rows need (ids from it);
+    `allocate` fills an AUTO_INCREMENT column (see `rows.prepare_rows`)."""
     try:
-        return _load(cur, table, spec, plan, records, next_partition_id)
+        return _load(cur, table, spec, plan, records, next_partition_id, allocate)
     except duckdb.Error as exc:
         if records.num_rows <= 1:
             reason = f"the job's COLUMNS or WHERE failed on this record: {str(exc).splitlines()[0]}"
@@ -158,10 +164,12 @@ def load_batch(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineL
                                                                                 pa.string()))
             return LoadedBatch(_empty_rows(cur, table, spec, plan), bad, 0)
     half = records.num_rows // 2
-    first = load_batch(cur, table, spec, plan, records.slice(0, half), next_partition_id=next_partition_id)
+    first = load_batch(cur, table, spec, plan, records.slice(0, half), next_partition_id=next_partition_id,
+                       allocate=allocate)
     # The second half routes against the partitions the first half makes, so none is made twice.
     following = None if next_partition_id is None else next_partition_id + len(first.new_partitions)
-    second = load_batch(cur, first.table or table, spec, plan, records.slice(half), next_partition_id=following)
+    second = load_batch(cur, first.table or table, spec, plan, records.slice(half), next_partition_id=following,
+                        allocate=allocate)
     return LoadedBatch(pa.concat_tables([first.rows, second.rows]), pa.concat_tables([first.bad, second.bad]),
                        first.unselected + second.unselected, first.new_partitions + second.new_partitions,
                        second.table or first.table)
@@ -172,7 +180,8 @@ def _empty_rows(cur: duckdb.DuckDBPyConnection, table: TableState, spec: Routine
 
 
 def _load(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineLoadSpec, plan: LoadPlan,
-          records: pa.Table, next_partition_id: int | None = None) -> LoadedBatch:
+          records: pa.Table, next_partition_id: int | None = None,
+          allocate: Allocate | None = None) -> LoadedBatch:
     cur.register("__records", records)
     try:
         parsed: pa.Table = cur.sql(plan.sql).to_arrow_table()
@@ -189,11 +198,11 @@ def _load(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineLoadSp
         if next_partition_id is not None and table.auto_partition is not None and not spec.partitions:
             routed, unfit = split_rows_creating_partitions(
                 cur, table, "SELECT * FROM __parsed", list(plan.targets), strict=spec.strict_mode,
-                passthrough=_CARRIED, next_partition_id=next_partition_id)
+                passthrough=_CARRIED, next_partition_id=next_partition_id, allocate=allocate)
             return LoadedBatch(routed.data, pa.concat_tables([bad, unfit.cast(bad.schema)]), unselected,
                                routed.new_partitions, routed.table if routed.new_partitions else None)
         good, unfit = split_rows(cur, table, "SELECT * FROM __parsed", list(plan.targets), strict=spec.strict_mode,
-                                 partitions=spec.partitions, passthrough=_CARRIED)
+                                 partitions=spec.partitions, passthrough=_CARRIED, allocate=allocate)
     finally:
         cur.unregister("__parsed")
     return LoadedBatch(good, pa.concat_tables([bad, unfit.cast(bad.schema)]), unselected)

@@ -115,6 +115,7 @@ class Projection:
             ev.PartitionDropped: self._partition_dropped,
             ev.PartitionPropertiesChanged: self._partition_properties_changed,
             ev.RowsetsCommitted: self._rowsets_committed,
+            ev.AutoIncrementAllocated: self._auto_increment_allocated,
             ev.DeleteCommitted: self._delete_committed,
             ev.CompactionCommitted: self._compaction_committed,
             ev.TableRestored: self._table_restored,
@@ -425,6 +426,11 @@ class Projection:
         table.schemas.append(SchemaAt(ts_ms=ts, table_schema=e.table_schema))
         table.next_column_id = e.next_column_id
         self._record_commit(table, ts, "schema_change", description=e.description)
+
+    def _auto_increment_allocated(self, e: ev.AutoIncrementAllocated, ts: int) -> None:
+        table = self._table(e.table_id)
+        table.auto_increment_next = e.start + e.count
+        table.last_commit_ts_ms = ts
 
     def _table_renamed(self, e: ev.TableRenamed, ts: int) -> None:
         self._table(e.table_id).name = e.name

@@ -10,7 +10,8 @@ keeps the good rows and sets the bad ones aside with their reason (`split_rows`)
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -22,7 +23,10 @@ import pyarrow.compute as pc
 from projections import auto_partitions
 from projections.cooldown import local_target
 from projections.state import TableState
+from schemas.commands import AllocateAutoIncrement, Command
+from schemas.envelope import EventEnvelope
 from schemas.errors import ErrorCode
+from schemas.events import AutoIncrementAllocated
 from schemas.model import Column, NewRowset, Partition
 from storage.paths import HIDDEN_DELETE_SIGN, HIDDEN_SEQ
 from storage.rowset_sql import converted_sql, default_sql, duck_type, quote_literal, rounded_sql
@@ -30,6 +34,22 @@ from storage.rowset_writer import write_rowset
 from storage.tiers import LocalTiers
 
 REASON = "__reason"
+# Hands out `count` values of a table's AUTO_INCREMENT column (through the sequencer); returns the first.
+Allocate = Callable[[int], int]
+
+
+def allocator(propose: Callable[[Command], EventEnvelope], table_id: int) -> Allocate:
+    """An `Allocate` asking the sequencer (through `propose`) for values of the table's AUTO_INCREMENT
+    column: two writers never get the same value, and the counter lives in the log, so it survives
+    restarts."""
+    def allocate(count: int) -> int:
+        decided = propose(AllocateAutoIncrement(table_id=table_id, count=count)).payload
+        if not isinstance(decided, AutoIncrementAllocated):
+            raise RowsRejected(ErrorCode.UNKNOWN_ERROR, f"AUTO_INCREMENT allocation answered by {decided.TYPE}")
+        return decided.start
+    return allocate
+# Where the AUTO_INCREMENT column's position among the targets was, once `_numbered` moved it last.
+_RENUMBERED = Column(unique_id=-3, name="__auto_increment_given", type="BIGINT")
 
 
 class RowsRejected(Exception):
@@ -121,8 +141,10 @@ def bucket_expr(table: TableState) -> str:
 
 
 def _routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
-            strict: bool, partitions: tuple[int, ...], passthrough: Sequence[str]) -> tuple[pa.Table, list[_Check]]:
-    """The typed, routed rows with one `__chk<i>` column per check (true where the row fails it)."""
+            strict: bool, partitions: tuple[int, ...], passthrough: Sequence[str],
+            sign_from: int | None = None) -> tuple[pa.Table, list[_Check]]:
+    """The typed, routed rows with one `__chk<i>` column per check (true where the row fails it), and
+    with `sign_from`, each row's own delete sign (`__DORIS_DELETE_SIGN__` given as source column a<i>)."""
     schema = table.schema_now
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
     given = {c.unique_id: i for i, c in enumerate(targets)}
@@ -146,6 +168,9 @@ def _routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, 
         if not column.nullable:
             checks.append(_Check(column, f"{value} IS NULL", "null"))
     carried = "".join(f", {name}" for name in passthrough)
+    if sign_from is not None:
+        # Doris' delete sign is a TINYINT: any value but 0 (or NULL) deletes the row's key.
+        carried += f", coalesce(TRY_CAST(a{sign_from} AS TINYINT), 0) <> 0 AS {HIDDEN_DELETE_SIGN}"
     check_cols = "".join(f", ({check.condition}) AS __chk{i}" for i, check in enumerate(checks))
     typed_sql = (f"SELECT {', '.join(typed)}, row_number() OVER () - 1 AS {HIDDEN_SEQ}{carried}{check_cols} "
                  f"FROM ({source_sql})")
@@ -153,6 +178,37 @@ def _routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, 
     # A DuckDB error (a bad expression in the source) is left to the writer, which knows how to name it.
     data: pa.Table = cur.sql(f"SELECT *, {bucket_expr(table)} AS __bucket FROM ({routed_sql})").to_arrow_table()
     return data, checks
+
+
+def _numbered(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column],
+              allocate: Allocate | None) -> tuple[str, list[Column]]:
+    """The source with the table's AUTO_INCREMENT column filled: a row's own value where it gives one,
+    else the next of a range the sequencer allocated for this load, in row order. The source is read
+    once (so the count allocated and the rows filled agree) and the column becomes its last target."""
+    column = table.auto_increment_column
+    if column is None:
+        return source_sql, list(targets)
+    view = f"__numbered_{uuid.uuid4().hex}"
+    source = cur.sql(source_sql).to_arrow_table()  # a0..an, one per target, and whatever else it carries
+    position = next((i for i, c in enumerate(targets) if c.unique_id == column.unique_id), None)
+    given = pa.nulls(source.num_rows, pa.int64())
+    if position is not None:
+        cur.register(view, source)
+        given = pc.cast(cur.sql(f"SELECT TRY_CAST(a{position} AS BIGINT) AS v FROM {view}").to_arrow_table()["v"],
+                        pa.int64())
+        cur.unregister(view)
+    wanted = pc.is_null(given)
+    count = pc.sum(pc.cast(wanted, pa.int64())).as_py() or 0
+    if count:
+        if allocate is None:
+            raise RowsRejected(ErrorCode.NOT_SUPPORTED_YET, f"this load cannot fill the AUTO_INCREMENT column "
+                                                            f"'{column.name}' of '{table.name}'")
+        first = allocate(count)
+        drawn = pc.subtract(pc.add(pc.cumulative_sum(pc.cast(wanted, pa.int64())), first), 1)
+        given = pc.if_else(wanted, drawn, given)
+    cur.register(view, source.append_column(f"a{len(targets)}", given))
+    renamed = [c if c.unique_id != column.unique_id else _RENUMBERED for c in targets]
+    return f"SELECT * FROM {view}", [*renamed, column]
 
 
 def _no_partition(table: TableState, partitions: tuple[int, ...]) -> str:
@@ -164,17 +220,23 @@ def _no_partition(table: TableState, partitions: tuple[int, ...]) -> str:
 def _finish(table: TableState, data: pa.Table, *, delete_sign: bool) -> pa.Table:
     keep = [c.file_column for c in table.schema_now.columns] + [HIDDEN_SEQ]
     if table.keys_model == "UNIQUE":
-        data = data.append_column(HIDDEN_DELETE_SIGN, pa.array([delete_sign] * data.num_rows, pa.bool_()))
+        if HIDDEN_DELETE_SIGN not in data.column_names:
+            data = data.append_column(HIDDEN_DELETE_SIGN, pa.array([delete_sign] * data.num_rows, pa.bool_()))
         keep.append(HIDDEN_DELETE_SIGN)
     return data.select([*keep, "__partition", "__bucket"])
 
 
 def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
-                 delete_sign: bool = False, partitions: tuple[int, ...] = ()) -> pa.Table:
+                 delete_sign: bool = False, partitions: tuple[int, ...] = (), sign_from: int | None = None,
+                 allocate: Allocate | None = None) -> pa.Table:
     """The rows of `source_sql` typed to the table's current schema, checked (NULLs, lengths, values,
-    partitions) and routed: the file columns, `__seq`, the delete sign on Unique Key tables, and
-    `__partition`/`__bucket`. Raises RowsRejected for the first check any row fails; writes nothing."""
-    data, checks = _routed(cur, table, source_sql, targets, strict=True, partitions=partitions, passthrough=())
+    partitions) and routed: the file columns, `__seq`, the delete sign on Unique Key tables (`delete_sign`
+    for every row, or each row's from source column a<`sign_from`>), and `__partition`/`__bucket`.
+    An AUTO_INCREMENT column is filled by `allocate` where a row gives no value.
+    Raises RowsRejected for the first check any row fails; writes nothing."""
+    source_sql, targets = _numbered(cur, table, source_sql, targets, allocate)
+    data, checks = _routed(cur, table, source_sql, targets, strict=True, partitions=partitions, passthrough=(),
+                           sign_from=sign_from)
     return _checked(table, data, checks, partitions, delete_sign)
 
 
@@ -188,12 +250,13 @@ class AutoRouted:
 
 
 def _auto_routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
-                 strict: bool, passthrough: Sequence[str], next_partition_id: int,
-                 clash_fails: bool) -> tuple[TableState, pa.Table, list[_Check], tuple[Partition, ...]]:
+                 strict: bool, passthrough: Sequence[str], next_partition_id: int, clash_fails: bool,
+                 sign_from: int | None = None) -> tuple[TableState, pa.Table, list[_Check], tuple[Partition, ...]]:
     """`_routed` on an AUTO PARTITION table: the good rows no partition holds get new partitions, and
     the rows are routed again with them. A new partition that would overlap an existing one raises
     RowsRejected (`clash_fails`), or is not created (its rows stay unrouted)."""
-    data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=(), passthrough=passthrough)
+    data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=(), passthrough=passthrough,
+                           sign_from=sign_from)
     candidates = pc.is_null(data.column("__partition"))
     for i in range(len(checks)):
         candidates = pc.and_(candidates, pc.invert(pc.fill_null(data.column(f"__chk{i}"), False)))
@@ -205,16 +268,20 @@ def _auto_routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: 
         new = ()
     if new:
         table = auto_partitions.widened(table, new, int(time.time() * 1000))
-        data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=(), passthrough=passthrough)
+        data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=(), passthrough=passthrough,
+                               sign_from=sign_from)
     return table, data, checks, new
 
 
 def prepare_rows_creating_partitions(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
-                                     targets: Sequence[Column], *, next_partition_id: int) -> AutoRouted:
+                                     targets: Sequence[Column], *, next_partition_id: int,
+                                     sign_from: int | None = None, allocate: Allocate | None = None) -> AutoRouted:
     """`prepare_rows` for an AUTO PARTITION table: rows no partition holds get new partitions (ids from
     `next_partition_id`), which the commit of these rows must create (`CommitRowsets.new_partitions`)."""
+    source_sql, targets = _numbered(cur, table, source_sql, targets, allocate)
     table, data, checks, new = _auto_routed(cur, table, source_sql, targets, strict=True, passthrough=(),
-                                            next_partition_id=next_partition_id, clash_fails=True)
+                                            next_partition_id=next_partition_id, clash_fails=True,
+                                            sign_from=sign_from)
     return AutoRouted(table, _checked(table, data, checks, (), False), new)
 
 
@@ -229,11 +296,12 @@ def _checked(table: TableState, data: pa.Table, checks: list[_Check], partitions
 
 
 def split_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
-               strict: bool, partitions: tuple[int, ...] = (),
-               passthrough: Sequence[str] = ()) -> tuple[pa.Table, pa.Table]:
+               strict: bool, partitions: tuple[int, ...] = (), passthrough: Sequence[str] = (),
+               allocate: Allocate | None = None) -> tuple[pa.Table, pa.Table]:
     """Like `prepare_rows`, but a bad row does not fail the others: returns the good rows, ready to
     write, and the bad ones as their `passthrough` columns plus `__reason` (the first check failed).
     Without `strict`, a value that does not convert becomes NULL (Doris' strict_mode=false)."""
+    source_sql, targets = _numbered(cur, table, source_sql, targets, allocate)
     data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=partitions,
                            passthrough=passthrough)
     return _split(table, data, checks, partitions, passthrough)
@@ -241,9 +309,11 @@ def split_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: st
 
 def split_rows_creating_partitions(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
                                    targets: Sequence[Column], *, strict: bool, passthrough: Sequence[str],
-                                   next_partition_id: int) -> tuple[AutoRouted, pa.Table]:
+                                   next_partition_id: int,
+                                   allocate: Allocate | None = None) -> tuple[AutoRouted, pa.Table]:
     """`split_rows` for an AUTO PARTITION table: the good rows (with the table and the partitions their
     commit must create, as `prepare_rows_creating_partitions`) and the bad ones."""
+    source_sql, targets = _numbered(cur, table, source_sql, targets, allocate)
     table, data, checks, new = _auto_routed(cur, table, source_sql, targets, strict=strict, passthrough=passthrough,
                                             next_partition_id=next_partition_id, clash_fails=False)
     good, bad = _split(table, data, checks, (), passthrough)

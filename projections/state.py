@@ -5,7 +5,11 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from schemas.model import (
+    SEQUENCE_COL_PROPERTY,
+    SEQUENCE_COLUMN,
+    SEQUENCE_TYPE_PROPERTY,
     AutoPartitioning,
+    Column,
     Distribution,
     KeysModel,
     Partition,
@@ -116,6 +120,8 @@ class TableState(BaseModel):
     auto_partition: AutoPartitioning | None = None
     # Names this table took over by REPLACE, oldest first (projections.names resolves them).
     name_takeovers: list[NameTakeover] = Field(default_factory=list)
+    # The next value the AUTO_INCREMENT column hands out; None until the first allocation.
+    auto_increment_next: int | None = None
 
     @property
     def schema_now(self) -> TableSchema:
@@ -140,6 +146,21 @@ class TableState(BaseModel):
     @property
     def time_travel(self) -> bool:
         return self.properties.get("enable_time_travel", "false").lower() == "true"
+
+    @property
+    def auto_increment_column(self) -> Column | None:
+        return next((c for c in self.schema_now.columns if c.auto_increment is not None), None)
+
+    def sequence_column(self, schema: TableSchema | None = None) -> Column | None:
+        """The column whose value orders the rows of one key of a Unique Key table before their load
+        order (Doris' sequence column): the one `function_column.sequence_col` names, or the hidden
+        `__DORIS_SEQUENCE_COL__` of `function_column.sequence_type`; looked up in `schema` (the
+        schema a read is at; default: now). Fixed at CREATE TABLE, so every schema has it."""
+        if self.keys_model != "UNIQUE":
+            return None
+        name = self.properties.get(SEQUENCE_COL_PROPERTY) or (
+            SEQUENCE_COLUMN if SEQUENCE_TYPE_PROPERTY in self.properties else None)
+        return None if name is None else (schema or self.schema_now).column(name)
 
 
 class RowsetRecord(BaseModel):

@@ -150,6 +150,8 @@ def changes_sql(source: FeedSource, table: TableState, commits: list[CommitRecor
     its post-image), with the columns of `schema` (default: the table's current one)."""
     check_history(source, table, commits)
     schema = schema or table.schema_now
+    # Doris' hidden columns (a hidden sequence column) are not part of a change row.
+    schema = schema.model_copy(update={"columns": schema.visible_columns})
     parts = [_commit_sql(source, table, c, schema) for c in commits if c.kind not in _NO_ROW_CHANGES]
     columns = ", ".join(quote_ident(c.name) for c in schema.columns)
     if not parts:

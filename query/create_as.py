@@ -56,7 +56,7 @@ def create_table_as(ctx: Context, session: SessionState, s: st.CreateTableAs) ->
         table = ctx.table(session, s.table)
         source = f"SELECT * FROM ({inner}) AS __q({', '.join(f'a{i}' for i in range(len(columns)))})"
         try:
-            count = write_rows(ctx, cur, table, source, list(table.schema_now.columns), source="ctas")
+            count = write_rows(ctx, cur, table, source, list(table.schema_now.visible_columns), source="ctas")
         except Exception:
             # The statement is one thing to the user: a table it could not fill must not stay behind
             # (FORCE, or RECOVER TABLE would bring back the empty shell).

@@ -6,6 +6,7 @@ import dataclasses
 from functools import partial
 
 from projections.state import PartitionState, TableState
+from query import unique_key
 from query.context import Context, Done, SessionState, SqlFailure
 from query.parser import statements as st
 from query.table_definition import (
@@ -56,6 +57,9 @@ def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done
     keys_model, columns = build_columns(s)
     check = _property_check(ctx, session)
     properties = check(s.properties)
+    hidden_sequence = unique_key.sequence_column(keys_model, columns, properties)
+    if hidden_sequence is not None:
+        columns = (*columns, hidden_sequence)
     dist = s.distribution
     buckets = (dist.buckets if dist and dist.buckets else 1)
     hash_cols = tuple(c.lower() for c in dist.columns) if dist and dist.kind == "HASH" else ()
@@ -165,6 +169,7 @@ def alter_table(ctx: Context, session: SessionState, s: st.AlterTable) -> Done:
     for action in s.actions:
         if isinstance(action, st.SetTableProperties):
             changes = check(action.properties)
+            unique_key.refuse_sequence_property_change(changes)
             merged.update(changes)
             dynamic_changed = dynamic_changed or has_dynamic(changes)
             commands.append(cmd.AlterTableProperties(table_id=table.table_id, changes=dict(changes)))
@@ -328,7 +333,10 @@ def _precision_scale(params: tuple[int, ...]) -> tuple[int, int]:
 
 def _modified(table: TableState, old: Column, d: st.ColumnDef) -> Column:
     new = column_from_def(d, old.unique_id)
-    new = new.model_copy(update={"is_key": old.is_key, "aggregation": new.aggregation or old.aggregation})
+    if (new.auto_increment is None) != (old.auto_increment is None):
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"Can not add or remove AUTO_INCREMENT on column '{old.name}'")
+    new = new.model_copy(update={"is_key": old.is_key, "aggregation": new.aggregation or old.aggregation,
+                                 "auto_increment": old.auto_increment})
     if not _widens(old.type, new.type):
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not change column '{old.name}' from {old.type} to "
                                                     f"{new.type}: only widening changes keep existing rows")
@@ -358,6 +366,9 @@ def _apply_column_action(table: TableState, columns: list[Column], action: objec
         d = action.column
         if any(c.name.lower() == d.name.lower() for c in columns):
             raise SqlFailure(ErrorCode.DUP_FIELDNAME, f"Duplicate column name '{d.name}'")
+        if d.auto_increment is not None:
+            # The counter starts with the table; existing rows would have no values.
+            raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, "Can not add an AUTO_INCREMENT column to an existing table")
         if keys_model == "AGGREGATE" and not d.is_key and not d.agg:
             # Doris: a column added to an Aggregate Key table without an aggregation type is a key
             # column (after the last key). Existing rows all take its default, so they merge as before.
@@ -370,6 +381,7 @@ def _apply_column_action(table: TableState, columns: list[Column], action: objec
         return next_id + 1
     if isinstance(action, st.DropColumn):
         i = _find(columns, action.name)
+        unique_key.refuse_sequence_column_change(table, columns[i], "drop")
         if columns[i].is_key:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not drop key column '{columns[i].name}'")
         if columns[i].name.lower() in _layout_columns(table):
@@ -381,12 +393,15 @@ def _apply_column_action(table: TableState, columns: list[Column], action: objec
         return next_id
     if isinstance(action, st.ModifyColumn):
         i = _find(columns, action.column.name)
+        unique_key.refuse_sequence_column_change(table, columns[i], "modify")
         new = _modified(table, columns[i], action.column)
         del columns[i]
         columns.insert(i if action.position is None else _position(columns, action.position, new.is_key), new)
         return next_id
     if isinstance(action, st.RenameColumn):
         i = _find(columns, action.old)
+        unique_key.refuse_sequence_column_change(table, columns[i], "rename")
+        unique_key.check_column_name(action.new)
         if any(c.name.lower() == action.new.lower() for c in columns):
             raise SqlFailure(ErrorCode.DUP_FIELDNAME, f"Duplicate column name '{action.new}'")
         if columns[i].name.lower() in _layout_columns(table):

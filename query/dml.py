@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import duckdb
 import pyarrow as pa
@@ -16,13 +17,14 @@ from projections.snapshot import resolve
 from projections.state import TableState
 from query import group_commit
 from query.context import Context, Done, SessionState, SqlFailure
+from query.doris_variables import ReadOptions, session_flag
 from query.parser import statements as st
 from query.reads import bind_tables, duck_error
-from query.relation import quote_ident, snapshot_sql
+from query.relation import default_sql, duck_type, quote_ident, snapshot_sql
 from query.session_functions import substitute
 from schemas import commands as cmd
 from schemas.errors import ErrorCode
-from schemas.model import Column
+from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, VERSION_COLUMN, Column, is_hidden
 
 
 def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
@@ -31,9 +33,12 @@ def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, 
     """Writes the rows of `source_sql` (columns a0..an, one per target) as one commit; returns the
     count. With `partitions`, every row must belong to one of them."""
     label = label or f"insert_{uuid.uuid4().hex}"
+    sign_from, allocate = _sign_position(targets), auto_increment(ctx, table)
     if table.auto_partition is not None and not partitions and not delete_sign:
-        return _write_creating_partitions(ctx, cur, table, source_sql, targets, label=label, source=source)
-    data = prepare_rows(cur, table, source_sql, targets, delete_sign=delete_sign, partitions=partitions)
+        return _write_creating_partitions(ctx, cur, table, source_sql, targets, label=label, source=source,
+                                          sign_from=sign_from, allocate=allocate)
+    data = prepare_rows(cur, table, source_sql, targets, delete_sign=delete_sign, partitions=partitions,
+                        sign_from=sign_from, allocate=allocate)
     if data.num_rows == 0:
         return 0
     return commit_rows(ctx, table, data, label=label, source=source)
@@ -44,7 +49,8 @@ _AUTO_PARTITION_ATTEMPTS = 5
 
 
 def _write_creating_partitions(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
-                               targets: list[Column], *, label: str, source: str) -> int:
+                               targets: list[Column], *, label: str, source: str, sign_from: int | None,
+                               allocate: rows.Allocate) -> int:
     """A load into an AUTO PARTITION table: the partitions its rows need are created by its own commit.
     Their ids are the next ones this replica knows; when another load took them first, the sequencer
     answers CONFLICT and the rows are routed and written again against the catalog as it now is."""
@@ -54,7 +60,8 @@ def _write_creating_partitions(ctx: Context, cur: duckdb.DuckDBPyConnection, tab
             table = ctx.projection.tables[table.table_id]
         try:
             routed = rows.prepare_rows_creating_partitions(
-                cur, table, source_sql, targets, next_partition_id=ctx.projection.next_ids["partition"])
+                cur, table, source_sql, targets, next_partition_id=ctx.projection.next_ids["partition"],
+                sign_from=sign_from, allocate=allocate)
         except rows.RowsRejected as exc:
             raise SqlFailure(exc.code, exc.message) from None
         except duckdb.Error as exc:
@@ -77,14 +84,21 @@ def _write_creating_partitions(ctx: Context, cur: duckdb.DuckDBPyConnection, tab
 
 
 def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: list[Column], *,
-                 delete_sign: bool = False, partitions: tuple[int, ...] = ()) -> pa.Table:
+                 delete_sign: bool = False, partitions: tuple[int, ...] = (),
+                 sign_from: int | None = None, allocate: rows.Allocate | None = None) -> pa.Table:
     """`rows.prepare_rows`, failing the statement with the rows' error."""
     try:
-        return rows.prepare_rows(cur, table, source_sql, targets, delete_sign=delete_sign, partitions=partitions)
+        return rows.prepare_rows(cur, table, source_sql, targets, delete_sign=delete_sign, partitions=partitions,
+                                 sign_from=sign_from, allocate=allocate)
     except rows.RowsRejected as exc:
         raise SqlFailure(exc.code, exc.message) from None
     except duckdb.Error as exc:
         raise SqlFailure(*duck_error(exc)) from None
+
+
+def auto_increment(ctx: Context, table: TableState) -> rows.Allocate:
+    """Values of the table's AUTO_INCREMENT column for one load (see `rows.allocator`)."""
+    return rows.allocator(lambda command: ctx.propose(command, table_id=table.table_id), table.table_id)
 
 
 def commit_rows(ctx: Context, table: TableState, data: pa.Table, *, label: str, source: str = "insert") -> int:
@@ -97,18 +111,48 @@ def commit_rows(ctx: Context, table: TableState, data: pa.Table, *, label: str, 
     return data.num_rows
 
 
-def _targets(table: TableState, names: tuple[str, ...] | None) -> list[Column]:
+# Stand-ins for the hidden columns an INSERT may name that are not schema columns: the delete sign
+# (each row's own, see `rows.prepare_rows`) and the version, which the sequencer assigns (a value given
+# for it is read and dropped, as Doris fills it with the load's version whatever the load says).
+_DELETE_SIGN = Column(unique_id=-1, name=DELETE_SIGN_COLUMN, type="TINYINT", nullable=False)
+_VERSION = Column(unique_id=-2, name=VERSION_COLUMN, type="BIGINT", nullable=False)
+
+
+def _sign_position(targets: list[Column]) -> int | None:
+    return targets.index(_DELETE_SIGN) if _DELETE_SIGN in targets else None
+
+
+def _target(table: TableState, name: str) -> Column | None:
+    """The column an INSERT's column list names: a schema column or, on a Unique Key table, one of
+    Doris' hidden ones (`__DORIS_SEQUENCE_COL__` of a `sequence_col` table is the column it names)."""
+    if table.keys_model == "UNIQUE" and is_hidden(name):
+        hidden = {DELETE_SIGN_COLUMN: _DELETE_SIGN, VERSION_COLUMN: _VERSION,
+                  SEQUENCE_COLUMN: table.sequence_column()}
+        return hidden.get(name.upper())
+    column = table.schema_now.column(name)
+    return None if column is None or is_hidden(column.name) else column
+
+
+def _targets(table: TableState, names: tuple[str, ...] | None, *, partial: bool = False) -> list[Column]:
+    """The columns the source's a0..an fill. Without a column list: the visible columns; a table with a
+    hidden sequence column then needs the list, naming it (Doris refuses the load otherwise) — except
+    in a partial update, which keeps the stored sequence value of the keys it updates."""
     schema = table.schema_now
+    hidden_sequence = next((c for c in schema.columns if c.name == SEQUENCE_COLUMN), None)
     if names is None:
-        return list(schema.columns)
-    targets = []
-    for name in names:
-        column = schema.column(name)
-        if column is None:
-            raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Unknown column '{name}' in '{table.name}'")
-        if column in targets:
-            raise SqlFailure(ErrorCode.DUP_FIELDNAME, f"Column '{name}' specified twice")
-        targets.append(column)
+        targets = list(schema.visible_columns)
+    else:
+        targets = []
+        for name in names:
+            column = _target(table, name)
+            if column is None:
+                raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Unknown column '{name}' in '{table.name}'")
+            if column in targets:
+                raise SqlFailure(ErrorCode.DUP_FIELDNAME, f"Column '{name}' specified twice")
+            targets.append(column)
+    if hidden_sequence is not None and hidden_sequence not in targets and not partial:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                         f"Table {table.name} has sequence column, need to specify the sequence column")
     return targets
 
 
@@ -133,24 +177,42 @@ def _source_sql(ctx: Context, session: SessionState, s: st.Insert, targets: list
     return f"SELECT * FROM ({inner}) AS __q({', '.join(f'a{i}' for i in range(width))})"
 
 
+def _partial_update(session: SessionState, table: TableState, names: tuple[str, ...] | None) -> bool:
+    """Whether an INSERT updates only the columns it names of the keys it writes: Doris does so on a
+    merge-on-write Unique Key table when the session sets enable_unique_key_partial_update and the
+    column list leaves some column out."""
+    if names is None or table.keys_model != "UNIQUE" or not session_flag(session.system_variables,
+                                                                          "enable_unique_key_partial_update"):
+        return False
+    if table.properties.get("enable_unique_key_merge_on_write", "true").lower() == "false":
+        return False
+    named = {n.lower() for n in names}
+    return any(c.name.lower() not in named for c in table.schema_now.columns)
+
+
 def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
     if s.overwrite:
         return overwrite(ctx, session, s)
     ctx.catch_up()
     table = ctx.table(session, s.table)
-    targets = _targets(table, s.columns)
+    partial = _partial_update(session, table, s.columns)
+    targets = _targets(table, s.columns, partial=partial)
     if s.label and ctx.projection.label(table.table_id, s.label):
         raise SqlFailure(ErrorCode.LABEL_ALREADY_EXISTS, f"Label [{s.label}] has already been used")
     cur = ctx.cursor()
     try:
         source_sql = _source_sql(ctx, session, s, targets, cur)
         partitions = tuple(_named_partition(table, n) for n in s.partitions)
+        if partial:
+            source_sql, targets = _with_stored_values(ctx, table, source_sql, targets)
         mode = group_commit.session_mode(session)
         # An AUTO PARTITION table's rows may need new partitions, which only their own commit creates.
-        if mode != "off_mode" and isinstance(s.query, exp.Values) and not s.label and table.auto_partition is None:
+        if mode != "off_mode" and isinstance(s.query, exp.Values) and not s.label and not partial \
+                and table.auto_partition is None:
             # Only `INSERT INTO t VALUES …` without a label is batched, as in Doris; the rows are typed
             # and checked here, so a bad row fails this statement alone and never reaches the batch.
-            data = prepare_rows(cur, table, source_sql, targets, partitions=partitions)
+            data = prepare_rows(cur, table, source_sql, targets, partitions=partitions,
+                                sign_from=_sign_position(targets), allocate=auto_increment(ctx, table))
             count, label = group_commit.registry(ctx).submit(table, data, mode)
             status = "VISIBLE" if mode == "sync_mode" else "PREPARE"
             return Done(count, f"{{'label':'{label}', 'status':'{status}'}}")
@@ -173,7 +235,8 @@ def overwrite(ctx: Context, session: SessionState, s: st.Insert) -> Done:
     named = tuple(_named_partition(table, n) for n in s.partitions)
     cur = ctx.cursor()
     try:
-        data = prepare_rows(cur, table, _source_sql(ctx, session, s, targets, cur), targets, partitions=named)
+        data = prepare_rows(cur, table, _source_sql(ctx, session, s, targets, cur), targets, partitions=named,
+                            sign_from=_sign_position(targets), allocate=auto_increment(ctx, table))
     finally:
         cur.close()
     covered = named
@@ -191,6 +254,33 @@ def overwrite(ctx: Context, session: SessionState, s: st.Insert) -> Done:
                                      rows_removed=_count(ctx, table, None, covered),
                                      description=f"INSERT OVERWRITE{scope}"), table_id=table.table_id)
     return Done(data.num_rows, f"{{'label':'{label}', 'status':'VISIBLE'}}")
+
+
+def _with_stored_values(ctx: Context, table: TableState, source_sql: str,
+                        targets: list[Column]) -> tuple[str, list[Column]]:
+    """A partial update's rows made whole: each column the INSERT leaves out takes the stored value of
+    the row's key (its default for a new key), so the rowset holds full rows and every later read,
+    compaction and time travel merges them like any other load. Returns the source and its targets."""
+    given = {c.unique_id: i for i, c in enumerate(targets)}
+    schema = table.schema_now
+    missing = [k.name for k in schema.key_columns if k.unique_id not in given]
+    if missing:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                         f"Partial update should include all key columns, missing: {', '.join(missing)}")
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    same_key = " AND ".join(f"__old.{quote_ident(k.name)} IS NOT DISTINCT FROM "
+                            f"TRY_CAST(__new.a{given[k.unique_id]} AS {duck_type(k.type)})" for k in schema.key_columns)
+    values = [f"__new.a{given[c.unique_id]}" if c.unique_id in given else
+              f"CASE WHEN __old.__stored THEN CAST(__old.{quote_ident(c.name)} AS {duck_type(c.type)}) "
+              f"ELSE {default_sql(c, now=now)} END" for c in schema.columns]
+    extras = [c for c in targets if c.unique_id < 0]  # the delete sign, the version
+    values += [f"__new.a{given[c.unique_id]}" for c in extras]
+    selected = ", ".join(f"{v} AS a{i}" for i, v in enumerate(values))
+    # The statement's row order is kept: it orders rows of one key within the load (`__seq`).
+    source = (f"SELECT {selected} FROM (SELECT *, row_number() OVER () AS __n FROM ({source_sql})) AS __new "
+              f"LEFT JOIN (SELECT *, true AS __stored FROM ({_live_rows_sql(ctx, table, ())})) AS __old "
+              f"ON {same_key} ORDER BY __new.__n")
+    return source, [*schema.columns, *extras]
 
 
 def _to_file_columns(table: TableState, where: exp.Expr, *, keys_only: bool) -> str:
@@ -256,6 +346,16 @@ def _current_sql(ctx: Context, table: TableState, partitions: tuple[int, ...]) -
     return snapshot_sql(snapshot, ctx.locator)
 
 
+def _live_rows_sql(ctx: Context, table: TableState, partitions: tuple[int, ...]) -> str:
+    """A Unique Key table's latest rows with every schema column, a hidden sequence column too."""
+    snapshot = resolve(ctx.projection, table)
+    if partitions:
+        snapshot = replace(snapshot, partitions=tuple(p for p in snapshot.partitions if p.partition_id in partitions))
+    columns = ", ".join(quote_ident(c.name) for c in table.schema_now.columns)
+    return (f"SELECT {columns} FROM ({snapshot_sql(snapshot, ctx.locator, ReadOptions(show_hidden=True))}) "
+            f"WHERE {quote_ident(DELETE_SIGN_COLUMN)} = 0")
+
+
 def _named_partition(table: TableState, name: str) -> int:
     found = table.partition_by_name(name)
     if found is None:
@@ -314,7 +414,7 @@ def _rewrite_unique(ctx: Context, session: SessionState, table: TableState, wher
             value = (assignments or {}).get(c.unique_id)
             own = f"{name}.{quote_ident(c.name)}"
             selected.append(f"{_bound_sql(ctx, session, value, cur) if value is not None else own} AS a{i}")
-        sql = _current_sql(ctx, table, partitions)
+        sql = _live_rows_sql(ctx, table, partitions)
         # The bound tables, as a FROM list joined to the target's rows by the WHERE clause.
         others = "" if sources is None else \
             ", " + _bound_sql(ctx, session, _joined(sources), cur).removeprefix("SELECT * FROM ")

@@ -174,30 +174,40 @@ _DORIS: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "skip_delete_sign": (_BOOL, False),
     "skip_storage_engine_merge": (_BOOL, False),
     "skip_delete_bitmap": (_BOOL, False),
+    # Unique Key tables: SELECT * and DESC show Doris' hidden columns (and rows a delete sign hides).
+    "show_hidden_columns": (_BOOL, False),
 }
 
 # mysql-mimic's variable schema: (type, default, settable).
 DORIS_VARIABLES: dict[str, tuple[Any, Any, bool]] = {name: (kind, default, True)
                                                      for name, (kind, default) in _DORIS.items()}
-READ_OPTIONS = ("skip_delete_predicate", "skip_delete_sign", "skip_storage_engine_merge", "skip_delete_bitmap")
+
+
+def session_flag(variables: Mapping[str, Any], name: str) -> bool:
+    """A boolean Doris variable's value in a session's variables (SessionState.system_variables); its
+    default where they have none (outside the server they are empty)."""
+    value = variables.get(name)
+    return on_off(_DORIS[name][1] if value is None else value)
 
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """How a session's reads treat deletes and merging (the module docstring's read options)."""
+    """How a session's reads treat deletes, merging and hidden columns (the module docstring's read
+    options, and show_hidden_columns)."""
 
     delete_predicates: bool = True
     delete_signs: bool = True
     merge: bool = True
+    show_hidden: bool = False
 
     @classmethod
-    def of(cls, variables: Mapping[str, str]) -> ReadOptions:
-        """From a session's variables as SessionState keeps them (text)."""
-        def flag(name: str) -> bool:
-            return on_off(variables.get(name, "false"))
-        return cls(delete_predicates=not flag("skip_delete_predicate"),
-                   delete_signs=not flag("skip_delete_sign"),
-                   merge=not (flag("skip_storage_engine_merge") or flag("skip_delete_bitmap")))
+    def of(cls, variables: Mapping[str, Any]) -> ReadOptions:
+        """From a session's variables (SessionState.system_variables)."""
+        return cls(delete_predicates=not session_flag(variables, "skip_delete_predicate"),
+                   delete_signs=not session_flag(variables, "skip_delete_sign"),
+                   merge=not (session_flag(variables, "skip_storage_engine_merge")
+                              or session_flag(variables, "skip_delete_bitmap")),
+                   show_hidden=session_flag(variables, "show_hidden_columns"))
 
 
 PLAIN_READ = ReadOptions()  # Doris' defaults: deletes apply, keys merge

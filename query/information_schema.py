@@ -330,14 +330,15 @@ def _columns(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]
                        facts.collation, type_text(doris_type), "", "", "select", "", None, None)
     for db, table in _live_tables(ctx, scope):
         privileges = column_privileges(ctx, session, db, table.name)
-        for i, c in enumerate(table.schema_now.columns, start=1):
+        for i, c in enumerate(table.schema_now.visible_columns, start=1):
             if not scope.allows("COLUMN_NAME", c.name):
                 continue
             facts = column_facts(c.type)
             yield (CATALOG, db, table.name, c.name, i, c.default, "YES" if c.nullable else "NO", facts.data_type,
                    facts.char_length, facts.octet_length, facts.precision, facts.scale, facts.datetime_precision,
                    facts.charset, facts.collation, mysql_column_type(c.type),
-                   _KEY_KIND[table.keys_model] if c.is_key else "", (c.aggregation or "").upper(), privileges,
+                   _KEY_KIND[table.keys_model] if c.is_key else "",
+                   "auto_increment" if c.auto_increment is not None else (c.aggregation or "").upper(), privileges,
                    c.comment, None, None)
     for db, defined in _live_views(ctx, scope):  # the types its query had when the view was defined
         privileges = column_privileges(ctx, session, db, defined.name)

@@ -239,7 +239,7 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
             snapshot = snapshot_for(ctx, session, QualifiedName(ref.name, ref.db), ref.as_of)
             if selected:
                 snapshot = _only_partitions(snapshot, selected)
-            read = snapshot_sql(snapshot, ctx.locator, ReadOptions.of(session.variables))
+            read = snapshot_sql(snapshot, ctx.locator, ReadOptions.of(session.system_variables))
             cur.execute(f"CREATE TEMP VIEW {view} AS {read}")
         ref.node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(
             this=exp.to_identifier(alias))))

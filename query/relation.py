@@ -9,7 +9,7 @@ from sqlglot import exp
 from projections.compaction import column_definitions, rowset_file
 from projections.snapshot import Snapshot
 from query.doris_variables import PLAIN_READ, ReadOptions
-from schemas.model import Column, TableSchema
+from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, VERSION_COLUMN, Column, TableSchema
 from storage.locator import RowsetLocator
 from storage.rowset_sql import (
     DeleteRule,
@@ -37,7 +37,9 @@ def _dropped_since(schema: TableSchema, defined: dict[int, Column], deletes: lis
 
 def snapshot_sql(snapshot: Snapshot, locator: RowsetLocator, options: ReadOptions = PLAIN_READ) -> str:
     """SELECT returning the table's visible rows at the snapshot, columns named as the user sees them;
-    `options`, the session's Doris read options, may keep deleted rows or skip merging by key.
+    `options`, the session's Doris read options, may keep deleted rows or skip merging by key. With
+    `options.show_hidden` (show_hidden_columns), Doris' hidden columns too, and the rows of a Unique
+    Key table whose newest load deleted them (with __DORIS_DELETE_SIGN__ = 1), as Doris shows.
 
     Cold rowsets are fetched into the file cache first (in parallel), so the SQL names local files."""
     table = snapshot.table
@@ -45,8 +47,22 @@ def snapshot_sql(snapshot: Snapshot, locator: RowsetLocator, options: ReadOption
     files = [rowset_file(table, r, lambda r: paths[r.rowset_id]) for r in snapshot.rowsets]
     deletes = [DeleteRule(p.partition_id, d.version, d.predicate) for p in snapshot.partitions for d in p.deletes
                if options.delete_predicates or d.predicate is None]  # TRUNCATE is no delete predicate
-    spec = MergeSpec(keys_model=table.keys_model, columns=snapshot.schema.columns,
-                     extra_columns=tuple(_dropped_since(snapshot.schema, column_definitions(table), deletes)),
-                     delete_sign=table.keys_model == "UNIQUE", merge=options.merge,
-                     hide_delete_signs=options.delete_signs)
-    return table_rows_sql(spec, files, deletes)
+    show_hidden = options.show_hidden
+    schema = snapshot.schema
+    visible = schema.visible_columns
+    hidden = tuple(c for c in schema.columns if c not in visible) if show_hidden else ()
+    spec = MergeSpec(keys_model=table.keys_model, columns=(*visible, *hidden),
+                     extra_columns=tuple(_dropped_since(schema, column_definitions(table), deletes)),
+                     delete_sign=table.keys_model == "UNIQUE", sequence=table.sequence_column(schema),
+                     show_hidden=show_hidden, merge=options.merge, hide_delete_signs=options.delete_signs)
+    rows = table_rows_sql(spec, files, deletes)
+    if not show_hidden or table.keys_model != "UNIQUE":
+        return rows
+    # Doris' order: the table's columns, the delete sign and version, then the sequence column (a
+    # `sequence_col` table shows the column it names under the hidden name too).
+    hidden_names = [quote_ident(c.name) for c in hidden]
+    if spec.sequence is not None and spec.sequence in visible:
+        hidden_names.append(f"{quote_ident(spec.sequence.name)} AS {quote_ident(SEQUENCE_COLUMN)}")
+    signs = [quote_ident(DELETE_SIGN_COLUMN), quote_ident(VERSION_COLUMN)]
+    selected = [*(quote_ident(c.name) for c in visible), *signs, *hidden_names]
+    return f"SELECT {', '.join(selected)} FROM ({rows})"

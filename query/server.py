@@ -35,7 +35,7 @@ from query.connections import StrataControl
 from query.console.routes import add_routes as console_routes
 from query.console.routes import admin_only
 from query.context import Done, Rows, SessionState, SqlFailure, StatementGuard
-from query.doris_variables import DORIS_VARIABLES, READ_OPTIONS
+from query.doris_variables import DORIS_VARIABLES
 from query.engine import Engine
 from query.parser import SqlError, SqlSyntaxError, parse_script, table_refs
 from query.parser import statements as st
@@ -273,7 +273,7 @@ class StrataSession(Session):
         """The engine reads the session's variables from its SessionState, not from mysql-mimic."""
         self.state.variables["time_zone"] = str(self.variables.get("time_zone") or "UTC")
         self.state.variables["group_commit"] = str(self.variables.get("group_commit") or "off_mode")
-        for name in (*timeouts.SESSION_VARIABLES, *READ_OPTIONS):
+        for name in timeouts.SESSION_VARIABLES:
             self.state.variables[name] = str(self.variables.get(name))
 
     def _zone(self) -> tzinfo:

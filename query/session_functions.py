@@ -194,7 +194,8 @@ _FUNCTIONS: dict[str, _Function] = {
     "CONNECTION_ID": lambda v, n, a: _literal(v.connection_id),
     "VERSION": lambda v, n, a: _literal(v.version),
     "CURRENT_VERSION": lambda v, n, a: _literal(v.version),
-    # Strata has no AUTO_INCREMENT columns: nothing was ever generated (Doris answers 0 too).
+    # Not tracked per session yet: the values AUTO_INCREMENT columns hand out are not reported here (0, what a
+    # session that generated none sees).
     "LAST_INSERT_ID": lambda v, n, a: _literal(0),
     "NOW": _now,
     "CURRENT_TIMESTAMP": _now,

@@ -8,10 +8,11 @@ from projections.state import TableState
 from query import information_schema, show_filter, views
 from query.catalog_facts import COLLATION, ENGINE
 from query.context import Context, Rows, SessionState, SqlFailure
+from query.doris_variables import session_flag
 from query.information_schema import type_text as _type_text
 from query.parser import statements as st
 from schemas.errors import ErrorCode
-from schemas.model import Column, PartitionBound
+from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, VERSION_COLUMN, Column, PartitionBound
 
 
 def show_databases(ctx: Context, session: SessionState, s: st.ShowDatabases) -> Rows:
@@ -66,10 +67,9 @@ def show_columns(ctx: Context, session: SessionState, s: st.ShowColumns) -> Rows
         nullable = "YES" if c.nullable else "NO"
         shown = _type_text(c.type)  # BOOLEAN is `boolean`, as Doris says it (the Doris SQLAlchemy dialect reads it)
         if s.full:
-            rows.append((c.name, shown, facts.collation, nullable, key, c.default, c.aggregation or "", privileges,
-                         c.comment))
+            rows.append((c.name, shown, facts.collation, nullable, key, c.default, _extra(c), privileges, c.comment))
         else:
-            rows.append((c.name, shown, nullable, key, c.default, c.aggregation or ""))
+            rows.append((c.name, shown, nullable, key, c.default, _extra(c)))
     labels = (["Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment"] if s.full
               else ["Field", "Type", "Null", "Key", "Default", "Extra"])
     return show_filter.apply(ctx, Rows(labels, rows), s.like, s.where)
@@ -111,15 +111,31 @@ def _columns_of(ctx: Context, session: SessionState, name: st.QualifiedName) -> 
     if view is not None:
         return [Column(unique_id=i, name=c.name, type=c.type, comment=c.comment)
                 for i, c in enumerate(view.columns, start=1)]
-    return list(ctx.table(session, name).schema_now.columns)
+    table = ctx.table(session, name)
+    schema = table.schema_now
+    if not session_flag(session.system_variables, "show_hidden_columns") or table.keys_model != "UNIQUE":
+        return list(schema.visible_columns)
+    # Doris' hidden columns, in its order: the delete sign, the version, the sequence column (which a
+    # `sequence_col` table shows as well, typed as the column it names).
+    signs = [Column(unique_id=0, name=DELETE_SIGN_COLUMN, type="TINYINT", nullable=False, default="0"),
+             Column(unique_id=0, name=VERSION_COLUMN, type="BIGINT", nullable=False, default="0")]
+    sequence = table.sequence_column()
+    hidden = [c for c in schema.columns if c not in schema.visible_columns]
+    if sequence is not None and sequence in schema.visible_columns:
+        hidden.append(sequence.model_copy(update={"name": SEQUENCE_COLUMN, "unique_id": 0, "default": None}))
+    return [*schema.visible_columns, *signs, *hidden]
+
+
+def _extra(column: Column) -> str:
+    """DESC's and SHOW COLUMNS' Extra: AUTO_INCREMENT, or a value column's aggregation."""
+    return "AUTO_INCREMENT" if column.auto_increment is not None else column.aggregation or ""
 
 
 def describe(ctx: Context, session: SessionState, s: st.Describe) -> Rows:
     rows = []
     for c in _columns_of(ctx, session, s.table):
-        extra = c.aggregation or ""
         rows.append((c.name, _type_text(c.type), "Yes" if c.nullable else "No", "true" if c.is_key else "false",
-                     c.default, extra))
+                     c.default, _extra(c)))
     return Rows(["Field", "Type", "Null", "Key", "Default", "Extra"], rows)
 
 
@@ -147,11 +163,13 @@ def _bound_text(values: tuple[str | None, ...]) -> str:
 
 def create_table_text(table: TableState) -> str:
     lines = []
-    for c in table.schema_now.columns:
+    for c in table.schema_now.visible_columns:
         parts = [f"`{c.name}` {_type_text(c.type)}"]
         if c.aggregation:
             parts.append(c.aggregation)
         parts.append("NULL" if c.nullable else "NOT NULL")
+        if c.auto_increment is not None:
+            parts.append(f"AUTO_INCREMENT({c.auto_increment})")
         if c.default is not None:
             parts.append("DEFAULT NULL" if c.default.upper() == "NULL" else
                          "DEFAULT CURRENT_TIMESTAMP" if c.default.upper() == "CURRENT_TIMESTAMP" else

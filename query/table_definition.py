@@ -15,6 +15,7 @@ from query.parser import statements as st
 from query.partition_bounds import expand_batch, normalized_value
 from query.reads import session_zone
 from query.relation import duck_type
+from query.unique_key import check_column_name
 from schemas.commands import NewPartition
 from schemas.errors import ErrorCode
 from schemas.model import AutoPartitioning, Column, PartitionBound
@@ -32,6 +33,8 @@ _PROPERTY_CHECKS: dict[str, tuple[str, ...] | str] = {
     "inverted_index_storage_format": "any", "compaction_policy": "any", "estimate_partition_size": "any",
     # A partition's version_info (Doris' legacy restore hint, written by its SHOW CREATE of old tables).
     "version_info": "any",
+    # Checked against the columns by query.unique_key.
+    "function_column.sequence_col": "any", "function_column.sequence_type": "any",
 }
 # Properties that only concern how Doris lays out, replicates or compacts its storage: accepted with
 # any value, kept (SHOW CREATE TABLE prints them back, so a Doris DDL replays unchanged) and without
@@ -150,15 +153,38 @@ def _future_datetime(text: str, session: SessionState, key: str) -> str:
 
 
 def column_from_def(d: st.ColumnDef, unique_id: int) -> Column:
+    check_column_name(d.name)
     type_text = str(d.type)
     try:
         duck_type(type_text)
     except ValueError as exc:
         raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"column '{d.name}': {exc}") from None
     default = None if d.default is None else str(d.default)
+    if d.auto_increment is not None:
+        _check_auto_increment(d, type_text)
     return Column(unique_id=unique_id, name=d.name, type=type_text, is_key=d.is_key, nullable=d.nullable,
                   default=default, aggregation=d.agg.upper() if d.agg else None,  # type: ignore[arg-type]
-                  comment=d.comment or "")
+                  comment=d.comment or "", auto_increment=d.auto_increment)
+
+
+def _check_auto_increment(d: st.ColumnDef, type_text: str) -> None:
+    """Doris 2.1's rules (and words) for an AUTO_INCREMENT column on its own."""
+    if type_text != "BIGINT":
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "the auto increment column should be BIGINT type.")
+    if d.nullable:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "the auto increment column can't be null.")
+    if d.default is not None:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "the auto increment column can't have default value.")
+
+
+def check_auto_increment_table(keys_model: str, columns: tuple[Column, ...]) -> None:
+    """Doris 2.1's rules for AUTO_INCREMENT columns in a table: at most one, not on Aggregate Key."""
+    auto = [c for c in columns if c.auto_increment is not None]
+    if auto and keys_model == "AGGREGATE":
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                         "the auto increment is only supported in duplicate table and unique table.")
+    if len(auto) > 1:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "there should be at most one auto increment column in OlapTable.")
 
 
 # Doris' sort key of a table created without a key clause: the leading columns, at most 3 and 36
@@ -217,6 +243,7 @@ def build_columns(stmt: st.CreateTable) -> tuple[str, tuple[Column, ...]]:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
                              f"Column '{d.name}': aggregation type is only allowed in AGGREGATE KEY tables")
         columns.append(column_from_def(st.ColumnDef(**{**d.__dict__, "is_key": is_key}), i + 1))
+    check_auto_increment_table(keys_model, tuple(columns))
     return keys_model, tuple(columns)
 
 

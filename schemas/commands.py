@@ -210,6 +210,16 @@ class OverwriteRowsets(Command):
 
 
 @register
+class AllocateAutoIncrement(Command):
+    """A writer asks for `count` values of the table's AUTO_INCREMENT column before it writes its rows:
+    the sequencer hands out each value once, whichever writer asks, across restarts."""
+
+    TYPE: ClassVar[str] = "AllocateAutoIncrement"
+    table_id: int
+    count: int = Field(ge=1)
+
+
+@register
 class CommitDelete(Command):
     TYPE: ClassVar[str] = "CommitDelete"
     table_id: int

@@ -167,6 +167,16 @@ class PartitionPropertiesChanged(Event):
 
 
 @register
+class AutoIncrementAllocated(Event):
+    """Values [start, start + count) of the table's AUTO_INCREMENT column now belong to one writer."""
+
+    TYPE: ClassVar[str] = "AutoIncrementAllocated"
+    table_id: int
+    start: int
+    count: int
+
+
+@register
 class RowsetsCommitted(Event):
     """One load transaction: every partition it touched got one new version."""
 

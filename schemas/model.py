@@ -17,6 +17,19 @@ PartitionKind = Literal["UNPARTITIONED", "RANGE", "LIST"]
 # A tier is a local medium, or "remote:<resource name>" for an object store.
 Tier = str
 
+# Doris' hidden columns of a Unique Key table. The delete sign and the version are kept in every
+# rowset file of such a table (`__delete_sign`, `__version`); the sequence column of a table created
+# with `function_column.sequence_type` is a schema column under this name. All are left out of
+# `SELECT *` and DESC unless the session sets show_hidden_columns.
+HIDDEN_PREFIX = "__DORIS_"
+DELETE_SIGN_COLUMN = "__DORIS_DELETE_SIGN__"
+VERSION_COLUMN = "__DORIS_VERSION_COL__"
+SEQUENCE_COLUMN = "__DORIS_SEQUENCE_COL__"
+# Table properties naming a Unique Key table's sequence column: an existing column, or the type of
+# the hidden one.
+SEQUENCE_COL_PROPERTY = "function_column.sequence_col"
+SEQUENCE_TYPE_PROPERTY = "function_column.sequence_type"
+
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -31,6 +44,8 @@ class Column(Frozen):
     default: str | None = Field(default=None, description="literal text of the DEFAULT, if any")
     aggregation: AggregateKind | None = None
     comment: str = ""
+    auto_increment: int | None = Field(default=None, description="AUTO_INCREMENT: the first value the column "
+                                                                 "hands out; None for an ordinary column")
 
     @property
     def file_column(self) -> str:
@@ -60,6 +75,15 @@ class TableSchema(Frozen):
     @property
     def key_columns(self) -> tuple[Column, ...]:
         return tuple(c for c in self.columns if c.is_key)
+
+    @property
+    def visible_columns(self) -> tuple[Column, ...]:
+        """The columns a user sees without show_hidden_columns (all but Doris' hidden ones)."""
+        return tuple(c for c in self.columns if not is_hidden(c.name))
+
+
+def is_hidden(name: str) -> bool:
+    return name.upper().startswith(HIDDEN_PREFIX)
 
 
 class PartitionBound(Frozen):

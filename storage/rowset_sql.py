@@ -10,8 +10,9 @@ again later). Stages, each a subquery:
 2. logical — each wanted column by unique id (`c<id>`): its value, or its DEFAULT for rows whose
    file predates the column, cast to the wanted type;
 3. visible — delete predicates: a row written below a delete's version that matches it is gone;
-4. merged — Duplicate: all rows; Unique: newest (`__version`, `__seq`) per key unless a delete
-   sign; Aggregate: each value folded by its function in version order.
+4. merged — Duplicate: all rows; Unique: per key the row with the highest sequence value (a NULL
+   one lowest), then the newest (`__version`, `__seq`), unless it has a delete sign; Aggregate:
+   each value folded by its function in version order.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from schemas.model import Column
+from schemas.model import DELETE_SIGN_COLUMN, VERSION_COLUMN, Column
 
 _DUCK_TYPES = {
     "BOOLEAN": "BOOLEAN", "TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INT": "INTEGER",
@@ -149,6 +150,17 @@ class MergeSpec:
     # every row version unmerged, as a Duplicate Key table; False keeps rows marked with a delete sign.
     merge: bool = True
     hide_delete_signs: bool = True
+    # Unique Key: the column whose value orders a key's rows before their load order (Doris'
+    # sequence column); it may be left out of `columns` (hidden) and is read all the same.
+    sequence: Column | None = None
+    # Readers with show_hidden_columns: Unique Key rows with a delete sign are kept, and
+    # __DORIS_DELETE_SIGN__ and __DORIS_VERSION_COL__ follow `columns`, as Doris shows them.
+    show_hidden: bool = False
+
+    def unique_order(self) -> str:
+        """The ORDER BY choosing a Unique Key row: the one first in it wins."""
+        by_sequence = f"{self.sequence.file_column} DESC NULLS LAST, " if self.sequence is not None else ""
+        return f"{by_sequence}__version DESC, __seq DESC"
 
 
 def _raw(files: Sequence[RowsetFile], column_sets: list[frozenset[int]], delete_sign: bool) -> str:
@@ -188,7 +200,8 @@ def visible_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequ
     column_sets = sorted({f.column_ids for f in files}, key=sorted)
     present = {i for f in files for i in f.column_ids}
     raw = _raw(files, column_sets, spec.delete_sign)
-    wanted = (*spec.columns, *(c for c in spec.extra_columns if c not in spec.columns))
+    extra = (*spec.extra_columns, *([spec.sequence] if spec.sequence is not None else []))
+    wanted = (*spec.columns, *dict.fromkeys(c for c in extra if c not in spec.columns))
     logical = (f"SELECT {', '.join(_logical(c, column_sets, present) for c in wanted)}, "
                f"__version, __seq, __delete_sign, __partition FROM ({raw})")
     conditions = [f"(__partition = {d.partition_id} AND __version < {d.version} "
@@ -216,20 +229,40 @@ def _as_read(column: Column, value: str) -> str:
     return f"{typed} AS {quote_ident(column.name)}"
 
 
+# Doris' types for the hidden columns every Unique Key table has (both NOT NULL DEFAULT 0).
+_HIDDEN_TYPES = ((DELETE_SIGN_COLUMN, "TINYINT"), (VERSION_COLUMN, "BIGINT"))
+
+
+def _shows_hidden(spec: MergeSpec) -> bool:
+    return spec.show_hidden and spec.keys_model == "UNIQUE"
+
+
+def _hidden_read(spec: MergeSpec) -> list[str]:
+    """__DORIS_DELETE_SIGN__ and __DORIS_VERSION_COL__ of each row, when the spec shows them."""
+    if not _shows_hidden(spec):
+        return []
+    values = {DELETE_SIGN_COLUMN: "__delete_sign", VERSION_COLUMN: "__version"}
+    return [f"CAST({values[name]} AS {duck}) AS {quote_ident(name)}" for name, duck in _HIDDEN_TYPES]
+
+
 def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule]) -> str:
     """The visible rows of a table, merged, with the user's column names and read types."""
     named = [_as_read(c, c.file_column) for c in spec.columns]
     visible = visible_rows_sql(spec, files, deletes)
     if visible is None:
-        return "SELECT " + ", ".join(_as_read(c, default_sql(c)) for c in spec.columns) + " WHERE false"
+        empty = [_as_read(c, default_sql(c)) for c in spec.columns]
+        hidden = [f"CAST(0 AS {t}) AS {quote_ident(n)}" for n, t in _HIDDEN_TYPES] if _shows_hidden(spec) else []
+        return "SELECT " + ", ".join(empty + hidden) + " WHERE false"
     keys = ", ".join(c.file_column for c in spec.columns if c.is_key)
-    unsigned = " AND NOT __delete_sign" if spec.hide_delete_signs else ""
     if spec.keys_model == "DUPLICATE" or not spec.merge:
-        return f"SELECT {', '.join(named)} FROM ({visible})" + (f" WHERE true{unsigned}" if spec.delete_sign else "")
+        unsigned = spec.delete_sign and spec.hide_delete_signs and not spec.show_hidden
+        return f"SELECT {', '.join(named + _hidden_read(spec))} FROM ({visible})" + \
+            (" WHERE NOT __delete_sign" if unsigned else "")
     if spec.keys_model == "UNIQUE":
-        return (f"SELECT {', '.join(named)} FROM (SELECT *, row_number() OVER (PARTITION BY {keys} "
-                f"ORDER BY __version DESC, __seq DESC) AS __rn FROM ({visible})) "
-                f"WHERE __rn = 1{unsigned}")
+        keep = "" if spec.show_hidden or not spec.hide_delete_signs else " AND NOT __delete_sign"
+        return (f"SELECT {', '.join(named + _hidden_read(spec))} FROM (SELECT *, row_number() OVER "
+                f"(PARTITION BY {keys} ORDER BY {spec.unique_order()}) AS __rn FROM ({visible})) "
+                f"WHERE __rn = 1{keep}")
     folded = [_as_read(c, c.file_column if c.is_key else _fold(c)) for c in spec.columns]
     return f"SELECT {', '.join(folded)} FROM ({visible}) GROUP BY {keys}"
 
@@ -240,7 +273,8 @@ def compacted_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Se
     so that merging the output again with newer rowsets gives what merging the inputs would.
 
     Delete signs are kept by a cumulative compaction — older rows they hide may live in rowsets
-    below it — and dropped by a base compaction, which starts at version 1."""
+    below it — and dropped by a base compaction, which starts at version 1; except on a table with a
+    sequence column, where a deleted key's row still outranks later loads of a lower sequence value."""
     visible = visible_rows_sql(spec, files, deletes)
     assert visible is not None, "a compaction needs inputs"
     cols = [c.file_column for c in spec.columns]
@@ -249,9 +283,9 @@ def compacted_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Se
     if spec.keys_model == "DUPLICATE":
         return f"SELECT {', '.join(cols + hidden)} FROM ({visible})"
     if spec.keys_model == "UNIQUE":
-        keep = " AND NOT __delete_sign" if base else ""
+        keep = " AND NOT __delete_sign" if base and spec.sequence is None else ""
         return (f"SELECT {', '.join(cols + hidden)} FROM (SELECT *, row_number() OVER (PARTITION BY {keys} "
-                f"ORDER BY __version DESC, __seq DESC) AS __rn FROM ({visible})) WHERE __rn = 1{keep}")
+                f"ORDER BY {spec.unique_order()}) AS __rn FROM ({visible})) WHERE __rn = 1{keep}")
     folded = [c.file_column if c.is_key else f"{_fold(c)} AS {c.file_column}" for c in spec.columns]
     # The merged row stands where its newest input row stood, so later REPLACEs still order after it.
     return (f"SELECT {', '.join(folded)}, max(__version) AS __version, arg_max(__seq, {ORDER}) AS __seq "

@@ -27,7 +27,7 @@ from projections.load_source import LoadedBatch, LoadPlan, load_batch, plan_load
 from projections.proposer import CommandFailed, CommandTimeout
 from projections.replica import Replica
 from projections.routine_loads import RoutineLoadJob
-from projections.rows import RowsRejected, write_rowsets
+from projections.rows import RowsRejected, allocator, write_rowsets
 from schemas import commands as cmd
 from schemas.config import Settings
 from schemas.errors import ErrorCode
@@ -248,7 +248,9 @@ class RoutineLoadTask:
         # replica knows; if another load took them first, the sequencer answers CONFLICT and the batch
         # is loaded again from the log's offsets (as for any conflict).
         next_partition_id = self.projection.next_ids["partition"] if table.auto_partition is not None else None
-        loaded = load_batch(self._cursor, table, job.spec, plan, records, next_partition_id=next_partition_id)
+        allocate = allocator(lambda command: self.proposer.propose(command, table_id=table.table_id), table.table_id)
+        loaded = load_batch(self._cursor, table, job.spec, plan, records, next_partition_id=next_partition_id,
+                            allocate=allocate)
         default_cooldown = self.config.storage_cooldown_seconds
         rowsets = (write_rowsets(self.tiers, loaded.table or table, loaded.rows, default_cooldown_s=default_cooldown)
                    if loaded.rows.num_rows else [])

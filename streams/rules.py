@@ -98,6 +98,7 @@ class Rules:
             cmd.ModifyPartitions: self.modify_partitions,
             cmd.CommitRowsets: self.commit_rowsets,
             cmd.OverwriteRowsets: self.overwrite_rowsets,
+            cmd.AllocateAutoIncrement: self.allocate_auto_increment,
             cmd.CommitDelete: self.commit_delete,
             cmd.CommitCompaction: self.commit_compaction,
             cmd.RecycleRowsets: self.recycle_rowsets,
@@ -230,6 +231,15 @@ class Rules:
         _live_table(self.state, c.table_id)
         self._check_policy_named(c.changes)
         return Decision(ev.TablePropertiesChanged(table_id=c.table_id, changes=c.changes), c.table_id)
+
+    def allocate_auto_increment(self, c: cmd.AllocateAutoIncrement, ts: int) -> Decision:
+        """The next `count` values, after every value handed out before (the counter lives in the log)."""
+        table = _live_table(self.state, c.table_id)
+        column = table.auto_increment_column
+        if column is None or column.auto_increment is None:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"table '{table.name}' has no AUTO_INCREMENT column")
+        start = max(table.auto_increment_next or column.auto_increment, column.auto_increment)
+        return Decision(ev.AutoIncrementAllocated(table_id=c.table_id, start=start, count=c.count), c.table_id)
 
     def change_schema(self, c: cmd.ChangeSchema, ts: int) -> Decision:
         table = _live_table(self.state, c.table_id)

@@ -134,7 +134,8 @@ def column_def(c: Cursor) -> ColumnDef:
             raise c.error(f"{attr} given twice for column {name}", c.tokens[c.pos - 1])
         seen.add(attr)
 
-    is_key = auto_increment = False
+    is_key = False
+    auto_increment: int | None = None
     nullable = True
     agg = default = comment = None
     while True:
@@ -152,9 +153,10 @@ def column_def(c: Cursor) -> ColumnDef:
             c.expect("NULL")
         elif c.accept("AUTO_INCREMENT"):
             once("AUTO_INCREMENT")
-            if c.at_type(TokenType.L_PAREN):
-                c.parens(lambda: c.integer("an AUTO_INCREMENT start value"))
-            auto_increment = True
+            auto_increment = 1
+            if c.accept_type(TokenType.L_PAREN):
+                auto_increment = c.integer("an AUTO_INCREMENT start value (a non-negative integer)")
+                c.expect_type(TokenType.R_PAREN, "')' after the AUTO_INCREMENT start value")
         elif c.accept("DEFAULT"):
             once("DEFAULT")
             default = _default_value(c)

@@ -246,7 +246,7 @@ class ColumnDef:
     default: str | None = None  # literal text without quotes, or a DefaultMarker
     comment: str | None = None
     is_key: bool = False
-    auto_increment: bool = False
+    auto_increment: int | None = None  # AUTO_INCREMENT[(start)]: the start value (1 when not given)
 
 
 @dataclass(frozen=True)

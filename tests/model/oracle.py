@@ -19,11 +19,21 @@ class OracleColumn:
     default: int | None = None
 
 
+# Keys of a row dict that are not columns: a Unique Key row's sequence value and its delete sign.
+SEQUENCE = "__sequence"
+DELETE_SIGN = "__delete"
+
+
 @dataclass
 class OracleTable:
     keys_model: str
     columns: list[OracleColumn]  # columns[0] is the key `k`
     rows: list[Row] = field(default_factory=list)
+    # Unique Key with a sequence column: each row carries SEQUENCE; per key the highest value wins (NULL
+    # lowest, a tie to the later write), and a deleted key keeps the value it was deleted at, which a
+    # later write must reach to bring the key back.
+    sequenced: bool = False
+    tombstones: dict[Any, Any] = field(default_factory=dict)
 
     @property
     def names(self) -> list[str]:
@@ -36,15 +46,50 @@ class OracleTable:
                 self.rows.append(full)
                 continue
             existing = next((r for r in self.rows if r["k"] == full["k"]), None)
-            if existing is None:
+            if self.keys_model == "UNIQUE":
+                self._upsert(full, existing, row.get(SEQUENCE), bool(row.get(DELETE_SIGN)))
+            elif existing is None:
                 self.rows.append(full)
-            elif self.keys_model == "UNIQUE":
-                existing.update(full)
             else:
                 for c in self.columns[1:]:
                     existing[c.name] = _fold(c.aggregation, existing[c.name], full[c.name])
 
-    def delete(self, predicate: Callable[[Row], bool]) -> None:
+    def _upsert(self, full: Row, existing: Row | None, sequence: Any, delete: bool) -> None:
+        key = full["k"]
+        if self.sequenced:
+            stored = existing[SEQUENCE] if existing is not None else self.tombstones.get(key, _NONE)
+            if stored is not _NONE and _lower(sequence, stored):
+                return  # a lower sequence value than the key's stored row: the write loses
+            full[SEQUENCE] = sequence
+        if existing is not None:
+            self.rows.remove(existing)
+        self.tombstones.pop(key, None)
+        if not delete:
+            self.rows.append(full)
+        elif self.sequenced:
+            self.tombstones[key] = sequence
+
+    def partial_insert(self, batch: list[Row], named: list[str]) -> None:
+        """A partial update: each row takes the columns it does not name (and its sequence value, unless
+        given) from the key's row as stored before the statement; a new key takes defaults."""
+        before = {r["k"]: dict(r) for r in self.rows}
+        whole = []
+        for row in batch:
+            stored = before.get(row["k"])
+            base = stored if stored is not None else {c.name: c.default for c in self.columns}
+            full = {**base, **{n: row.get(n) for n in named}}
+            full[SEQUENCE] = row[SEQUENCE] if SEQUENCE in row else (stored or {}).get(SEQUENCE)
+            full[DELETE_SIGN] = row.get(DELETE_SIGN)
+            whole.append(full)
+        self.insert(whole)
+
+    def delete(self, predicate: Callable[[Row], bool], *, remember: bool = True) -> None:
+        """DELETE: on a sequenced Unique Key table each deleted key remembers its row's sequence value;
+        without `remember` (a dropped partition) the rows are gone, tombstones and all."""
+        if self.sequenced and remember:
+            self.tombstones.update({r["k"]: r[SEQUENCE] for r in self.rows if predicate(r)})
+        if not remember:
+            self.tombstones = {k: v for k, v in self.tombstones.items() if not predicate({"k": k})}
         self.rows = [r for r in self.rows if not predicate(r)]
 
     def update(self, column: str, fn: Callable[[Any], Any], predicate: Callable[[Row], bool]) -> None:
@@ -64,6 +109,7 @@ class OracleTable:
 
     def truncate(self) -> None:
         self.rows = []
+        self.tombstones = {}
 
     def overwrite(self, batch: list[Row], covered: Callable[[Row], bool] = lambda r: True) -> None:
         """INSERT OVERWRITE: the rows `covered` selects (the partitions replaced) give way to `batch`."""
@@ -72,6 +118,16 @@ class OracleTable:
 
     def result(self) -> list[tuple[Any, ...]]:
         return sorted((tuple(r[n] for n in self.names) for r in self.rows), key=_sort_key)
+
+
+_NONE = object()
+
+
+def _lower(new: Any, stored: Any) -> bool:
+    """Whether sequence value `new` ranks below `stored` (NULL below any value)."""
+    if new is None:
+        return stored is not None
+    return stored is not None and new < stored
 
 
 def _fold(aggregation: str | None, old: Any, new: Any) -> Any:

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as s
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from tests.model.oracle import OracleColumn, OracleTable, sort_rows
+from tests.model.oracle import DELETE_SIGN, SEQUENCE, OracleColumn, OracleTable, sort_rows
 from tests.query.routine_load_kit import kafka_source, new_topic, produce, show, wait_for
 
 pytestmark = pytest.mark.integration
@@ -28,6 +28,8 @@ pytestmark = pytest.mark.integration
 _tables = itertools.count()
 KEYS = s.integers(min_value=0, max_value=7)
 VALUES = s.one_of(s.none(), s.integers(min_value=-50, max_value=50))
+# Sequence values: few, so that ties and NULLs (lowest) come up often.
+SEQUENCES = s.one_of(s.none(), s.integers(min_value=0, max_value=4))
 
 
 def connect() -> pymysql.connections.Connection:
@@ -68,6 +70,8 @@ class TableMachine(RuleBasedStateMachine):
     properties = ""
     # RANGE partitions on k: p_low [0, 4) always, p_high [4, 8) dropped and added back by steps.
     partitioned = False
+    # Unique Key with a hidden sequence column (function_column.sequence_type): every load names it.
+    sequenced = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -95,7 +99,8 @@ class TableMachine(RuleBasedStateMachine):
                       'PARTITION p_high VALUES [("4"), ("8"))) ') if self.partitioned else ""
         self.sql(f"CREATE TABLE {self.name} (k INT, v1 INT{self._agg()}) {self.keys_model} KEY(k) "
                  f"{partitions}DISTRIBUTED BY HASH(k) BUCKETS 3 {self.properties}")
-        self.oracle = OracleTable(self.keys_model, [OracleColumn("k"), OracleColumn("v1", self.value_aggregation)])
+        self.oracle = OracleTable(self.keys_model, [OracleColumn("k"), OracleColumn("v1", self.value_aggregation)],
+                                  sequenced=self.sequenced)
 
     @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), min_size=1, max_size=6))
     def insert(self, rows: list[tuple[int, list[Any]]]) -> None:
@@ -104,10 +109,11 @@ class TableMachine(RuleBasedStateMachine):
             return
         values = self.oracle.names[1:]
         batch = [{"k": k, **dict(zip(values, vs, strict=False))} for k, vs in rows]
-        tuples = ", ".join("(" + ", ".join(_literal(r.get(n)) for n in self.oracle.names) + ")" for r in batch)
-        self.sql(f"INSERT INTO {self.name} ({', '.join(self.oracle.names)}) VALUES {tuples}")
+        self._load(batch, self.oracle.names)
         self.oracle.insert(batch)
 
+    # A sequenced table's loads must name their sequence values; the overwrite rule writes plain rows.
+    @precondition(lambda self: not self.sequenced)
     @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), max_size=6),
           partition=s.sampled_from([None, "p_low", "p_high"]))
     def overwrite(self, rows: list[tuple[int, list[Any]]], partition: str | None) -> None:
@@ -126,6 +132,53 @@ class TableMachine(RuleBasedStateMachine):
         self.sql(f"INSERT OVERWRITE TABLE {self.name}{scope} ({names}) {source}")
         self.oracle.overwrite(batch, (lambda r: True) if partition is None else (lambda r: (r["k"] < 4) == low))
 
+    def _load(self, batch: list[dict[str, Any]], names: list[str], *, sequence: bool | None = None) -> None:
+        """INSERTs `batch`'s `names` columns; with `sequence` (default: on a sequenced table) the rows name
+        their sequence value (NULL when a row has none), a row with DELETE_SIGN its delete sign."""
+        hidden = {SEQUENCE: "__DORIS_SEQUENCE_COL__", DELETE_SIGN: "__DORIS_DELETE_SIGN__"}
+        sequence = self.sequenced if sequence is None else sequence
+        extra = [h for h in hidden if (h == SEQUENCE and sequence) or any(h in r for r in batch)]
+        columns = ", ".join([*names, *(hidden[h] for h in extra)])
+        tuples = ", ".join("(" + ", ".join(_literal(r.get(n)) for n in [*names, *extra]) + ")" for r in batch)
+        self.sql(f"INSERT INTO {self.name} ({columns}) VALUES {tuples}")
+
+    @precondition(lambda self: self.keys_model == "UNIQUE")
+    @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4), SEQUENCES, s.booleans()),
+                       min_size=1, max_size=6))
+    def cdc_load(self, rows: list[tuple[int, list[Any], int | None, bool]]) -> None:
+        """A CDC batch: upserts and deletes by `__DORIS_DELETE_SIGN__`, with sequence values when the
+        table has them."""
+        rows = [r for r in rows if self.high or r[0] < 4]
+        if not rows:
+            return
+        values = self.oracle.names[1:]
+        batch = [{"k": k, **dict(zip(values, vs, strict=False)), DELETE_SIGN: int(sign),
+                  **({SEQUENCE: seq} if self.sequenced else {})} for k, vs, seq, sign in rows]
+        self._load(batch, self.oracle.names)
+        self.oracle.insert(batch)
+
+    @precondition(lambda self: self.keys_model == "UNIQUE" and len(self.oracle.columns) > 2)
+    @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4), SEQUENCES), min_size=1, max_size=4),
+          data=s.data(), with_sequence=s.booleans())
+    def partial_update(self, rows: list[tuple[int, list[Any], int | None]], data: s.DataObject,
+                       with_sequence: bool) -> None:
+        """SET enable_unique_key_partial_update: an INSERT naming some value columns keeps the others."""
+        rows = [r for r in rows if self.high or r[0] < 4]
+        if not rows:
+            return
+        value_names = self.oracle.names[1:]
+        named = data.draw(s.lists(s.sampled_from(value_names), min_size=1, max_size=len(value_names) - 1,
+                                  unique=True))
+        given = [n for n in value_names if n in named]
+        batch = [{"k": k, **dict(zip(given, vs, strict=False)),
+                  **({SEQUENCE: seq} if self.sequenced and with_sequence else {})} for k, vs, seq in rows]
+        self.sql("SET enable_unique_key_partial_update = true")
+        try:
+            self._load(batch, ["k", *given], sequence=self.sequenced and with_sequence)
+        finally:
+            self.sql("SET enable_unique_key_partial_update = false")
+        self.oracle.partial_insert(batch, ["k", *given])
+
     @rule(batches=s.lists(s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), min_size=1, max_size=3),
                           min_size=1, max_size=3))
     def group_commit_insert(self, batches: list[list[tuple[int, list[Any]]]]) -> None:
@@ -138,6 +191,7 @@ class TableMachine(RuleBasedStateMachine):
         finally:
             self.sql("SET group_commit = off_mode")
 
+    @precondition(lambda self: not self.sequenced)  # a job must map the hidden sequence column
     @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), min_size=1, max_size=6))
     def routine_load(self, rows: list[tuple[int, list[Any]]]) -> None:
         """Rows produced to the topic a routine load job reads must fold like an INSERT of them, under
@@ -164,7 +218,7 @@ class TableMachine(RuleBasedStateMachine):
     @rule()
     def drop_partition(self) -> None:
         self.sql(f"ALTER TABLE {self.name} DROP PARTITION p_high")
-        self.oracle.delete(lambda r: r["k"] >= 4)
+        self.oracle.delete(lambda r: r["k"] >= 4, remember=False)
         self.high = False
 
     @precondition(lambda self: self.partitioned and not self.high)
@@ -250,6 +304,12 @@ class UniqueMachine(TableMachine):
     keys_model = "UNIQUE"
 
 
+class SequencedUniqueMachine(TableMachine):
+    keys_model = "UNIQUE"
+    sequenced = True
+    properties = 'PROPERTIES ("function_column.sequence_type" = "int")'
+
+
 class PartitionedUniqueMachine(TableMachine):
     keys_model = "UNIQUE"
     partitioned = True
@@ -274,11 +334,12 @@ _settings = settings(max_examples=25, stateful_step_count=20, deadline=None,
 
 TestDuplicate = TableMachine.TestCase
 TestUnique = UniqueMachine.TestCase
+TestSequencedUnique = SequencedUniqueMachine.TestCase
 TestAggregateSum = AggregateSumMachine.TestCase
 TestAggregateMax = AggregateMaxMachine.TestCase
 TestPartitionedUnique = PartitionedUniqueMachine.TestCase
 TestPartitionedDuplicate = PartitionedDuplicateMachine.TestCase
-for _case in (TestDuplicate, TestUnique, TestAggregateSum, TestAggregateMax):
+for _case in (TestDuplicate, TestUnique, TestSequencedUnique, TestAggregateSum, TestAggregateMax):
     _case.settings = _settings
 for _case in (TestPartitionedUnique, TestPartitionedDuplicate):
     _case.settings = settings(_settings, max_examples=10)

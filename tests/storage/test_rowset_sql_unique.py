@@ -1,0 +1,61 @@
+"""storage.rowset_sql's Unique Key merge with a sequence column: per key the highest sequence value wins
+(NULL lowest, a tie to the newer version), in readers and in compaction alike; show_hidden keeps the rows
+a delete sign hides; a base compaction keeps delete signs of a sequenced table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from schemas.model import Column
+from storage.rowset_sql import MergeSpec, RowsetFile, compacted_rows_sql, table_rows_sql
+
+K = Column(unique_id=1, name="k", type="INT", is_key=True)
+V = Column(unique_id=2, name="v", type="VARCHAR(8)")
+S = Column(unique_id=3, name="s", type="INT")
+SPEC = MergeSpec(keys_model="UNIQUE", columns=(K, V, S), delete_sign=True, sequence=S)
+
+
+def _rowset(tmp_path: Path, version: int, rows: list[tuple[int, str, int | None, bool]]) -> RowsetFile:
+    path = tmp_path / f"v{version}.parquet"
+    pq.write_table(pa.table({"c1": pa.array([r[0] for r in rows], pa.int32()), "c2": [r[1] for r in rows],
+                             "c3": pa.array([r[2] for r in rows], pa.int32()), "__seq": list(range(len(rows))),
+                             "__delete_sign": [r[3] for r in rows]}), path)
+    return RowsetFile(str(path), 1, version, version, frozenset({1, 2, 3}))
+
+
+def _history(tmp_path: Path) -> list[RowsetFile]:
+    return [_rowset(tmp_path, 1, [(1, "a", 5, False), (2, "b", 5, False), (3, "c", None, False),
+                                  (4, "d", 1, False)]),
+            _rowset(tmp_path, 2, [(1, "older", 3, False), (2, "tie", 5, False), (3, "null", None, False),
+                                  (4, "gone", 2, True)]),
+            _rowset(tmp_path, 3, [(4, "low", 1, False), (5, "x", 9, False), (5, "y", 2, False)])]
+
+
+def test_highest_sequence_value_wins(tmp_path: Path) -> None:
+    found = duckdb.connect().execute(f"SELECT * FROM ({table_rows_sql(SPEC, _history(tmp_path), [])}) "
+                                     "ORDER BY k").fetchall()
+    # 4: deleted at 2, and a later load of a lower value does not bring it back.
+    assert found == [(1, "a", 5), (2, "tie", 5), (3, "null", None), (5, "x", 9)]
+
+
+def test_show_hidden_keeps_the_deleted_key(tmp_path: Path) -> None:
+    shown = MergeSpec(keys_model="UNIQUE", columns=(K, V, S), delete_sign=True, sequence=S, show_hidden=True)
+    found = duckdb.connect().execute(f"SELECT * FROM ({table_rows_sql(shown, _history(tmp_path), [])}) "
+                                     "WHERE k = 4").fetchall()
+    assert found == [(4, "gone", 2, 1, 2)]
+
+
+def test_compaction_merges_the_same_way(tmp_path: Path) -> None:
+    files = _history(tmp_path)
+    cur = duckdb.connect()
+    merged = tmp_path / "merged.parquet"
+    cur.execute(f"COPY ({compacted_rows_sql(SPEC, files, [], base=True)}) TO '{merged}' (FORMAT parquet)")
+    assert cur.execute(f"SELECT c1 FROM '{merged}' WHERE __delete_sign").fetchall() == [(4,)]
+    compacted = RowsetFile(str(merged), 1, 1, 3, frozenset({1, 2, 3}))
+    later = _rowset(tmp_path, 4, [(4, "again", 1, False), (1, "up", 6, False)])
+    found = cur.execute(f"SELECT * FROM ({table_rows_sql(SPEC, [compacted, later], [])}) ORDER BY k").fetchall()
+    assert found == [(1, "up", 6), (2, "tie", 5), (3, "null", None), (5, "x", 9)]
