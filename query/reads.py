@@ -215,8 +215,11 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
         select = clause.parent if clause is not None else None
         if isinstance(clause, exp.From) and isinstance(select, exp.Select) and not select.args.get("joins"):
             clause.pop()  # SELECT … FROM DUAL is a SELECT without FROM
+    qualified: set[tuple[str, str]] = set()  # (db, table) of references a column may name as db.table.col
     for ref in table_refs(expr):
         alias = ref.node.alias or ref.name
+        if not ref.node.alias:
+            qualified.add(((ref.db or session.database or "").lower(), ref.name.lower()))
         view = f"__strata_{next(_view_ids)}"
         selected = _selected_partitions(ref.node)
         catalog = ref.node.catalog
@@ -243,7 +246,16 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
             cur.execute(f"CREATE TEMP VIEW {view} AS {read}")
         ref.node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(
             this=exp.to_identifier(alias))))
+    _unqualify_columns(expr, qualified)
     return expr.sql(dialect="duckdb")
+
+
+def _unqualify_columns(expr: exp.Expr, qualified: set[tuple[str, str]]) -> None:
+    """MySQL and Doris let a column name its table's database, `db.t.c` (dbt-doris' snapshots do); the
+    bound view is aliased `t`, so the database part goes."""
+    for column in expr.find_all(exp.Column):
+        if column.args.get("db") is not None and (column.db.lower(), column.table.lower()) in qualified:
+            column.set("db", None)
 
 
 def duck_name(name: str) -> str:

@@ -79,3 +79,12 @@ def test_select_errors(conn: pymysql.connections.Connection, db: str) -> None:
     fails(conn, "SELECT * FROM nodb.users", 1049, "nodb")
     fails(conn, "SELECT * FROM users WHERE", 1064)
     assert rows(conn, "SELECT count(*) FROM users") == [(4,)]
+
+
+def test_columns_may_name_their_database(conn: pymysql.connections.Connection, db: str) -> None:
+    """MySQL's `db.t.c` column references (dbt-doris' snapshot SQL writes them), also in subqueries."""
+    run(conn, "CREATE TABLE q (k INT, v INT) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "INSERT INTO q VALUES (1, 10), (2, 20)")
+    assert rows(conn, f"SELECT {db}.q.k FROM {db}.q ORDER BY 1") == [(1,), (2,)]
+    assert rows(conn, f"SELECT `{db}`.`q`.`v` FROM q WHERE {db}.q.k = 2") == [(20,)]
+    assert rows(conn, f"SELECT k FROM q WHERE k NOT IN (SELECT `{db}`.`q`.k FROM `{db}`.`q` WHERE v > 10)") == [(1,)]
