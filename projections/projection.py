@@ -54,7 +54,7 @@ USER_PREFIX = b"usr/"
 VIEW_PREFIX = b"vw/"
 # Bump when the key layout or a stored value's shape changes: a projection written in another
 # format is rebuilt from the log (the truth) instead of being misread.
-FORMAT_VERSION = b"7"
+FORMAT_VERSION = b"8"  # 8: views (vw/), name takeovers, AUTO PARTITION, AUTO_INCREMENT, sequence columns
 FORMAT_KEY = b"m/format"
 # Events that change only a table's data or where it lies, never what a statement's names resolve
 # to, its columns' types or who may read it: they leave `catalog_generation` alone. Every other kind,
