@@ -48,6 +48,7 @@ import copy
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -169,8 +170,13 @@ class Client:
 
 
 def _code(exc: BaseException) -> int | None:
-    return exc.args[0] if isinstance(exc, pymysql.MySQLError) and exc.args and isinstance(exc.args[0], int) \
-        else None
+    """The MySQL error code, or Doris' own code for the errors the server sends as 1105 with
+    `errCode = N, detailMessage = …` (5001 "label already used": MariaDB's clients keep 5000-5999)."""
+    if not (isinstance(exc, pymysql.MySQLError) and exc.args and isinstance(exc.args[0], int)):
+        return None
+    code: int = exc.args[0]
+    doris = re.match(r"errCode = (\d+),", str(exc.args[1]) if len(exc.args) > 1 else "")
+    return int(doris.group(1)) if code == 1105 and doris else code
 
 
 # ------------------------------------------------------------------ the stack
