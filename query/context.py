@@ -52,6 +52,7 @@ class Rows:
 class Done:
     affected_rows: int = 0
     info: str = ""
+    last_insert_id: int = 0  # the first AUTO_INCREMENT value the statement generated (0: none)
 
 
 Result = Rows | Done
@@ -136,6 +137,7 @@ class SessionState:
     system_variables: Mapping[str, Any] = field(default_factory=dict)
     global_variables: Mapping[str, Any] = field(default_factory=dict)
     guard: StatementGuard | None = None  # the statement now running, if any
+    last_insert_id: int = 0  # LAST_INSERT_ID(): the first AUTO_INCREMENT value of the last INSERT that made any
 
 
 @dataclass

@@ -4,7 +4,7 @@ buckets, written as durable rowset files, and only then proposed as one commit."
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import duckdb
@@ -29,11 +29,13 @@ from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, VERSION_COLUMN, C
 
 def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
                targets: list[Column], *, delete_sign: bool = False, label: str | None = None,
-               source: str = "insert", partitions: tuple[int, ...] = ()) -> int:
+               source: str = "insert", partitions: tuple[int, ...] = (),
+               allocate: AutoIncrement | None = None) -> int:
     """Writes the rows of `source_sql` (columns a0..an, one per target) as one commit; returns the
-    count. With `partitions`, every row must belong to one of them."""
+    count. With `partitions`, every row must belong to one of them. `allocate` hands out the
+    AUTO_INCREMENT values (pass one to learn the first, see `AutoIncrement`)."""
     label = label or f"insert_{uuid.uuid4().hex}"
-    sign_from, allocate = _sign_position(targets), auto_increment(ctx, table)
+    sign_from, allocate = _sign_position(targets), allocate or AutoIncrement.of(ctx, table)
     if table.auto_partition is not None and not partitions and not delete_sign:
         return _write_creating_partitions(ctx, cur, table, source_sql, targets, label=label, source=source,
                                           sign_from=sign_from, allocate=allocate)
@@ -96,9 +98,22 @@ def prepare_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: 
         raise SqlFailure(*duck_error(exc)) from None
 
 
-def auto_increment(ctx: Context, table: TableState) -> rows.Allocate:
-    """Values of the table's AUTO_INCREMENT column for one load (see `rows.allocator`)."""
-    return rows.allocator(lambda command: ctx.propose(command, table_id=table.table_id), table.table_id)
+@dataclass
+class AutoIncrement:
+    """Values of a table's AUTO_INCREMENT column for one statement (see `rows.allocator`), remembering
+    the first value its rows took: MySQL's LAST_INSERT_ID() and the OK packet's insert id (0: none)."""
+
+    allocate: rows.Allocate
+    first: int = 0
+
+    @classmethod
+    def of(cls, ctx: Context, table: TableState) -> AutoIncrement:
+        return cls(rows.allocator(lambda command: ctx.propose(command, table_id=table.table_id), table.table_id))
+
+    def __call__(self, count: int) -> int:
+        # A load retried (AUTO PARTITION) allocates again; its last allocation is what it wrote.
+        self.first = self.allocate(count)
+        return self.first
 
 
 def commit_rows(ctx: Context, table: TableState, data: pa.Table, *, label: str, source: str = "insert") -> int:
@@ -199,6 +214,7 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
     targets = _targets(table, s.columns, partial=partial)
     if s.label and ctx.projection.label(table.table_id, s.label):
         raise SqlFailure(ErrorCode.LABEL_ALREADY_EXISTS, f"Label [{s.label}] has already been used")
+    allocate = AutoIncrement.of(ctx, table)
     cur = ctx.cursor()
     try:
         source_sql = _source_sql(ctx, session, s, targets, cur)
@@ -212,14 +228,22 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
             # Only `INSERT INTO t VALUES …` without a label is batched, as in Doris; the rows are typed
             # and checked here, so a bad row fails this statement alone and never reaches the batch.
             data = prepare_rows(cur, table, source_sql, targets, partitions=partitions,
-                                sign_from=_sign_position(targets), allocate=auto_increment(ctx, table))
+                                sign_from=_sign_position(targets), allocate=allocate)
             count, label = group_commit.registry(ctx).submit(table, data, mode)
             status = "VISIBLE" if mode == "sync_mode" else "PREPARE"
-            return Done(count, f"{{'label':'{label}', 'status':'{status}'}}")
-        count = write_rows(ctx, cur, table, source_sql, targets, label=s.label, partitions=partitions)
+            return _inserted(session, count, f"{{'label':'{label}', 'status':'{status}'}}", allocate)
+        count = write_rows(ctx, cur, table, source_sql, targets, label=s.label, partitions=partitions,
+                           allocate=allocate)
     finally:
         cur.close()
-    return Done(count, f"{{'label':'{s.label or ''}', 'status':'VISIBLE'}}")
+    return _inserted(session, count, f"{{'label':'{s.label or ''}', 'status':'VISIBLE'}}", allocate)
+
+
+def _inserted(session: SessionState, count: int, info: str, allocate: AutoIncrement) -> Done:
+    """An INSERT's answer; one that generated AUTO_INCREMENT values sets the session's LAST_INSERT_ID()."""
+    if allocate.first:
+        session.last_insert_id = allocate.first
+    return Done(count, info, last_insert_id=allocate.first)
 
 
 def overwrite(ctx: Context, session: SessionState, s: st.Insert) -> Done:
@@ -236,7 +260,7 @@ def overwrite(ctx: Context, session: SessionState, s: st.Insert) -> Done:
     cur = ctx.cursor()
     try:
         data = prepare_rows(cur, table, _source_sql(ctx, session, s, targets, cur), targets, partitions=named,
-                            sign_from=_sign_position(targets), allocate=auto_increment(ctx, table))
+                            sign_from=_sign_position(targets), allocate=AutoIncrement.of(ctx, table))
     finally:
         cur.close()
     covered = named

@@ -102,8 +102,9 @@ class StrataSession(Session):
         self.engine = engine
         # @@x in a statement reads mysql-mimic's variables (query.session_functions), in either scope.
         self.state = SessionState(system_variables=self.variables, global_variables=self.variables.global_variables)
-        # The count of the last statement answered with an OK; see `init`.
+        # The count and AUTO_INCREMENT insert id of the last statement answered with an OK; see `init`.
         self._affected_rows = 0
+        self._insert_id = 0
         self._sql = ""
         self._parsed: list[exp.Expression] | None = None  # mimic's parse of the statement, made off the loop
         # `prepared_columns` answers by statement text, database and user: (catalog generation when
@@ -128,6 +129,7 @@ class StrataSession(Session):
         def ok(**kwargs: Any) -> bytes:
             if "affected_rows" not in kwargs:
                 kwargs["affected_rows"], self._affected_rows = self._affected_rows, 0
+                kwargs["last_insert_id"], self._insert_id = self._insert_id, 0
             return plain_ok(**kwargs)
 
         connection.ok = ok  # type: ignore[method-assign]
@@ -156,7 +158,7 @@ class StrataSession(Session):
             STATEMENTS.labels("parse", "unsupported").inc()
             raise MysqlError(_ANSI.sub("", str(exc)), ErrorCode.NOT_SUPPORTED_YET) from None  # type: ignore[arg-type]
         result: Any = None
-        self._affected_rows = 0
+        self._affected_rows = self._insert_id = 0
         self._sql = sql  # SHOW PROCESSLIST's Info
         for statement in statements:
             if _delegates(statement) and len(statements) == 1:
@@ -324,7 +326,7 @@ class StrataSession(Session):
             # Described from the executor's types (query.wire.columns); times in the session's zone.
             return WireResult(result.rows, describe(result.columns, result.types, result.rows, self._zone()))
         assert isinstance(result, Done)
-        self._affected_rows = result.affected_rows
+        self._affected_rows, self._insert_id = result.affected_rows, result.last_insert_id
         return None
 
 

@@ -64,6 +64,7 @@ class _Values:
     user: str  # name@client-address, as MySQL's USER() (tools split it at the @)
     current_user: str  # name@%, the account the login matched (Strata's users log in from any host)
     connection_id: int
+    last_insert_id: int
     version: str
     session_variables: Mapping[str, Any]
     global_variables: Mapping[str, Any]
@@ -76,6 +77,7 @@ def _values(session: SessionState) -> _Values:
     variables = session.system_variables
     return _Values(database=session.database, user=f"{session.user}@{session.client_host}",
                    current_user=f"{session.user}@%", connection_id=session.connection_id,
+                   last_insert_id=session.last_insert_id,
                    version=str(variables.get("version") or SERVER_VERSION), session_variables=variables,
                    global_variables=session.global_variables,
                    now=instant.astimezone(session_zone(session)).replace(tzinfo=None),
@@ -194,9 +196,7 @@ _FUNCTIONS: dict[str, _Function] = {
     "CONNECTION_ID": lambda v, n, a: _literal(v.connection_id),
     "VERSION": lambda v, n, a: _literal(v.version),
     "CURRENT_VERSION": lambda v, n, a: _literal(v.version),
-    # Not tracked per session yet: the values AUTO_INCREMENT columns hand out are not reported here (0, what a
-    # session that generated none sees).
-    "LAST_INSERT_ID": lambda v, n, a: _literal(0),
+    "LAST_INSERT_ID": lambda v, n, a: _literal(v.last_insert_id),
     "NOW": _now,
     "CURRENT_TIMESTAMP": _now,
     "LOCALTIME": _now,

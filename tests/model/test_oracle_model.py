@@ -7,6 +7,7 @@ updates, schema changes and compactions then meet cooled and cooling rowsets."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 import os
@@ -83,6 +84,8 @@ class TableMachine(RuleBasedStateMachine):
         self.topic: str | None = None
         self.produced = 0
         self.high = True
+        # Tables that took the old content's name away by a swapping REPLACE: dropped at teardown.
+        self.swapped_out: list[str] = []
 
     def sql(self, statement: str) -> list[tuple[Any, ...]]:
         self.cur.execute(statement)
@@ -132,15 +135,17 @@ class TableMachine(RuleBasedStateMachine):
         self.sql(f"INSERT OVERWRITE TABLE {self.name}{scope} ({names}) {source}")
         self.oracle.overwrite(batch, (lambda r: True) if partition is None else (lambda r: (r["k"] < 4) == low))
 
-    def _load(self, batch: list[dict[str, Any]], names: list[str], *, sequence: bool | None = None) -> None:
-        """INSERTs `batch`'s `names` columns; with `sequence` (default: on a sequenced table) the rows name
-        their sequence value (NULL when a row has none), a row with DELETE_SIGN its delete sign."""
+    def _load(self, batch: list[dict[str, Any]], names: list[str], *, sequence: bool | None = None,
+              table: str | None = None) -> None:
+        """INSERTs `batch`'s `names` columns into `table` (default: the machine's); with `sequence` (default:
+        on a sequenced table) the rows name their sequence value (NULL when a row has none), a row with
+        DELETE_SIGN its delete sign."""
         hidden = {SEQUENCE: "__DORIS_SEQUENCE_COL__", DELETE_SIGN: "__DORIS_DELETE_SIGN__"}
         sequence = self.sequenced if sequence is None else sequence
         extra = [h for h in hidden if (h == SEQUENCE and sequence) or any(h in r for r in batch)]
         columns = ", ".join([*names, *(hidden[h] for h in extra)])
         tuples = ", ".join("(" + ", ".join(_literal(r.get(n)) for n in [*names, *extra]) + ")" for r in batch)
-        self.sql(f"INSERT INTO {self.name} ({columns}) VALUES {tuples}")
+        self.sql(f"INSERT INTO {table or self.name} ({columns}) VALUES {tuples}")
 
     @precondition(lambda self: self.keys_model == "UNIQUE")
     @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4), SEQUENCES, s.booleans()),
@@ -178,6 +183,30 @@ class TableMachine(RuleBasedStateMachine):
         finally:
             self.sql("SET enable_unique_key_partial_update = false")
         self.oracle.partial_insert(batch, ["k", *given])
+
+    # A routine load job stays with its table id, so after a swap its rows would land under the other name.
+    @precondition(lambda self: self.topic is None)
+    @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), max_size=6), swap=s.booleans())
+    def replace_with_table(self, rows: list[tuple[int, list[Any]]], swap: bool) -> None:
+        """ALTER TABLE … REPLACE WITH TABLE (dbt-doris' `table` materialization): a table made LIKE this
+        one and loaded with `rows` takes the name; with swap the old content lives on under the other
+        name, without it the old table is dropped."""
+        side = f"{self.name}_r{next(_tables)}"
+        self.sql(f"CREATE TABLE {side} LIKE {self.name}")
+        replacement = OracleTable(self.keys_model, copy.deepcopy(self.oracle.columns), sequenced=self.sequenced)
+        values = self.oracle.names[1:]
+        batch = [{"k": k, **dict(zip(values, vs, strict=False))} for k, vs in self._placeable(rows)]
+        if batch:
+            self._load(batch, self.oracle.names, table=side)
+            replacement.insert(batch)
+        self.sql(f"ALTER TABLE {self.name} REPLACE WITH TABLE {side} PROPERTIES ('swap' = '{str(swap).lower()}')")
+        if swap:
+            self.swapped_out.append(side)
+        self.oracle = replacement
+        self.name_taken()
+
+    def name_taken(self) -> None:
+        """Called after another table took the machine's name (time travel machines note the instant)."""
 
     @rule(batches=s.lists(s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), min_size=1, max_size=3),
                           min_size=1, max_size=3))
@@ -295,7 +324,8 @@ class TableMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         try:
-            self.sql(f"DROP TABLE IF EXISTS {self.name} FORCE")
+            for name in [self.name, *self.swapped_out]:
+                self.sql(f"DROP TABLE IF EXISTS {name} FORCE")
         finally:
             self.conn.close()
 

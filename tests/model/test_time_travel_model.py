@@ -1,13 +1,17 @@
 """Model-based test of time travel: after every step of a random history (loads, deletes, updates,
-column changes, truncates, manual and automatic compactions, restores and recycler runs with a
-one-second retention), every instant recorded so far that is still inside the window must read
-exactly what the oracle held then — and instants the recycler trimmed must be refused."""
+column changes, truncates, overwrites, table swaps, manual and automatic compactions, restores and
+recycler runs with a one-second retention), every instant recorded so far that is still inside the
+window must read exactly what the oracle held then — and instants the recycler trimmed must be refused.
+The change feed (`t@incr`) of each step's commits, applied to the rows before the step, must give the
+rows after it: every write path reports what it changed."""
 
 from __future__ import annotations
 
 import atexit
 import copy
 import tempfile
+import time
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -61,10 +65,30 @@ class TimeTravelMachine(TableMachine):
         # instant (ms) → (column names, rows) the oracle held at that instant
         self.history: dict[int, tuple[list[str], list[tuple[Any, ...]]]] = {}
         self.snapshots: dict[int, OracleTable] = {}
+        # When another table last took the name (REPLACE WITH TABLE): the read of an instant before it
+        # follows the name to the table that held it then, whose window this table's SHOW does not tell.
+        self.taken_ms = 0
+        # (commit number, column names, commit instant, rows) at the last check: where the next feed starts.
+        self.feed_start: tuple[int, list[str], int, list[tuple[Any, ...]]] | None = None
 
-    def _latest_commit_ms(self) -> int | None:
+    def _latest_commit(self) -> tuple[int, int] | None:
+        """(commit number, instant) of the table's latest commit."""
         rows = self.sql(f"SHOW TIME TRAVEL ON {self.name}")
-        return _ms(rows[-1][2]) if rows else None
+        return (int(rows[-1][4]), _ms(rows[-1][2])) if rows else None
+
+    def name_taken(self) -> None:
+        time.sleep(0.002)  # the REPLACE's own millisecond is behind us: reads from here see the new table
+        self.taken_ms = int(time.time() * 1000)
+
+    def _read_at(self, instant: int) -> tuple[list[str], list[tuple[Any, ...]]] | None:
+        """Column names and rows of the table at `instant`; None when the read is refused as outside the
+        history kept."""
+        try:
+            self.cur.execute(f"SELECT * FROM {self.name} FOR TIME AS OF '{_instant(instant)}'")
+        except pymysql.MySQLError as refused:
+            assert refused.args[0] == 1210, refused
+            return None
+        return [d[0] for d in self.cur.description], sort_rows(list(self.cur.fetchall()))
 
     def _earliest_ms(self) -> int | None:
         rows = self.sql(f"SHOW TIME TRAVEL ON {self.name}")
@@ -75,10 +99,11 @@ class TimeTravelMachine(TableMachine):
         self.sql(f"ADMIN COMPACT TABLE {self.name} WHERE TYPE = '{kind}'")
 
     # RESTORE brings back rows, not partitions a step dropped since: partitioned runs leave it out.
-    @precondition(lambda self: bool(self.snapshots) and not self.partitioned)
+    # RESTORE to an instant before a REPLACE is refused (the rows were another table's).
+    @precondition(lambda self: any(t >= self.taken_ms for t in self.snapshots) and not self.partitioned)
     @rule(data=s.data())
     def restore(self, data: s.DataObject) -> None:
-        instant = data.draw(s.sampled_from(sorted(self.snapshots)))
+        instant = data.draw(s.sampled_from(sorted(t for t in self.snapshots if t >= self.taken_ms)))
         self.sql(f"RESTORE TABLE {self.name} TO TIME AS OF '{_instant(instant)}'")
         self.oracle = copy.deepcopy(self.snapshots[instant])
 
@@ -93,7 +118,8 @@ class TimeTravelMachine(TableMachine):
         if table is not None:  # only this machine's table: other tests keep their week of history
             agent.recycle_table(table)
         earliest = self._earliest_ms()
-        trimmed = [t for t in self.history if earliest is not None and t < earliest]
+        # Instants before a REPLACE belong to the table that held the name then, which this run does not recycle.
+        trimmed = [t for t in self.history if earliest is not None and self.taken_ms <= t < earliest]
         for t in trimmed:
             with pytest.raises(pymysql.MySQLError) as refused:
                 self.sql(f"SELECT * FROM {self.name} FOR TIME AS OF '{_instant(t)}'")
@@ -105,19 +131,39 @@ class TimeTravelMachine(TableMachine):
     def every_instant_reads_what_it_held(self) -> None:
         if not hasattr(self, "oracle"):
             return
-        latest = self._latest_commit_ms()
+        latest = self._latest_commit()
         if latest is None:
             return
-        self.history[latest] = (list(self.oracle.names), self.oracle.result())
-        self.snapshots[latest] = copy.deepcopy(self.oracle)
+        number, latest_ms = latest[0], max(latest[1], self.taken_ms)
+        names, now = list(self.oracle.names), self.oracle.result()
+        self.history[latest_ms] = (names, now)
+        self.snapshots[latest_ms] = copy.deepcopy(self.oracle)
         earliest = self._earliest_ms() or 0
-        for instant, (names, rows) in sorted(self.history.items()):
-            if instant < earliest:
-                continue
-            self.cur.execute(f"SELECT * FROM {self.name} FOR TIME AS OF '{_instant(instant)}'")
-            got = sort_rows(list(self.cur.fetchall()))
-            assert [d[0] for d in self.cur.description] == names, f"columns at {_instant(instant)}"
-            assert got == rows, f"rows at {_instant(instant)}"
+        for instant, held in sorted(self.history.items()):
+            got = self._read_at(instant)
+            # Before the window this table's SHOW tells: refused, or (an instant before a REPLACE, read
+            # from the table that held the name) exactly what it held. Inside it: exactly what it held.
+            if instant >= earliest or got is not None:
+                assert got == held, f"columns and rows at {_instant(instant)}"
+        self._feed_agrees(number, names, latest[1], now, earliest)
+
+    def _feed_agrees(self, number: int, names: list[str], commit_ms: int, now: list[tuple[Any, ...]],
+                     earliest: int) -> None:
+        """The changes `t@incr` reports since the last check, applied to the rows then, give the rows now."""
+        start, self.feed_start = self.feed_start, (number, names, commit_ms, now)
+        if start is None or start[0] >= number or start[1] != names or start[2] < max(earliest, self.taken_ms):
+            # No commit since; a column change (the feed gives the end columns); the start trimmed; or made
+            # before the table took its name (a feed starting there is refused: see test_sql_replace_table).
+            return
+        rows = Counter(start[3])
+        for *row, kind in sort_rows(self.sql(f"SELECT {', '.join(names)}, _change_type FROM {self.name}"
+                                             f"@incr('startVersion'='{start[0]}', 'endVersion'='{number}')")):
+            if kind in ("delete", "update_preimage"):
+                assert rows[tuple(row)] > 0, f"{kind} of a row that was not there: {row}"
+                rows[tuple(row)] -= 1
+            else:
+                rows[tuple(row)] += 1
+        assert sort_rows(list(rows.elements())) == now, f"feed of commits {start[0] + 1}..{number}"
 
 
 class UniqueTimeTravelMachine(TimeTravelMachine):

@@ -86,3 +86,28 @@ def test_refusals(conn: pymysql.connections.Connection, db: str) -> None:
     assert rows(conn, f"SELECT EXTRA FROM information_schema.columns WHERE TABLE_SCHEMA = '{db}' "
                       "AND TABLE_NAME = 'a' ORDER BY ORDINAL_POSITION") == [("auto_increment",), ("",)]
     assert "`id` bigint NOT NULL AUTO_INCREMENT(10)" in rows(conn, "SHOW CREATE TABLE a")[0][1]
+
+
+def test_last_insert_id_is_the_first_generated_value(conn: pymysql.connections.Connection, db: str) -> None:
+    # MySQL's rule, which clients read (cursor.lastrowid from the OK packet, LAST_INSERT_ID()): the first
+    # value the last INSERT that generated any gave; an INSERT naming every value leaves it as it was.
+    run(conn, "CREATE TABLE t (id BIGINT NOT NULL AUTO_INCREMENT, v INT) DUPLICATE KEY(id) "
+              "DISTRIBUTED BY HASH(id) BUCKETS 1")
+    assert rows(conn, "SELECT LAST_INSERT_ID()") == [(0,)]
+    with conn.cursor() as cur:
+        cur.execute("INSERT INTO t (v) VALUES (10), (11)")
+        first = cur.lastrowid
+        assert first > 0
+        assert rows(conn, "SELECT id FROM t WHERE v = 10") == [(first,)]
+        assert rows(conn, "SELECT LAST_INSERT_ID()") == [(first,)]
+        cur.execute("INSERT INTO t VALUES (500, 12)")
+        assert cur.lastrowid == 0
+        assert rows(conn, "SELECT LAST_INSERT_ID()") == [(first,)]
+        cur.execute("INSERT INTO t (v) VALUES (13)")
+        assert rows(conn, "SELECT id FROM t WHERE v = 13") == [(cur.lastrowid,)]
+        assert cur.lastrowid > first
+    other = connect(db)
+    try:  # per session
+        assert rows(other, "SELECT LAST_INSERT_ID()") == [(0,)]
+    finally:
+        other.close()
