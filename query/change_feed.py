@@ -103,7 +103,7 @@ def commits_between(projection: Projection, table: TableState, start_after: int,
     return [c for c in projection.commits(table.table_id) if start_after < c.commit_number <= last]
 
 
-def _projected(snapshot: Snapshot, locator: RowsetLocator, schema: TableSchema) -> str:
+def projected_sql(snapshot: Snapshot, locator: RowsetLocator, schema: TableSchema) -> str:
     """The snapshot's rows with `schema`'s columns, found by column id."""
     present = {c.unique_id: c.name for c in snapshot.schema.columns}
     # A column added later reads as its default, as the rows written before it do in today's table.
@@ -123,8 +123,8 @@ def _commit_sql(source: FeedSource, table: TableState, commit: CommitRecord, sch
     scope = set(commit.partition_versions) if commit.kind in _PARTITION_SCOPED else None
     before = _scoped(resolve(source.projection, table, commit.ts_ms - 1), scope)
     after = _scoped(resolve(source.projection, table, commit.ts_ms), scope)
-    b = _projected(before, source.locator, schema)
-    a = _projected(after, source.locator, schema)
+    b = projected_sql(before, source.locator, schema)
+    a = projected_sql(after, source.locator, schema)
     stamp = (f"{commit.commit_number}::BIGINT AS _commit_version, "
              f"make_timestamp({commit.ts_ms * 1000}::BIGINT) AS _commit_timestamp")
     keys = [quote_ident(c.name) for c in schema.columns if c.is_key]

@@ -15,7 +15,7 @@ from projections.names import name_holder_at, name_taken_ts_ms
 from projections.retention import earliest_instant_ms
 from projections.snapshot import Snapshot, resolve
 from projections.state import TableState, ViewState
-from query import information_schema
+from query import history, information_schema
 from query.change_feed import changes_sql, check_history, commit_at, commits_between
 from query.context import Context, Rows, SessionState, SqlFailure
 from query.doris_variables import ReadOptions
@@ -32,7 +32,7 @@ from query.parser import (
     table_refs,
 )
 from query.parser.refs import TableRef, is_dual
-from query.parser.statements import QualifiedName
+from query.parser.statements import HistoryRead, QualifiedName
 from query.relation import snapshot_sql
 from query.sandbox import check_expression
 from query.session_functions import session_zone, substitute
@@ -203,6 +203,24 @@ def incremental_sql(ctx: Context, session: SessionState, name: QualifiedName, re
     return changes_sql(ctx, table, commits_between(ctx.projection, table, start, end))
 
 
+def versions_sql(ctx: Context, session: SessionState, name: QualifiedName, read: HistoryRead) -> str:
+    """DuckDB SQL of `t FOR SYSTEM_TIME …`: every version of the table's rows the range meets."""
+    table = ctx.table(session, name)
+    bounds = [None if text is None else parse_instant(text, session) for text in (read.start, read.end)]
+    start_ms, end_ms = bounds
+    if start_ms is not None and end_ms is not None and end_ms < start_ms:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"FOR SYSTEM_TIME {read.kind} '{read.start}' … '{read.end}': "
+                                                    "the range ends before it starts")
+    kept = history.history_start_ms(ctx, table, now_ms())
+    if start_ms is not None and start_ms < kept:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                         f"FOR SYSTEM_TIME on '{table.name}' starts at '{read.start}', before the history kept "
+                         f"(from {format_instant(kept, session)}: its time travel window, when time travel was "
+                         "enabled, or when it took its name by REPLACE); versions that ended earlier are gone")
+    wanted = history.VersionRange(start_ms, end_ms, end_inclusive=read.kind != "FROM")
+    return history.history_sql(ctx, table, wanted, kept)
+
+
 def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb.DuckDBPyConnection,
                 expanding: tuple[ViewKey, ...] = ()) -> str:
     """Replaces every table reference of `expr` by a view of its snapshot (a view reference by its
@@ -226,11 +244,12 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
         if catalog and catalog.lower() != information_schema.CATALOG:
             raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"catalog '{catalog}' is not supported; Strata has only "
                                                           f"'{information_schema.CATALOG}'")
-        if selected and (ref.incr is not None or (ref.db or session.database or "").lower() == "information_schema"):
+        past = ref.incr is not None or ref.history is not None
+        if selected and (past or (ref.db or session.database or "").lower() == "information_schema"):
             raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"PARTITION (...) is not supported on '{ref.name}' here")
         if (ref.db or session.database or "").lower() == "information_schema":
-            if ref.incr is not None:
-                raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, "information_schema tables have no change feed")
+            if past:
+                raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, "information_schema tables have no history")
             data: pa.Table = information_schema.table(ctx, session, ref.name, ref.node)
             cur.register(view, data)
         elif (found := ctx.view(session, QualifiedName(ref.name, ref.db))) is not None:
@@ -238,6 +257,9 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
         elif ref.incr is not None:
             changes = incremental_sql(ctx, session, QualifiedName(ref.name, ref.db), ref.incr)
             cur.execute(f"CREATE TEMP VIEW {view} AS {changes}")
+        elif ref.history is not None:
+            versions = versions_sql(ctx, session, QualifiedName(ref.name, ref.db), ref.history)
+            cur.execute(f"CREATE TEMP VIEW {view} AS {versions}")
         else:
             snapshot = snapshot_for(ctx, session, QualifiedName(ref.name, ref.db), ref.as_of)
             if selected:
@@ -277,10 +299,10 @@ def _view_sql(ctx: Context, session: SessionState, ref: TableRef, view: ViewStat
     """DuckDB SQL of a view reference: its definition, bound with the definer's rights (the reader
     needs SELECT_PRIV on the view only, checked by query.access as for a table), with the view's
     columns picked by name, so columns added to a table later stay out of it, as in Doris."""
-    if ref.as_of is not None or ref.incr is not None or _selected_partitions(ref.node):
+    if ref.as_of is not None or ref.incr is not None or ref.history is not None or _selected_partitions(ref.node):
         raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
-                         f"'{view.name}' is a view: FOR TIME AS OF, @incr and PARTITION apply to tables; put the "
-                         "clause on the tables inside the view's definition")
+                         f"'{view.name}' is a view: FOR TIME AS OF, FOR SYSTEM_TIME, @incr and PARTITION apply to "
+                         "tables; put the clause on the tables inside the view's definition")
     key = (view.db_id, view.name.lower())
     if key in expanding:
         raise SqlFailure(ErrorCode.VIEW_RECURSIVE, f"view '{view.name}' reads itself (through "

@@ -61,7 +61,8 @@ def _declared_types(ctx: Context, body: exp.Expr) -> dict[str, str]:
     source = body.args.get("from_")
     refs = table_refs(body)
     if not isinstance(body, exp.Select) or body.args.get("joins") or not isinstance(source, exp.From) \
-            or len(refs) != 1 or refs[0].node is not source.this or refs[0].as_of or refs[0].incr:
+            or len(refs) != 1 or refs[0].node is not source.this or refs[0].as_of or refs[0].incr \
+            or refs[0].history:
         return {}
     ref = refs[0]
     db = ctx.projection.database_by_name(ref.db or "")

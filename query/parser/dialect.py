@@ -5,6 +5,9 @@ Two changes matter to callers:
 * every table reference accepts ``FOR TIME | SYSTEM_TIME | TIMESTAMP AS OF '<ts>'`` and
   ``FOR VERSION AS OF <int>``, before or after its alias, normalised to ``exp.Version`` with
   ``this`` = ``TIMESTAMP`` or ``VERSION``;
+* ``FOR SYSTEM_TIME ALL | BETWEEN '<a>' AND '<b>' | FROM '<a>' TO '<b>'`` (MariaDB's system-versioned
+  reads: every version of every row) is kept as ``exp.Version`` with ``this`` = ``HISTORY``, ``kind``
+  the word after SYSTEM_TIME and a tuple of the two instants (none for ALL);
 * a table name may carry Doris' incremental read ``t@incr('key'='value', …)`` (before its alias),
   kept as ``exp.Version`` with ``this`` = ``INCR`` and a tuple of ``'key' = 'value'`` pairs;
 * a table reference's partition selection is any of Doris' spellings: ``PARTITION (p1, p2)``,
@@ -36,6 +39,7 @@ TIME_TRAVEL_TIME_WORDS = frozenset({"TIME", "SYSTEM_TIME", "TIMESTAMP"})
 VERSION_KIND = "VERSION"
 TIME_KIND = "TIMESTAMP"
 INCR_KIND = "INCR"
+HISTORY_KIND = "HISTORY"
 # The meta key of a SELECT item's source text (see the module docstring).
 SOURCE_TEXT = "source_text"
 
@@ -149,7 +153,10 @@ class StrataParser(DorisParser):
         index = self._index
         if not self._match(TokenType.FOR):
             return None
-        if self._match_text_seq("SYSTEM", "TIME") or self._match_texts(TIME_TRAVEL_TIME_WORDS):
+        system_time = self._match_text_seq("SYSTEM", "TIME") or self._match_text_seq("SYSTEM_TIME")
+        if system_time and self._curr is not None and self._curr.text.upper() in ("ALL", "BETWEEN", "FROM"):
+            return self._parse_history()
+        if system_time or self._match_texts(TIME_TRAVEL_TIME_WORDS):
             kind = TIME_KIND
         elif self._match_text_seq(VERSION_KIND):
             kind = VERSION_KIND
@@ -162,20 +169,37 @@ class StrataParser(DorisParser):
 
         literal: exp.Expr
         if kind == TIME_KIND:
-            # FOR SYSTEM_TIME AS OF TIMESTAMP '...' is the SQL:2011 spelling.
-            if self._curr.token_type in (TokenType.TIMESTAMP, TokenType.TIMESTAMPTZ) and (
-                self._next.token_type == TokenType.STRING
-            ):
-                self._advance()
-            if not self._match(TokenType.STRING):
-                self.raise_error("AS OF expects a quoted timestamp literal")
-            literal = exp.Literal.string(self._prev.text)
+            literal = self._parse_instant("AS OF")
         else:
             if not (self._curr.token_type == TokenType.NUMBER and self._curr.text.isdigit()):
                 self.raise_error("VERSION AS OF expects an integer version")
             self._advance()
             literal = exp.Literal.number(int(self._prev.text))
         return self.expression(exp.Version(this=kind, kind="AS OF", expression=literal))
+
+    def _parse_instant(self, clause: str) -> exp.Literal:
+        """A quoted timestamp; ``TIMESTAMP '...'`` is the SQL:2011 spelling."""
+        if self._curr is not None and self._curr.token_type in (TokenType.TIMESTAMP, TokenType.TIMESTAMPTZ) and (
+            self._next is not None and self._next.token_type == TokenType.STRING
+        ):
+            self._advance()
+        if not self._match(TokenType.STRING):
+            self.raise_error(f"{clause} expects a quoted timestamp literal")
+        return exp.Literal.string(self._prev.text)
+
+    def _parse_history(self) -> exp.Version:
+        """What follows ``FOR SYSTEM_TIME`` when it is not AS OF: ALL, BETWEEN a AND b, FROM a TO b."""
+        word = self._curr.text.upper()
+        self._advance()
+        if word == "ALL":
+            return self.expression(exp.Version(this=HISTORY_KIND, kind="ALL", expression=None))
+        start = self._parse_instant(f"FOR SYSTEM_TIME {word}")
+        joiner = "AND" if word == "BETWEEN" else "TO"
+        if not self._match_text_seq(joiner):
+            self.raise_error(f"expected {joiner} after FOR SYSTEM_TIME {word} '<instant>'")
+        end = self._parse_instant(f"FOR SYSTEM_TIME {word} … {joiner}")
+        return self.expression(exp.Version(this=HISTORY_KIND, kind=word,
+                                           expression=exp.Tuple(expressions=[start, end])))
 
     def _parse_table(
         self,
@@ -233,6 +257,13 @@ class StrataParser(DorisParser):
 
 class StrataGenerator(DorisGenerator):
     def version_sql(self, expression: exp.Version) -> str:
+        if expression.name == HISTORY_KIND:
+            kind = expression.text("kind")
+            bounds = expression.expression.expressions if isinstance(expression.expression, exp.Tuple) else []
+            if not bounds:
+                return f"FOR SYSTEM_TIME {kind}"
+            joiner = "AND" if kind == "BETWEEN" else "TO"
+            return f"FOR SYSTEM_TIME {kind} {self.sql(bounds[0])} {joiner} {self.sql(bounds[1])}"
         if expression.name != INCR_KIND:
             return super().version_sql(expression)
         pairs = expression.expression.expressions if isinstance(expression.expression, exp.Tuple) else []

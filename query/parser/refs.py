@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from query.parser.dialect import INCR_KIND, TIME_KIND, VERSION_KIND
-from query.parser.statements import AsOf, AsOfTime, AsOfVersion, ChangeRange, IncrementalRead
+from query.parser.dialect import HISTORY_KIND, INCR_KIND, TIME_KIND, VERSION_KIND
+from query.parser.statements import AsOf, AsOfTime, AsOfVersion, ChangeRange, HistoryRead, IncrementalRead
 
 
 @dataclass(frozen=True, eq=False)
@@ -24,6 +24,7 @@ class TableRef:
     name: str
     as_of: AsOf | None
     incr: IncrementalRead | None = None
+    history: HistoryRead | None = None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, TableRef) and other.node is self.node
@@ -50,6 +51,14 @@ def incremental(table: exp.Table) -> IncrementalRead | None:
         return None
     pairs = version.expression.expressions if isinstance(version.expression, exp.Tuple) else []
     return IncrementalRead(tuple((p.this.name, p.expression.name) for p in pairs))
+
+
+def history(table: exp.Table) -> HistoryRead | None:
+    version = table.args.get("version")
+    if not isinstance(version, exp.Version) or version.name != HISTORY_KIND:
+        return None
+    bounds = version.expression.expressions if isinstance(version.expression, exp.Tuple) else []
+    return HistoryRead(version.text("kind"), *(b.name for b in bounds))
 
 
 class IncrementalArgumentError(ValueError):
@@ -143,7 +152,7 @@ def table_refs(expr: exp.Expr) -> list[TableRef]:
             continue  # table functions, UNNEST and friends; FROM DUAL
         if not table.db and table.name.lower() in _cte_names_in_scope(table):
             continue
-        refs.append(TableRef(table, table.db or None, table.name, as_of(table), incremental(table)))
+        refs.append(TableRef(table, table.db or None, table.name, as_of(table), incremental(table), history(table)))
     # The tree walk visits a WITH clause after the main FROM; callers expect reading order. Nodes
     # built programmatically have no position and keep walk order (the sort is stable).
     refs.sort(key=_source_offset)

@@ -55,6 +55,17 @@ class IncrementalRead:
 
 
 @dataclass(frozen=True)
+class HistoryRead:
+    """``t FOR SYSTEM_TIME ALL | BETWEEN start AND end | FROM start TO end``: every version of every
+    row whose validity meets the range (BETWEEN includes `end`, FROM … TO excludes it; ALL: every
+    version kept). The instants are the literal texts, read in the session's time zone."""
+
+    kind: str  # ALL, BETWEEN or FROM
+    start: str | None = None
+    end: str | None = None
+
+
+@dataclass(frozen=True)
 class ChangeRange:
     """The commits an incremental read covers: after ``start`` (exclusive) up to ``end`` (inclusive;
     None: the latest commit). Each bound is a commit number or an instant."""

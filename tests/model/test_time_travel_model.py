@@ -3,7 +3,8 @@ column changes, truncates, overwrites, table swaps, manual and automatic compact
 recycler runs with a one-second retention), every instant recorded so far that is still inside the
 window must read exactly what the oracle held then — and instants the recycler trimmed must be refused.
 The change feed (`t@incr`) of each step's commits, applied to the rows before the step, must give the
-rows after it: every write path reports what it changed."""
+rows after it: every write path reports what it changed; and the row versions `FOR SYSTEM_TIME ALL`
+gives, taken at each recorded instant, must be the rows held then."""
 
 from __future__ import annotations
 
@@ -146,6 +147,18 @@ class TimeTravelMachine(TableMachine):
             if instant >= earliest or got is not None:
                 assert got == held, f"columns and rows at {_instant(instant)}"
         self._feed_agrees(number, names, latest[1], now, earliest)
+        self._versions_agree(names, max(earliest, self.taken_ms))
+
+    def _versions_agree(self, names: list[str], start: int) -> None:
+        """`FOR SYSTEM_TIME ALL`: the versions valid at each recorded instant of the kept history (from
+        `start`) are the rows the table held then."""
+        versions = [(tuple(r[:-2]), _at(r[-2]), _at(r[-1])) for r in self.sql(
+            f"SELECT {', '.join(names)}, _valid_from, _valid_to FROM {self.name} FOR SYSTEM_TIME ALL")]
+        for instant, (held_names, held) in self.history.items():
+            if instant >= start and held_names == names:
+                valid = [row for row, since, until in versions
+                         if (since is None or since <= instant) and (until is None or instant < until)]
+                assert sort_rows(valid) == held, f"FOR SYSTEM_TIME ALL at {_instant(instant)}"
 
     def _feed_agrees(self, number: int, names: list[str], commit_ms: int, now: list[tuple[Any, ...]],
                      earliest: int) -> None:
@@ -164,6 +177,10 @@ class TimeTravelMachine(TableMachine):
             else:
                 rows[tuple(row)] += 1
         assert sort_rows(list(rows.elements())) == now, f"feed of commits {start[0] + 1}..{number}"
+
+
+def _at(moment: datetime | None) -> int | None:
+    return None if moment is None else int(moment.replace(tzinfo=UTC).timestamp() * 1000)
 
 
 class UniqueTimeTravelMachine(TimeTravelMachine):
