@@ -14,6 +14,7 @@ from projections.remote import open_locator
 from projections.replica import Replica
 from query import (
     access,
+    cluster,
     ddl,
     dml,
     dynamic_partition,
@@ -23,6 +24,7 @@ from query import (
     routine_load,
     server_info,
     show,
+    show_storage,
     tiering,
     time_travel,
     user_properties,
@@ -108,6 +110,11 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.ShowProperty: user_properties.show_property,
     st.ShowProcesslist: processlist.show_processlist,
     st.Kill: processlist.kill,
+    st.ShowCluster: cluster.show_cluster,
+    st.ShowData: show_storage.show_data,
+    st.ShowTablets: show_storage.show_tablets,
+    st.ShowTablet: show_storage.show_tablet,
+    st.AdminShowReplica: show_storage.admin_show_replica,
 }
 
 

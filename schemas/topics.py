@@ -9,6 +9,19 @@ WORKERS_TOPIC = "strata.workers"
 WORKER_SLOTS = 12
 # One partition: whoever holds it in the workers' lease group leads (streams.ownership).
 LEADER_TOPIC = "strata.leader"
+# The consumer groups on those topics (streams.ownership), which SQL servers read to list the workers.
+WORKERS_GROUP = "strata-workers"
+LEADER_GROUP = f"{WORKERS_GROUP}-leader"
+# A worker's group members carry `strata-worker|<instance>|<web port>` as their Kafka client id.
+WORKER_CLIENT_PREFIX = "strata-worker|"
+
+
+def parse_worker_client_id(client_id: str) -> tuple[str, int] | None:
+    """(instance, web port) of a worker's group member; None for any other client."""
+    if not client_id.startswith(WORKER_CLIENT_PREFIX):
+        return None
+    instance, _, port = client_id[len(WORKER_CLIENT_PREFIX):].rpartition("|")
+    return (instance, int(port)) if port.isdigit() else None
 # Every topic Strata itself owns starts with this: its log, the DLQ, the worker lease topics.
 STRATA_PREFIX = "strata."
 # ... except the per-table ingest topics (`strata.ingest.<db>.<table>`), routine loads' sources.

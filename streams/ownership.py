@@ -28,10 +28,15 @@ from collections.abc import Callable
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from schemas.config import Settings
-from schemas.topics import LEADER_TOPIC, WORKER_SLOTS, WORKERS_TOPIC
+from schemas.topics import LEADER_TOPIC, WORKER_CLIENT_PREFIX, WORKER_SLOTS, WORKERS_GROUP, WORKERS_TOPIC
 
 log = logging.getLogger(__name__)
 SESSION_TIMEOUT_MS = 6000
+
+
+def worker_client_id(instance: str, web_port: int) -> str:
+    """The Kafka client id of a worker's group members (schemas.topics.parse_worker_client_id reads it)."""
+    return f"{WORKER_CLIENT_PREFIX}{instance}|{web_port}"
 
 
 def slot_of(table_id: int) -> int:
@@ -83,6 +88,9 @@ class GroupMembership:
             **self.config.kafka_client(),
             "group.id": self.group,
             "group.instance.id": f"{self.group}-{self.instance}",
+            # SQL servers read the members of this group as Doris' backends (query.cluster): the client
+            # id tells them the worker's instance and where its /health answers.
+            "client.id": worker_client_id(self.instance, self.config.worker_port),
             "partition.assignment.strategy": "cooperative-sticky",
             "session.timeout.ms": SESSION_TIMEOUT_MS,
             "heartbeat.interval.ms": 1000,
@@ -115,7 +123,7 @@ class GroupMembership:
 class WorkShare:
     """This worker's slots and whether it holds the lease."""
 
-    def __init__(self, config: Settings, instance: str, *, group: str = "strata-workers") -> None:
+    def __init__(self, config: Settings, instance: str, *, group: str = WORKERS_GROUP) -> None:
         self.instance = instance
         self._listeners: list[Callable[[frozenset[int]], None]] = []
         self._slots = GroupMembership(config, WORKERS_TOPIC, group, instance, self._changed)

@@ -52,7 +52,6 @@ _UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
         "CANCEL",
         "INSTALL",
         "UNINSTALL",
-        "EXPLAIN",
         "REPLACE",
         "MERGE",
         "CALL",
@@ -71,8 +70,6 @@ _UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
         "SHOW USERS",
         "SHOW ROLES",
         "SHOW FUNCTIONS",
-        "SHOW TABLETS",
-        "SHOW DATA",
     )
 )
 
@@ -163,6 +160,7 @@ _RULES: dict[str, Rule] = {
     "STOP": misc.routine_load_control,
     "SET": misc.set_statement,
     "KILL": misc.kill,
+    "EXPLAIN": misc.explain,
     "GRANT": lambda c: users.grant(c, revoke=False),
     "REVOKE": lambda c: users.grant(c, revoke=True),
 }

@@ -1,0 +1,105 @@
+"""Doris' operator introspection through pymysql: SHOW BACKENDS / FRONTENDS, SHOW DATA, SHOW TABLETS /
+TABLET, ADMIN SHOW REPLICA …, SHOW TRANSACTION, ADMIN SHOW FRONTEND CONFIG and SHOW PROC, answered with
+this deployment's workers, SQL server and rowset records; each refused or filtered for a plain user."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from tests.query.sqlkit import Conn, columns, fails, rows, run
+
+_BACKEND_COLUMNS = ["BackendId", "Host", "HeartbeatPort", "BePort", "HttpPort", "BrpcPort", "ArrowFlightSqlPort",
+                    "LastStartTime", "LastHeartbeat", "Alive", "SystemDecommissioned", "TabletNum", "DataUsedCapacity",
+                    "TrashUsedCapacity", "AvailCapacity", "TotalCapacity", "UsedPct", "MaxDiskUsedPct",
+                    "RemoteUsedCapacity", "Tag", "ErrMsg", "Version", "Status", "HeartbeatFailureCounter", "NodeRole"]
+_SIZE = re.compile(r"^\d+\.\d{3} (B|KB|MB|GB|TB)$")
+
+
+def _dicts(conn: Conn, sql: str) -> list[dict[str, object]]:
+    names = columns(conn, sql)
+    return [dict(zip(names, r, strict=True)) for r in rows(conn, sql)]
+
+
+def _table(conn: Conn, name: str = "t", buckets: int = 2) -> None:
+    run(conn, f"CREATE TABLE {name} (k INT, v VARCHAR(20)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS {buckets}")
+    run(conn, f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+
+
+def test_show_backends_lists_the_live_worker_with_its_tablets(conn: Conn, db: str) -> None:
+    _table(conn)
+    assert columns(conn, "SHOW BACKENDS")[:len(_BACKEND_COLUMNS)] == _BACKEND_COLUMNS
+    found = _dicts(conn, "SHOW BACKENDS")
+    alive = [b for b in found if b["Alive"] == "true"]
+    assert alive, found
+    worker = alive[0]
+    assert worker["HttpPort"] == int(os.environ["STRATA_WORKER_PORT"]) or len(alive) > 1
+    assert worker["LastStartTime"] and worker["LastHeartbeat"] and worker["ErrMsg"] == ""
+    assert sum(int(str(b["TabletNum"])) for b in alive) >= 2  # this test's table alone has two
+    assert all(_SIZE.match(str(b[c])) for b in found for c in ("DataUsedCapacity", "AvailCapacity", "TotalCapacity"))
+    assert '"health": "ok"' in str(worker["Status"])
+
+
+def test_show_frontends_is_this_sql_server(conn: Conn) -> None:
+    found = _dicts(conn, "SHOW FRONTENDS")
+    me = [f for f in found if f["QueryPort"] == int(os.environ["STRATA_SQL_PORT"])]
+    assert len(me) == 1, found
+    assert me[0]["Alive"] == "true" and me[0]["IsMaster"] == "true" and me[0]["CurrentConnected"] == "Yes"
+    assert int(str(me[0]["ReplayedJournalId"])) >= 0 and me[0]["Version"]
+
+
+def test_show_data_per_database_and_table(conn: Conn, db: str) -> None:
+    _table(conn, "t", buckets=2)
+    _table(conn, "u", buckets=3)
+    data = rows(conn, "SHOW DATA")
+    assert columns(conn, "SHOW DATA") == ["TableName", "Size", "ReplicaCount", "RemoteSize"]
+    assert [r[0] for r in data] == ["t", "u", "Total", "Quota", "Left"]
+    assert data[0][2] == 2 and data[1][2] == 3 and data[2][2] == 5
+    assert _SIZE.match(data[0][1]) and data[0][1] != "0.000 B" and data[0][3] == "0.000 B"
+    assert data[3][1] == "1024.000 TB"
+    assert rows(conn, f"SHOW DATA FROM {db}") == data
+    one = rows(conn, f"SHOW DATA FROM {db}.t")
+    assert columns(conn, "SHOW DATA FROM t") == ["TableName", "IndexName", "Size", "ReplicaCount", "RowCount",
+                                                 "RemoteSize"]
+    assert one[0][0] == "t" and one[0][4] == 3 and one[0][2] == data[0][1]
+    fails(conn, "SHOW DATA FROM nope_db.t", 1049)
+
+
+def test_show_data_lists_only_what_a_user_may_see(reader: tuple[Conn, str, str], db: str) -> None:
+    me, _, _ = reader
+    assert [r[0] for r in rows(me, "SHOW DATA")] == ["open", "Total", "Quota", "Left"]
+    assert rows(me, f"SHOW DATA FROM {db}.open")[0][0] == "open"
+    fails(me, f"SHOW DATA FROM {db}.closed", 1142)
+
+
+def test_show_tablets_and_tablet(conn: Conn, db: str) -> None:
+    _table(conn, "t", buckets=3)
+    tablets = _dicts(conn, "SHOW TABLETS FROM t")
+    assert len(tablets) == 3
+    assert sum(int(str(t["RowCount"])) for t in tablets) == 3
+    assert all(t["Version"] == 1 and t["State"] == "NORMAL" for t in tablets)
+    assert sum(int(str(t["LocalDataSize"])) for t in tablets) > 0
+    assert any('"ssd"' in str(t["Tiers"]) for t in tablets)
+    assert len(rows(conn, "SHOW TABLETS FROM t PARTITION (t)")) == 3  # an unpartitioned table's partition
+    fails(conn, "SHOW TABLETS FROM t PARTITION (nope)", 1735)
+    tablet = _dicts(conn, f"SHOW TABLET {tablets[0]['TabletId']}")
+    assert tablet[0]["DbName"] == db and tablet[0]["TableName"] == "t" and tablet[0]["PartitionName"] == "t"
+    fails(conn, "SHOW TABLET 999999999", 1105, "does not exist")
+
+
+def test_admin_show_replica_status_and_distribution(conn: Conn, db: str) -> None:
+    _table(conn, "t", buckets=2)
+    status = _dicts(conn, "ADMIN SHOW REPLICA STATUS FROM t")
+    assert len(status) == 2 and all(r["Status"] == "OK" and r["IsBad"] == "false" for r in status)
+    assert rows(conn, "ADMIN SHOW REPLICA STATUS FROM t WHERE STATUS != 'OK'") == []
+    assert len(rows(conn, "ADMIN SHOW REPLICA STATUS FROM t WHERE STATUS = 'OK'")) == 2
+    distribution = _dicts(conn, "ADMIN SHOW REPLICA DISTRIBUTION FROM t")
+    assert sum(int(str(r["ReplicaNum"])) for r in distribution) == 2
+    assert any(r["NumPercent"] == "100.00 %" for r in distribution)
+
+
+def test_operator_statements_need_admin(reader: tuple[Conn, str, str]) -> None:
+    me, _, _ = reader
+    for sql in ("SHOW BACKENDS", "SHOW FRONTENDS", "SHOW TABLETS FROM open", "SHOW TABLET 1000",
+                "ADMIN SHOW REPLICA STATUS FROM open", "ADMIN SHOW REPLICA DISTRIBUTION FROM open"):
+        fails(me, sql, 1227, "ADMIN_PRIV")
