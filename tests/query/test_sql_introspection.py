@@ -103,3 +103,36 @@ def test_operator_statements_need_admin(reader: tuple[Conn, str, str]) -> None:
     for sql in ("SHOW BACKENDS", "SHOW FRONTENDS", "SHOW TABLETS FROM open", "SHOW TABLET 1000",
                 "ADMIN SHOW REPLICA STATUS FROM open", "ADMIN SHOW REPLICA DISTRIBUTION FROM open"):
         fails(me, sql, 1227, "ADMIN_PRIV")
+
+
+def test_show_transaction_by_label_and_id(conn: Conn, db: str) -> None:
+    _table(conn)
+    run(conn, "INSERT INTO t WITH LABEL my_load VALUES (9, 'z')")
+    by_label = _dicts(conn, f"SHOW TRANSACTION FROM {db} WHERE label = 'my_load'")
+    assert len(by_label) == 1
+    txn = by_label[0]
+    assert txn["Label"] == "my_load" and txn["TransactionStatus"] == "VISIBLE"
+    assert txn["LoadJobSourceType"] == "INSERT_STREAMING" and txn["CommitTime"] and txn["FinishTime"]
+    by_id = _dicts(conn, f"SHOW TRANSACTION WHERE id = {txn['TransactionId']}")
+    assert by_id == by_label
+    assert _dicts(conn, f"SHOW TRANSACTION WHERE ID = {int(str(txn['TransactionId'])) - 1}")[0]["Label"] != "my_load"
+    fails(conn, f"SHOW TRANSACTION FROM {db} WHERE label = 'nope'", 1105, "does not exist")
+    fails(conn, "SHOW TRANSACTION WHERE id = 999999999999999", 1105, "does not exist")
+
+
+def test_show_transaction_needs_load_priv(conn: Conn, db: str, reader: tuple[Conn, str, str]) -> None:
+    me, _, _ = reader
+    run(conn, "INSERT INTO open WITH LABEL open_load VALUES (1)")
+    fails(me, "SHOW TRANSACTION WHERE label = 'open_load'", 1142, "LOAD_PRIV")
+
+
+def test_admin_show_frontend_config(conn: Conn, reader: tuple[Conn, str, str]) -> None:
+    assert columns(conn, "ADMIN SHOW FRONTEND CONFIG") == ["Key", "Value", "Type", "IsMutable", "MasterOnly",
+                                                           "Comment"]
+    config = {str(r[0]): r for r in rows(conn, "ADMIN SHOW FRONTEND CONFIG")}
+    assert config["sql_port"][1] == os.environ["STRATA_SQL_PORT"] and config["sql_port"][2] == "int"
+    assert config["qe_max_connection"][3] == "false"
+    assert not [k for k in config if "password" in k or "secret" in k]
+    assert [r[0] for r in rows(conn, "ADMIN SHOW FRONTEND CONFIG LIKE 'sql_p%'")] == ["sql_port"]
+    me, _, _ = reader
+    fails(me, "ADMIN SHOW FRONTEND CONFIG", 1227, "ADMIN_PRIV")
