@@ -222,9 +222,9 @@ def show_frontends(ctx: Context, session: SessionState) -> Rows:
     return Rows(FRONTEND_COLUMNS, [row])
 
 
-def slot_owners(ctx: Context) -> dict[int, int]:
+def slot_owners(found: list[Worker]) -> dict[int, int]:
     """The backend id of the live worker holding each slot (a slot no live worker holds is absent)."""
-    return {slot: backend_id(w.instance) for w in workers(ctx) if w.alive for slot in w.slots}
+    return {slot: backend_id(w.instance) for w in found if w.alive for slot in w.slots}
 
 
 def owner_of(owners: dict[int, int], table_id: int) -> int:

@@ -15,13 +15,16 @@ from projections.state import TableState
 from query import access, cluster
 from query.context import Context, Rows, SessionState, SqlFailure
 from query.parser import statements as st
-from query.storage_usage import TabletUsage, doris_bytes, split_tablet_id, table_usage, tablets
+from query.storage_usage import (
+    DATA_QUOTA_BYTES,
+    REPLICA_QUOTA,
+    TabletUsage,
+    doris_bytes,
+    split_tablet_id,
+    table_usage,
+    tablets,
+)
 from schemas.errors import ErrorCode
-
-# Doris' database quota when none is set (SHOW DATA's Quota and Left rows): default_db_data_quota_bytes
-# (1 PB) and default_db_replica_quota_size (2^30).
-_DATA_QUOTA_BYTES = 1 << 50
-_REPLICA_QUOTA = 1 << 30
 
 
 def _tiers_text(tablet_usage: dict[str, int], rowsets: dict[str, int]) -> str:
@@ -58,8 +61,8 @@ def show_data(ctx: Context, session: SessionState, s: st.ShowData) -> Rows:
         total_remote += live.remote_bytes
         total_replicas += count
     rows.append(("Total", doris_bytes(total_local), total_replicas, doris_bytes(total_remote)))
-    rows.append(("Quota", doris_bytes(_DATA_QUOTA_BYTES), _REPLICA_QUOTA, ""))
-    rows.append(("Left", doris_bytes(max(0, _DATA_QUOTA_BYTES - total_local)), _REPLICA_QUOTA - total_replicas, ""))
+    rows.append(("Quota", doris_bytes(DATA_QUOTA_BYTES), REPLICA_QUOTA, ""))
+    rows.append(("Left", doris_bytes(max(0, DATA_QUOTA_BYTES - total_local)), REPLICA_QUOTA - total_replicas, ""))
     return Rows(["TableName", "Size", "ReplicaCount", "RemoteSize"], rows)
 
 
@@ -89,7 +92,7 @@ def _tablet_path(ctx: Context, t: TabletUsage) -> str:
 def show_tablets(ctx: Context, session: SessionState, s: st.ShowTablets) -> Rows:
     table = ctx.table(session, s.table)
     _partitions_of(table, s.partitions)
-    owners = cluster.slot_owners(ctx)
+    owners = cluster.slot_owners(cluster.workers(ctx))
     rows = []
     for t in tablets(ctx, table, s.partitions):
         rows.append((t.tablet_id, t.tablet_id, cluster.owner_of(owners, table.table_id), 0, t.version, t.version, -1,
@@ -134,11 +137,12 @@ def show_tablet(ctx: Context, session: SessionState, s: st.ShowTablet) -> Rows:
 def admin_show_replica(ctx: Context, session: SessionState, s: st.AdminShowReplica) -> Rows:
     table = ctx.table(session, s.table)
     _partitions_of(table, s.partitions)
-    owners = cluster.slot_owners(ctx)
+    workers = cluster.workers(ctx)
+    owners = cluster.slot_owners(workers)
     backend = cluster.owner_of(owners, table.table_id)
     found = tablets(ctx, table, s.partitions)
     if s.kind == "DISTRIBUTION":
-        return _distribution(ctx, found, owners)
+        return _distribution(found, workers, owners)
     rows = []
     for t in found:
         # A replica is DEAD while no live worker holds its table's slot (nobody compacts or cools it);
@@ -152,8 +156,8 @@ def admin_show_replica(ctx: Context, session: SessionState, s: st.AdminShowRepli
                  "CommittedVersion", "SchemaHash", "VersionNum", "IsBad", "IsUserDrop", "State", "Status"], rows)
 
 
-def _distribution(ctx: Context, found: list[TabletUsage], owners: dict[int, int]) -> Rows:
-    backends = sorted({cluster.backend_id(w.instance) for w in cluster.workers(ctx)})
+def _distribution(found: list[TabletUsage], workers: list[cluster.Worker], owners: dict[int, int]) -> Rows:
+    backends = sorted({cluster.backend_id(w.instance) for w in workers})
     counts = dict.fromkeys(backends, 0)
     sizes = dict.fromkeys(backends, 0)
     for t in found:

@@ -15,6 +15,10 @@ from projections.state import RowsetRecord, TableState
 from query.context import Context
 from storage.tiers import REMOTE_PREFIX
 
+# Doris' database quotas when none is set (SHOW DATA's Quota and Left rows, SHOW PROC '/dbs'):
+# default_db_data_quota_bytes (1 PB) and default_db_replica_quota_size (2^30).
+DATA_QUOTA_BYTES = 1 << 50
+REPLICA_QUOTA = 1 << 30
 # Tablet ids are derived, as information_schema.rowsets shows them: no partition has 1000 buckets.
 _BUCKETS_PER_PARTITION = 1000
 

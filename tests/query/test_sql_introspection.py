@@ -100,7 +100,7 @@ def test_admin_show_replica_status_and_distribution(conn: Conn, db: str) -> None
 
 def test_operator_statements_need_admin(reader: tuple[Conn, str, str]) -> None:
     me, _, _ = reader
-    for sql in ("SHOW BACKENDS", "SHOW FRONTENDS", "SHOW TABLETS FROM open", "SHOW TABLET 1000",
+    for sql in ("SHOW BACKENDS", "SHOW FRONTENDS", "SHOW TABLETS FROM open", "SHOW TABLET 1000", "SHOW PROC '/'",
                 "ADMIN SHOW REPLICA STATUS FROM open", "ADMIN SHOW REPLICA DISTRIBUTION FROM open"):
         fails(me, sql, 1227, "ADMIN_PRIV")
 
@@ -136,3 +136,36 @@ def test_admin_show_frontend_config(conn: Conn, reader: tuple[Conn, str, str]) -
     assert [r[0] for r in rows(conn, "ADMIN SHOW FRONTEND CONFIG LIKE 'sql_p%'")] == ["sql_port"]
     me, _, _ = reader
     fails(me, "ADMIN SHOW FRONTEND CONFIG", 1227, "ADMIN_PRIV")
+
+
+def _ids(conn: Conn, db: str, table: str) -> tuple[int, int]:
+    db_id = next(int(r[0]) for r in rows(conn, "SHOW PROC '/dbs'") if r[1] == db)
+    table_id = next(int(r[0]) for r in rows(conn, f"SHOW PROC '/dbs/{db_id}'") if r[1] == table)
+    return db_id, table_id
+
+
+def test_show_proc_paths(conn: Conn, db: str) -> None:
+    _table(conn, "t", buckets=2)
+    assert {"backends", "frontends", "dbs", "statistic", "current_queries"} <= {r[0] for r in
+                                                                              rows(conn, "SHOW PROC '/'")}
+    assert columns(conn, "SHOW PROC '/backends'") == columns(conn, "SHOW BACKENDS")
+    assert columns(conn, "SHOW PROC '/frontends'") == columns(conn, "SHOW FRONTENDS")
+    dbs = _dicts(conn, "SHOW PROC '/dbs'")
+    mine = next(d for d in dbs if d["DbName"] == db)
+    assert mine["TableNum"] == 1 and mine["ReplicaCount"] == 2
+    db_id, table_id = _ids(conn, db, "t")
+    tables = _dicts(conn, f"SHOW PROC '/dbs/{db_id}'")
+    assert tables[0]["TableName"] == "t" and tables[0]["VisibleVersion"] == 1
+    partitions = _dicts(conn, f"SHOW PROC '/dbs/{db_id}/{table_id}/partitions'")
+    assert [p["PartitionName"] for p in partitions] == ["t"]
+    partition_id = partitions[0]["PartitionId"]
+    tablets = rows(conn, f"SHOW PROC '/dbs/{db_id}/{table_id}/partitions/{partition_id}/{table_id}'")
+    assert len(tablets) == 2
+    tablet = tablets[0][0]
+    detail = str(_dicts(conn, f"SHOW TABLET {tablet}")[0]["DetailCmd"])
+    assert rows(conn, detail.rstrip(";"))[0][0] == tablet  # the tablet's replica
+    statistic = rows(conn, "SHOW PROC '/statistic'")
+    assert statistic[-1][0] == "Total"
+    assert any("SHOW PROC" in str(r[-1]) for r in rows(conn, "SHOW PROC '/current_queries'"))
+    fails(conn, "SHOW PROC '/nope'", 1235, "'/dbs'")
+    fails(conn, "SHOW PROC '/dbs/999999'", 1105, "does not exist")
