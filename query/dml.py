@@ -15,7 +15,7 @@ from sqlglot import exp
 from projections import rows
 from projections.snapshot import resolve
 from projections.state import TableState
-from query import group_commit
+from query import group_commit, transactions
 from query.context import Context, Done, SessionState, SqlFailure
 from query.doris_variables import ReadOptions, session_flag
 from query.parser import statements as st
@@ -216,10 +216,11 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
             count, label = group_commit.registry(ctx).submit(table, data, mode)
             status = "VISIBLE" if mode == "sync_mode" else "PREPARE"
             return Done(count, f"{{'label':'{label}', 'status':'{status}'}}")
-        count = write_rows(ctx, cur, table, source_sql, targets, label=s.label, partitions=partitions)
+        label = s.label or f"insert_{uuid.uuid4().hex}"  # named in the reply, as Doris names its own
+        count = write_rows(ctx, cur, table, source_sql, targets, label=label, partitions=partitions)
     finally:
         cur.close()
-    return Done(count, f"{{'label':'{s.label or ''}', 'status':'VISIBLE'}}")
+    return Done(count, transactions.insert_reply(ctx, table, label))
 
 
 def overwrite(ctx: Context, session: SessionState, s: st.Insert) -> Done:

@@ -25,6 +25,7 @@ from confluent_kafka import KafkaException
 from mysql_mimic import Session
 from mysql_mimic.connection import Connection
 from mysql_mimic.errors import MysqlError
+from mysql_mimic.types import str_len
 from mysql_mimic.variables import GlobalVariables, SessionVariables
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 from sqlglot import exp
@@ -104,6 +105,7 @@ class StrataSession(Session):
         self.state = SessionState(system_variables=self.variables, global_variables=self.variables.global_variables)
         # The count of the last statement answered with an OK; see `init`.
         self._affected_rows = 0
+        self._info = ""  # the info text of the last statement answered with an OK; see `init`
         self._sql = ""
         self._parsed: list[exp.Expression] | None = None  # mimic's parse of the statement, made off the loop
         # `prepared_columns` answers by statement text, database and user: (catalog generation when
@@ -126,9 +128,14 @@ class StrataSession(Session):
         plain_ok = connection.ok
 
         def ok(**kwargs: Any) -> bytes:
-            if "affected_rows" not in kwargs:
-                kwargs["affected_rows"], self._affected_rows = self._affected_rows, 0
-            return plain_ok(**kwargs)
+            if "affected_rows" in kwargs:
+                return plain_ok(**kwargs)
+            kwargs["affected_rows"], self._affected_rows = self._affected_rows, 0
+            info, self._info = self._info, ""
+            # The statement's info text (Doris' `{'label':…, 'status':…, 'txnId':…}` after an INSERT)
+            # ends the OK packet, which mimic does not write; length-encoded, as MySQL's net_send_ok
+            # stores it whatever the client's capabilities (libmariadb reads it so).
+            return plain_ok(**kwargs) + (str_len(info.encode()) if info else b"")
 
         connection.ok = ok  # type: ignore[method-assign]
 
@@ -156,7 +163,7 @@ class StrataSession(Session):
             STATEMENTS.labels("parse", "unsupported").inc()
             raise MysqlError(_ANSI.sub("", str(exc)), ErrorCode.NOT_SUPPORTED_YET) from None  # type: ignore[arg-type]
         result: Any = None
-        self._affected_rows = 0
+        self._affected_rows, self._info = 0, ""
         self._sql = sql  # SHOW PROCESSLIST's Info
         for statement in statements:
             if _delegates(statement) and len(statements) == 1:
@@ -325,6 +332,7 @@ class StrataSession(Session):
             return WireResult(result.rows, describe(result.columns, result.types, result.rows, self._zone()))
         assert isinstance(result, Done)
         self._affected_rows = result.affected_rows
+        self._info = result.info
         return None
 
 

@@ -86,3 +86,11 @@ def show_transaction(ctx: Context, session: SessionState, s: st.ShowTransaction)
                            "VISIBLE", _source_type(commit), "NULL", "NULL", at, at, at, "", 0, -1,
                            int(ctx.config.command_timeout_s * 1000),
                            "")])
+
+
+def insert_reply(ctx: Context, table: TableState, label: str) -> str:
+    """INSERT's OK message as Doris words it: the label, VISIBLE, and the transaction's id when the rows
+    made a commit (an INSERT of no rows makes none)."""
+    found = ctx.projection.label(table.table_id, label)
+    txn = f", 'txnId':'{transaction_id(table.table_id, found.commit_number)}'" if found is not None else ""
+    return f"{{'label':'{label}', 'status':'VISIBLE'{txn}}}"

@@ -169,3 +169,13 @@ def test_show_proc_paths(conn: Conn, db: str) -> None:
     assert any("SHOW PROC" in str(r[-1]) for r in rows(conn, "SHOW PROC '/current_queries'"))
     fails(conn, "SHOW PROC '/nope'", 1235, "'/dbs'")
     fails(conn, "SHOW PROC '/dbs/999999'", 1105, "does not exist")
+
+
+def test_insert_reply_names_label_and_transaction(conn: Conn, db: str) -> None:
+    _table(conn)
+    with conn.cursor() as cur:
+        cur.execute("INSERT INTO t WITH LABEL replied VALUES (5, 'e')")
+    message = conn._result.message.decode()  # type: ignore[union-attr]  # pymysql keeps the length byte
+    match = re.search(r"\{'label':'replied', 'status':'VISIBLE', 'txnId':'(\d+)'\}$", message)
+    assert match, message
+    assert rows(conn, f"SHOW TRANSACTION WHERE id = {match.group(1)}")[0][1] == "replied"
