@@ -7,6 +7,10 @@ from __future__ import annotations
 import time
 
 from tests.query.sqlkit import Conn, columns, fails, rows, run
+from tests.query.test_sql_tiering import _policy as tiering_policy
+from tests.query.test_sql_tiering import config, minio, resource, wait_cooled
+
+__all__ = ["config", "minio", "resource"]  # the tiering tests' fixtures, used here
 
 
 def _explain(conn: Conn, sql: str) -> str:
@@ -72,3 +76,20 @@ def test_explain_needs_the_query_privileges(reader: tuple[Conn, str, str]) -> No
 def test_explain_of_a_write_is_not_supported(conn: Conn, db: str) -> None:
     fails(conn, "EXPLAIN INSERT INTO t VALUES (1)", 1235)
     fails(conn, "EXPLAIN SHAPE PLAN SELECT 1", 1235)
+
+
+def test_explain_cold_rowsets_and_the_file_cache(conn: Conn, db: str, resource: tuple[str, str]) -> None:
+    name, _ = resource
+    policy = tiering_policy(conn, name)
+    run(conn, f'CREATE TABLE c (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 '
+              f'PROPERTIES ("storage_policy"="{policy}")')
+    run(conn, "INSERT INTO c VALUES (1, 10), (2, 20)")
+    wait_cooled(conn, db, "c", name)
+    cold = _explain(conn, "EXPLAIN SELECT * FROM c")
+    assert f"remote:{name}: 1" in cold
+    assert "file cache: used for 1 cold rowset(s): 0 cached, 1 to fetch" in cold
+    assert "left out: 1 cold rowset(s)" in cold and "READ_PARQUET" not in cold  # EXPLAIN fetched nothing
+    assert _explain(conn, "EXPLAIN SELECT * FROM c") == cold
+    assert len(rows(conn, "SELECT * FROM c")) == 2  # the read fetches it into this server's cache
+    warm = _explain(conn, "EXPLAIN SELECT * FROM c")
+    assert "1 cached, 0 to fetch" in warm and "READ_PARQUET" in warm

@@ -8,6 +8,10 @@ import os
 import re
 
 from tests.query.sqlkit import Conn, columns, fails, rows, run
+from tests.query.test_sql_tiering import _policy as tiering_policy
+from tests.query.test_sql_tiering import config, minio, resource, wait_cooled
+
+__all__ = ["config", "minio", "resource"]  # the tiering tests' fixtures, used here
 
 _BACKEND_COLUMNS = ["BackendId", "Host", "HeartbeatPort", "BePort", "HttpPort", "BrpcPort", "ArrowFlightSqlPort",
                     "LastStartTime", "LastHeartbeat", "Alive", "SystemDecommissioned", "TabletNum", "DataUsedCapacity",
@@ -179,3 +183,18 @@ def test_insert_reply_names_label_and_transaction(conn: Conn, db: str) -> None:
     match = re.search(r"\{'label':'replied', 'status':'VISIBLE', 'txnId':'(\d+)'\}$", message)
     assert match, message
     assert rows(conn, f"SHOW TRANSACTION WHERE id = {match.group(1)}")[0][1] == "replied"
+
+
+def test_cooled_bytes_count_as_remote(conn: Conn, db: str, resource: tuple[str, str]) -> None:
+    name, _ = resource
+    policy = tiering_policy(conn, name)
+    run(conn, f'CREATE TABLE c (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 '
+              f'PROPERTIES ("storage_policy"="{policy}")')
+    run(conn, "INSERT INTO c VALUES (1, 10), (2, 20)")
+    wait_cooled(conn, db, "c", name)
+    data = rows(conn, "SHOW DATA")
+    assert data[0][0] == "c" and data[0][1] == "0.000 B" and data[0][3] != "0.000 B"
+    tablet = _dicts(conn, "SHOW TABLETS FROM c")[0]
+    assert tablet["LocalDataSize"] == 0 and int(str(tablet["RemoteDataSize"])) > 0
+    assert f'"remote:{name}"' in str(tablet["Tiers"])
+    assert any(b["RemoteUsedCapacity"] != "0.000 B" for b in _dicts(conn, "SHOW BACKENDS") if b["Alive"] == "true")
