@@ -330,14 +330,19 @@ _SCOPE_ALLOWED = frozenset({"VARIABLES", "STATUS"})
 def _show_data(c: Cursor) -> Statement:
     """``SHOW DATA [FROM [db.]name]``: a lone name is a table of the session's database, or a database
     (the engine decides which, as Doris 2.x reads either)."""
-    if c.accept("ORDER"):
-        raise UnsupportedStatement("SHOW DATA … ORDER BY is not supported")
-    if not c.accept_any(("FROM", "IN")):
-        return _done(c, ShowData())
-    name = c.qualified_name("a database or table name")
-    if c.at("ORDER"):
-        raise UnsupportedStatement("SHOW DATA … ORDER BY is not supported")
+    name = c.qualified_name("a database or table name") if c.accept_any(("FROM", "IN")) else None
+    _refuse_trailing(c, "SHOW DATA")
     return _done(c, ShowData(table=name))
+
+
+_TRAILING = frozenset({"WHERE", "ORDER", "ORDER BY", "LIMIT"})
+
+
+def _refuse_trailing(c: Cursor, statement: str) -> None:
+    """Doris' WHERE / ORDER BY / LIMIT after an introspection SHOW: refused plainly, not as a syntax error."""
+    word = c.word()
+    if word in _TRAILING:
+        raise UnsupportedStatement(f"{statement} … {word} is not supported")
 
 
 def _show_tablets(c: Cursor) -> Statement:
@@ -347,8 +352,7 @@ def _show_tablets(c: Cursor) -> Statement:
     c.expect("FROM")
     table = c.qualified_name()
     partitions = partition_names(c) if c.accept_any(("PARTITION", "PARTITIONS")) else ()
-    if phrase := c.accept_any(("WHERE", "ORDER", "LIMIT")):
-        raise UnsupportedStatement(f"SHOW TABLETS … {phrase} is not supported")
+    _refuse_trailing(c, "SHOW TABLETS")
     return _done(c, ShowTablets(table, partitions))
 
 
