@@ -7,12 +7,14 @@ slots there say which tables it works for. Its `/health` (the port its group mem
 says how it is doing, since when it runs and which version. A worker this server saw before and that
 has left the group is listed as not alive with the time it was last seen, as Doris lists a backend whose
 heartbeats stopped; so is the worker this server's configuration names, when none is a member.
+SQL servers are present the same way, in a group of their own (`sql_server_presence`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -23,18 +25,28 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, ConsumerGroupDescription
 
+from projections.membership import GroupMembership
 from query.context import Context, Rows, SessionState
 from query.parser import statements as st
 from query.session_functions import session_zone
 from query.storage_usage import doris_bytes, table_usage
-from schemas.config import strata_version
-from schemas.topics import LEADER_GROUP, WORKER_SLOTS, WORKERS_GROUP, parse_worker_client_id
+from schemas.config import Settings, strata_version
+from schemas.topics import (
+    LEADER_GROUP,
+    SQL_SERVERS_GROUP,
+    WORKER_SLOTS,
+    WORKERS_GROUP,
+    WORKERS_TOPIC,
+    parse_sql_client_id,
+    parse_worker_client_id,
+    sql_client_id,
+)
 
 _GROUP_TIMEOUT_S = 5.0
 _HEALTH_TIMEOUT_S = 1.0
-_STARTED_MS = int(time.time() * 1000)  # this SQL server's start (the module loads as it starts)
+STARTED_MS = int(time.time() * 1000)  # this SQL server's start (the module loads as it starts)
 
 BACKEND_COLUMNS = [
     "BackendId", "Host", "HeartbeatPort", "BePort", "HttpPort", "BrpcPort", "ArrowFlightSqlPort", "LastStartTime",
@@ -76,13 +88,17 @@ def backend_id(instance: str) -> int:
     return 10000 + zlib.crc32(instance.encode()) % 90000
 
 
+def _describe(config: Settings, groups: list[str]) -> list[ConsumerGroupDescription]:
+    """The consumer groups' members now (raises KafkaException or TimeoutError)."""
+    admin = AdminClient({**config.kafka_client(), "socket.timeout.ms": int(_GROUP_TIMEOUT_S * 1000)})
+    futures = admin.describe_consumer_groups(groups, request_timeout=_GROUP_TIMEOUT_S)
+    return [futures[group].result(timeout=_GROUP_TIMEOUT_S) for group in groups]
+
+
 def _group_members(ctx: Context) -> tuple[list[Worker], str]:
     """The workers in the group now (with their slots and whether they lead), or an error text."""
-    admin = AdminClient({**ctx.config.kafka_client(), "socket.timeout.ms": int(_GROUP_TIMEOUT_S * 1000)})
     try:
-        futures = admin.describe_consumer_groups([WORKERS_GROUP, LEADER_GROUP], request_timeout=_GROUP_TIMEOUT_S)
-        workers_group = futures[WORKERS_GROUP].result(timeout=_GROUP_TIMEOUT_S)
-        leader_group = futures[LEADER_GROUP].result(timeout=_GROUP_TIMEOUT_S)
+        workers_group, leader_group = _describe(ctx.config, [WORKERS_GROUP, LEADER_GROUP])
     except (KafkaException, TimeoutError) as exc:
         return [], f"the workers' group could not be read from Kafka: {exc}"
     leaders = {m.client_id for m in leader_group.members if m.assignment and m.assignment.topic_partitions}
@@ -98,24 +114,32 @@ def _group_members(ctx: Context) -> tuple[list[Worker], str]:
     return found, ""
 
 
-def _probe(worker: Worker) -> None:
-    """Reads the worker's /health into it (a 503 still carries the JSON saying why)."""
-    url = f"http://{worker.host}:{worker.web_port}/health"
+def _health(host: str, port: int) -> tuple[dict[str, object], str]:
+    """A Strata process's /health JSON (a 503 still carries it, saying why), or an error text."""
+    url = f"http://{host}:{port}/health"
     try:
-        with urllib.request.urlopen(url, timeout=_HEALTH_TIMEOUT_S) as answer:  # noqa: S310 - our own worker
+        with urllib.request.urlopen(url, timeout=_HEALTH_TIMEOUT_S) as answer:  # noqa: S310 - a Strata process
             body = answer.read()
     except urllib.error.HTTPError as exc:
         body = exc.read()
     except (OSError, ValueError) as exc:
-        worker.error = f"/health at {url} did not answer: {exc}"
-        return
+        return {}, f"/health at {url} did not answer: {exc}"
     try:
-        health = json.loads(body)
+        found = json.loads(body)
     except ValueError:
-        worker.error = f"/health at {url} did not answer JSON"
+        return {}, f"/health at {url} did not answer JSON"
+    return (found, "") if isinstance(found, dict) else ({}, f"/health at {url} did not answer a JSON object")
+
+
+def _probe(worker: Worker) -> None:
+    """Reads the worker's /health into it."""
+    health, error = _health(worker.host, worker.web_port)
+    if error:
+        worker.error = error
         return
     worker.health = health
-    worker.started_ms = health.get("started_ms")
+    started = health.get("started_ms")
+    worker.started_ms = started if isinstance(started, int) else None
     worker.version = str(health.get("version", ""))
     if health.get("status") != "ok":
         worker.error = f"worker is {health.get('status')}" + (
@@ -209,17 +233,51 @@ def show_backends(ctx: Context, session: SessionState) -> Rows:
     return Rows(BACKEND_COLUMNS, rows)
 
 
+def sql_server_presence(config: Settings) -> GroupMembership:
+    """This SQL server's membership of the SQL servers' group, so the others list it (SHOW FRONTENDS).
+    Nothing is written to the topic; the member's client id says where the server answers."""
+    instance = re.sub(r"[^A-Za-z0-9_-]", "_", f"{config.sql_host}-{config.sql_port}")
+    return GroupMembership(config, WORKERS_TOPIC, SQL_SERVERS_GROUP, instance, lambda: None,
+                           sql_client_id(config.sql_host, config.sql_port, config.http_port))
+
+
+def _other_frontends(ctx: Context, session: SessionState, cluster_id: int) -> list[tuple[object, ...]]:
+    """The other SQL servers present in the SQL servers' group, as each one's /health describes it."""
+    try:
+        (group,) = _describe(ctx.config, [SQL_SERVERS_GROUP])
+    except (KafkaException, TimeoutError):
+        return []
+    rows: list[tuple[object, ...]] = []
+    now = int(time.time() * 1000)
+    for member in group.members:
+        parsed = parse_sql_client_id(member.client_id or "")
+        if parsed is None or (parsed[1] == ctx.config.sql_port and parsed[0] == ctx.config.sql_host):
+            continue
+        host, sql_port, http_port = parsed
+        health, error = _health(host, http_port)
+        started, applied = health.get("started_ms"), health.get("applied_events")
+        rows.append((str(health.get("replica", f"sql-{sql_port}")), host, _NO_PORT, http_port, sql_port, _NO_PORT,
+                     _NO_PORT, "FOLLOWER", "true", cluster_id, "true", "true" if health.get("status") == "ok"
+                     else "false", applied if isinstance(applied, int) else -1,
+                     _moment(session, started if isinstance(started, int) else None), _moment(session, now), "true",
+                     error or ("" if health.get("status") == "ok" else f"server is {health.get('status')}"),
+                     str(health.get("version", "")), "No"))
+    return rows
+
+
 def show_frontends(ctx: Context, session: SessionState) -> Rows:
-    """This SQL server: every SQL server takes reads and writes (the sequencer orders the writes), so each
-    is its own master as Doris' tools mean it; the journal it replayed is the events its replica applied."""
+    """This SQL server, then the others present in the SQL servers' group: every SQL server takes reads
+    and writes (the sequencer orders the writes), so each is a master as Doris' tools mean it; the journal
+    it replayed is the events its replica applied."""
     config = ctx.config
     cluster_id = zlib.crc32(str(config.kafka_client().get("bootstrap.servers", "")).encode()) & 0x7FFFFFFF
     now = int(time.time() * 1000)
+    follower = ctx.follower._thread
     row = (ctx.name, config.sql_host, _NO_PORT, config.http_port, config.sql_port, _NO_PORT, _NO_PORT, "FOLLOWER",
-           "true", cluster_id, "true", "true" if ctx.follower._thread is not None and ctx.follower._thread.is_alive()
-           else "false", ctx.follower.applied_events, _moment(session, _STARTED_MS), _moment(session, now), "true", "",
+           "true", cluster_id, "true", "true" if follower is not None and follower.is_alive() else "false",
+           ctx.follower.applied_events, _moment(session, STARTED_MS), _moment(session, now), "true", "",
            strata_version(), "Yes")
-    return Rows(FRONTEND_COLUMNS, [row])
+    return Rows(FRONTEND_COLUMNS, [row, *_other_frontends(ctx, session, cluster_id)])
 
 
 def slot_owners(found: list[Worker]) -> dict[int, int]:

@@ -30,7 +30,7 @@ from mysql_mimic.variables import GlobalVariables, SessionVariables
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 from sqlglot import exp
 
-from query import group_commit, timeouts
+from query import cluster, group_commit, timeouts
 from query.auth import StrataIdentityProvider
 from query.connections import StrataControl
 from query.console.routes import add_routes as console_routes
@@ -44,7 +44,7 @@ from query.reads import session_zone
 from query.system_variables import MYSQL_VARIABLES, SYNONYMS
 from query.wire import WireLimits, WireServer
 from query.wire.columns import WireColumn, WireResult, describe
-from schemas.config import ConfigError, settings
+from schemas.config import ConfigError, settings, strata_version
 from schemas.errors import ErrorCode
 from storage import cache_metrics
 
@@ -339,8 +339,10 @@ class StrataSession(Session):
 def _http_app(engine: Engine) -> web.Application:
     async def health(request: web.Request) -> web.Response:
         ok = engine.healthy()
+        # started_ms and version: what SHOW FRONTENDS on another SQL server reports of this one.
         return web.json_response({"status": "ok" if ok else "degraded", "replica": engine.name,
-                                  "applied_events": engine.ctx.follower.applied_events},
+                                  "applied_events": engine.ctx.follower.applied_events,
+                                  "started_ms": cluster.STARTED_MS, "version": strata_version()},
                                  status=200 if ok else 503)
 
     async def metrics(request: web.Request) -> web.Response:
@@ -369,6 +371,8 @@ def _http_app(engine: Engine) -> web.Application:
 async def serve() -> None:
     config = settings()
     engine = Engine(config, name=f"sql-{config.sql_port}")
+    presence = cluster.sql_server_presence(config)  # SHOW FRONTENDS of the other SQL servers lists this one
+    presence.start()
     if not config.root_password.get_secret_value():
         log.warning("root has no password: anyone who reaches %s:%d is root. Set STRATA_ROOT_PASSWORD "
                     "anywhere but a local stack", config.sql_host, config.sql_port)
@@ -396,7 +400,10 @@ async def serve() -> None:
     # good, so it is moved out of the collector's sight once instead of being walked every time.
     gc.collect()
     gc.freeze()
-    await server.serve_forever(host=config.sql_host, port=config.sql_port)
+    try:
+        await server.serve_forever(host=config.sql_host, port=config.sql_port)
+    finally:
+        presence.stop()  # a clean leave: the others stop listing this server at once
 
 
 def main() -> None:

@@ -16,6 +16,26 @@ LEADER_GROUP = f"{WORKERS_GROUP}-leader"
 WORKER_CLIENT_PREFIX = "strata-worker|"
 
 
+# Every SQL server is a member of this group on WORKERS_TOPIC, its client id `strata-sql|<host>|<SQL port>|<HTTP
+# port>`, so each can list the others (SHOW FRONTENDS).
+SQL_SERVERS_GROUP = "strata-sql-servers"
+SQL_CLIENT_PREFIX = "strata-sql|"
+
+
+def sql_client_id(host: str, sql_port: int, http_port: int) -> str:
+    return f"{SQL_CLIENT_PREFIX}{host}|{sql_port}|{http_port}"
+
+
+def parse_sql_client_id(client_id: str) -> tuple[str, int, int] | None:
+    """(host, SQL port, HTTP port) of a SQL server's group member; None for any other client."""
+    if not client_id.startswith(SQL_CLIENT_PREFIX):
+        return None
+    parts = client_id[len(SQL_CLIENT_PREFIX):].split("|")
+    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+        return None
+    return parts[0], int(parts[1]), int(parts[2])
+
+
 def parse_worker_client_id(client_id: str) -> tuple[str, int] | None:
     """(instance, web port) of a worker's group member; None for any other client."""
     if not client_id.startswith(WORKER_CLIENT_PREFIX):
