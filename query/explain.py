@@ -18,6 +18,7 @@ import duckdb
 from sqlglot import exp
 
 from projections.snapshot import Snapshot
+from query import access
 from query.context import Context, Rows, SessionState, SqlFailure
 from query.doris_variables import ReadOptions
 from query.mysql_semantics import rewrite
@@ -26,6 +27,7 @@ from query.parser import table_refs
 from query.parser.refs import TableRef
 from query.parser.statements import QualifiedName
 from query.reads import (
+    MAX_VIEW_DEPTH,
     bind_tables,
     duck_error,
     format_instant,
@@ -41,8 +43,10 @@ COLUMN = "Explain String"
 _COLUMN_ID = re.compile(r"\bc(\d+)\b")
 
 
-def _snapshots(ctx: Context, session: SessionState, expr: exp.Expr, depth: int = 0) -> Iterator[tuple[str, Snapshot]]:
-    """(how the query names it, snapshot) of every table the query reads, views expanded."""
+def _snapshots(ctx: Context, session: SessionState, expr: exp.Expr,
+               depth: int = 0) -> Iterator[tuple[str, Snapshot | None]]:
+    """(how the query names it, snapshot) of every table the query reads, views expanded; a view whose
+    definition the user may not see (query.access) is named with no snapshot, its tables unsaid."""
     for ref in table_refs(expr):
         db = ref.db or session.database or ""
         if db.lower() == "information_schema" or ref.incr is not None:
@@ -50,7 +54,9 @@ def _snapshots(ctx: Context, session: SessionState, expr: exp.Expr, depth: int =
         name = QualifiedName(ref.name, ref.db)
         view = ctx.view(session, name)
         if view is not None:
-            if depth < 32:
+            if not access.may_see_definition(ctx, session, view):
+                yield f"{db}.{ref.name}", None
+            elif depth < MAX_VIEW_DEPTH:
                 yield from _snapshots(ctx, session, view_body(view.definition), depth + 1)
             continue
         yield _label(ref, db), _snapshot(ctx, session, ref, name)
@@ -160,13 +166,19 @@ def explain(ctx: Context, session: SessionState, s: st.Explain) -> Rows:
         ctx.catch_up()
     options = ReadOptions.of(session.system_variables)
     lines = [f"STRATA READ PLAN ({s.level})"]
-    missing = 0
+    missing, hidden = 0, 0
     for label, snapshot in _snapshots(ctx, session, expr):
+        if snapshot is None:
+            lines.append(f"VIEW {label}: its definition is not shown (you may not read every table it reads)")
+            hidden += 1
+            continue
         table_lines, uncached = _table_lines(ctx, session, label, snapshot, options, s.level == "VERBOSE")
         lines.extend(table_lines)
         missing += uncached
     lines.append("EXECUTOR PLAN (DuckDB)")
-    if missing:
+    if hidden:
+        lines.append("  left out: it would show what the views' definitions read")
+    elif missing:
         lines.append(f"  left out: {missing} cold rowset(s) the read needs are not in this server's file cache, "
                      "and EXPLAIN does not fetch them")
     else:

@@ -93,3 +93,15 @@ def test_explain_cold_rowsets_and_the_file_cache(conn: Conn, db: str, resource: 
     assert len(rows(conn, "SELECT * FROM c")) == 2  # the read fetches it into this server's cache
     warm = _explain(conn, "EXPLAIN SELECT * FROM c")
     assert "1 cached, 0 to fetch" in warm and "READ_PARQUET" in warm
+
+
+def test_explain_through_views(conn: Conn, db: str, reader: tuple[Conn, str, str]) -> None:
+    run(conn, "CREATE VIEW v_open AS SELECT k FROM open")
+    run(conn, "CREATE VIEW v_closed AS SELECT k FROM closed")
+    assert f"TABLE {db}.open" in _explain(conn, "EXPLAIN SELECT * FROM v_open")
+    me, name, _ = reader
+    run(conn, f"GRANT SELECT_PRIV ON {db}.v_open TO '{name}'")
+    run(conn, f"GRANT SELECT_PRIV ON {db}.v_closed TO '{name}'")
+    assert f"TABLE {db}.open" in _explain(me, "EXPLAIN SELECT * FROM v_open")
+    hidden = _explain(me, "EXPLAIN SELECT * FROM v_closed")
+    assert "definition is not shown" in hidden and "closed (" not in hidden and "READ_PARQUET" not in hidden
