@@ -75,6 +75,9 @@ _UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
 
 # Why, where a refusal meets a tool that sends the statement on its own.
 _UNSUPPORTED_WHY: dict[tuple[str, ...], str] = {
+    # Doris' quick start adds its backend by hand; Strata's workers join by themselves.
+    ("ALTER", "SYSTEM"): "Strata's workers are its backends and join the cluster when started (one worker process "
+                         "per STRATA_WORKER_INSTANCE); SHOW BACKENDS lists them",
     ("CREATE", "INDEX"): "Strata tables have no secondary indexes (pandas.DataFrame.to_sql indexes its index "
                          "column: pass index=False)",
 }

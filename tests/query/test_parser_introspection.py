@@ -69,3 +69,8 @@ def test_show_data_order_by_is_refused() -> None:
         parse_statement("SHOW DATA ORDER BY Size")
     with pytest.raises(UnsupportedStatement):
         parse_statement("SHOW DATA FROM t ORDER BY Size")
+
+
+def test_alter_system_says_workers_join_by_themselves() -> None:
+    with pytest.raises(UnsupportedStatement, match="SHOW BACKENDS"):
+        parse_statement('ALTER SYSTEM ADD BACKEND "127.0.0.1:9050"')
