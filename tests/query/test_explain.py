@@ -38,6 +38,7 @@ def test_explain_names_the_read_and_the_executor_plan(conn: Conn, db: str) -> No
     assert "EXECUTOR PLAN (DuckDB)" in text and "READ_PARQUET" in text
     one = _explain(conn, "EXPLAIN SELECT * FROM t PARTITION (p2)")
     assert "partitions: 1/2 selected: p2 (version 1)" in one
+    assert "partitions=1/2 (p2), tablets=2/4" in one and "partitions=2/2 (p1,p2), tablets=4/4" in text
     verbose = _explain(conn, "EXPLAIN VERBOSE SELECT * FROM t")
     assert verbose.count("    rowset ") == 2 and "versions [1, 1]" in verbose
     assert "READ_PARQUET" in _explain(conn, "EXPLAIN GRAPH SELECT * FROM t")
