@@ -31,10 +31,14 @@ Need = tuple[str, str, str]  # privilege, db, table ('*' for the database itself
 _FREE = (st.SetVariables, st.SetNames, st.Passthrough, st.ShowServerInfo, st.ShowDatabases, st.ShowTables,
          st.ShowDynamicPartitionTables, st.ShowRoutineLoad, st.SetPassword, st.ShowGrants,
          st.ShowProcesslist, st.Kill, st.ShowProperty, st.ShowTableStatus,
-         st.ShowCreateDatabase)  # each checks the owner itself (see check)
+         st.ShowCreateDatabase, st.ShowData, st.ShowTransaction)  # each checks the owner itself (see check)
 _ADMIN = (st.CreateResource, st.AlterResource, st.DropResource, st.ShowResources, st.CreateStoragePolicy,
           st.AlterStoragePolicy, st.DropStoragePolicy, st.ShowStoragePolicy, st.AdminCompact, st.CreateUser,
-          st.DropUser, st.GrantPrivileges, st.AlterUser, st.SetUserProperty)
+          st.DropUser, st.GrantPrivileges, st.AlterUser, st.SetUserProperty,
+          # Doris' node and storage introspection is for operators (ADMIN_PRIV; Doris also takes NODE_PRIV,
+          # which Strata does not have).
+          st.ShowCluster, st.ShowProc, st.ShowTablets, st.ShowTablet, st.AdminShowReplica,
+          st.AdminShowFrontendConfig)
 INFORMATION_SCHEMA = "information_schema"
 
 
@@ -75,8 +79,8 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
         return []
     if isinstance(s, _ADMIN):
         return [("ADMIN_PRIV", ANY, ANY)]
-    if isinstance(s, st.Query):
-        return []
+    if isinstance(s, st.Query | st.Explain):
+        return []  # SELECT_PRIV on what the query reads, as for the query itself (`needs`)
     if isinstance(s, st.Insert):
         return [("LOAD_PRIV", _db(session, s.table), s.table.name)]
     if isinstance(s, st.Delete | st.Update | st.TruncateTable):

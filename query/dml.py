@@ -15,7 +15,7 @@ from sqlglot import exp
 from projections import rows
 from projections.snapshot import resolve
 from projections.state import TableState
-from query import group_commit
+from query import group_commit, transactions
 from query.context import Context, Done, SessionState, SqlFailure
 from query.doris_variables import ReadOptions, session_flag
 from query.parser import statements as st
@@ -232,11 +232,12 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
             count, label = group_commit.registry(ctx).submit(table, data, mode)
             status = "VISIBLE" if mode == "sync_mode" else "PREPARE"
             return _inserted(session, count, f"{{'label':'{label}', 'status':'{status}'}}", allocate)
-        count = write_rows(ctx, cur, table, source_sql, targets, label=s.label, partitions=partitions,
+        label = s.label or f"insert_{uuid.uuid4().hex}"  # named in the reply, as Doris names its own
+        count = write_rows(ctx, cur, table, source_sql, targets, label=label, partitions=partitions,
                            allocate=allocate)
     finally:
         cur.close()
-    return _inserted(session, count, f"{{'label':'{s.label or ''}', 'status':'VISIBLE'}}", allocate)
+    return _inserted(session, count, transactions.insert_reply(ctx, table, label), allocate)
 
 
 def _inserted(session: SessionState, count: int, info: str, allocate: AutoIncrement) -> Done:

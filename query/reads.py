@@ -239,7 +239,7 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
         if not ref.node.alias:
             qualified.add(((ref.db or session.database or "").lower(), ref.name.lower()))
         view = f"__strata_{next(_view_ids)}"
-        selected = _selected_partitions(ref.node)
+        selected = selected_partitions(ref.node)
         catalog = ref.node.catalog
         if catalog and catalog.lower() != information_schema.CATALOG:
             raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"catalog '{catalog}' is not supported; Strata has only "
@@ -263,7 +263,7 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
         else:
             snapshot = snapshot_for(ctx, session, QualifiedName(ref.name, ref.db), ref.as_of)
             if selected:
-                snapshot = _only_partitions(snapshot, selected)
+                snapshot = only_partitions(snapshot, selected)
             read = snapshot_sql(snapshot, ctx.locator, ReadOptions.of(session.system_variables))
             cur.execute(f"CREATE TEMP VIEW {view} AS {read}")
         ref.node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(
@@ -299,7 +299,7 @@ def _view_sql(ctx: Context, session: SessionState, ref: TableRef, view: ViewStat
     """DuckDB SQL of a view reference: its definition, bound with the definer's rights (the reader
     needs SELECT_PRIV on the view only, checked by query.access as for a table), with the view's
     columns picked by name, so columns added to a table later stay out of it, as in Doris."""
-    if ref.as_of is not None or ref.incr is not None or ref.history is not None or _selected_partitions(ref.node):
+    if ref.as_of is not None or ref.incr is not None or ref.history is not None or selected_partitions(ref.node):
         raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
                          f"'{view.name}' is a view: FOR TIME AS OF, FOR SYSTEM_TIME, @incr and PARTITION apply to "
                          "tables; put the clause on the tables inside the view's definition")
@@ -349,13 +349,13 @@ def result_labels(cur: duckdb.DuckDBPyConnection, query: exp.Expr, sql: str) -> 
     return list(zip(labels, [str(row[1]) for row in described], strict=True))
 
 
-def _selected_partitions(node: exp.Table) -> tuple[str, ...]:
+def selected_partitions(node: exp.Table) -> tuple[str, ...]:
     """`t PARTITION (p1, p2)`: the partition names a reference is limited to (none: all)."""
     partition = node.args.get("partition")
     return tuple(p.name for p in partition.expressions) if isinstance(partition, exp.Partition) else ()
 
 
-def _only_partitions(snapshot: Snapshot, names: tuple[str, ...]) -> Snapshot:
+def only_partitions(snapshot: Snapshot, names: tuple[str, ...]) -> Snapshot:
     """The snapshot limited to the named partitions (those of the snapshot's instant); an unknown
     name is an error, as in Doris, rather than silently reading every partition."""
     by_name = {p.name.lower(): p.partition_id for p in snapshot.partitions}

@@ -25,11 +25,12 @@ from confluent_kafka import KafkaException
 from mysql_mimic import Session
 from mysql_mimic.connection import Connection
 from mysql_mimic.errors import MysqlError
+from mysql_mimic.types import str_len
 from mysql_mimic.variables import GlobalVariables, SessionVariables
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 from sqlglot import exp
 
-from query import group_commit, timeouts
+from query import cluster, group_commit, timeouts
 from query.auth import StrataIdentityProvider
 from query.connections import StrataControl
 from query.console.routes import add_routes as console_routes
@@ -43,7 +44,7 @@ from query.reads import session_zone
 from query.system_variables import MYSQL_VARIABLES, SYNONYMS
 from query.wire import WireLimits, WireServer
 from query.wire.columns import WireColumn, WireResult, describe
-from schemas.config import ConfigError, settings
+from schemas.config import ConfigError, settings, strata_version
 from schemas.errors import ErrorCode
 from storage import cache_metrics
 
@@ -105,6 +106,7 @@ class StrataSession(Session):
         # The count and AUTO_INCREMENT insert id of the last statement answered with an OK; see `init`.
         self._affected_rows = 0
         self._insert_id = 0
+        self._info = ""  # the info text of the last statement answered with an OK; see `init`
         self._sql = ""
         self._parsed: list[exp.Expression] | None = None  # mimic's parse of the statement, made off the loop
         # `prepared_columns` answers by statement text, database and user: (catalog generation when
@@ -127,10 +129,15 @@ class StrataSession(Session):
         plain_ok = connection.ok
 
         def ok(**kwargs: Any) -> bytes:
-            if "affected_rows" not in kwargs:
-                kwargs["affected_rows"], self._affected_rows = self._affected_rows, 0
-                kwargs["last_insert_id"], self._insert_id = self._insert_id, 0
-            return plain_ok(**kwargs)
+            if "affected_rows" in kwargs:
+                return plain_ok(**kwargs)
+            kwargs["affected_rows"], self._affected_rows = self._affected_rows, 0
+            kwargs["last_insert_id"], self._insert_id = self._insert_id, 0
+            info, self._info = self._info, ""
+            # The statement's info text (Doris' `{'label':…, 'status':…, 'txnId':…}` after an INSERT)
+            # ends the OK packet, which mimic does not write; length-encoded, as MySQL's net_send_ok
+            # stores it whatever the client's capabilities (libmariadb reads it so).
+            return plain_ok(**kwargs) + (str_len(info.encode()) if info else b"")
 
         connection.ok = ok  # type: ignore[method-assign]
 
@@ -158,7 +165,7 @@ class StrataSession(Session):
             STATEMENTS.labels("parse", "unsupported").inc()
             raise MysqlError(_ANSI.sub("", str(exc)), ErrorCode.NOT_SUPPORTED_YET) from None  # type: ignore[arg-type]
         result: Any = None
-        self._affected_rows = self._insert_id = 0
+        self._affected_rows, self._insert_id, self._info = 0, 0, ""
         self._sql = sql  # SHOW PROCESSLIST's Info
         for statement in statements:
             if _delegates(statement) and len(statements) == 1:
@@ -327,14 +334,17 @@ class StrataSession(Session):
             return WireResult(result.rows, describe(result.columns, result.types, result.rows, self._zone()))
         assert isinstance(result, Done)
         self._affected_rows, self._insert_id = result.affected_rows, result.last_insert_id
+        self._info = result.info
         return None
 
 
 def _http_app(engine: Engine) -> web.Application:
     async def health(request: web.Request) -> web.Response:
         ok = engine.healthy()
+        # started_ms and version: what SHOW FRONTENDS on another SQL server reports of this one.
         return web.json_response({"status": "ok" if ok else "degraded", "replica": engine.name,
-                                  "applied_events": engine.ctx.follower.applied_events},
+                                  "applied_events": engine.ctx.follower.applied_events,
+                                  "started_ms": cluster.STARTED_MS, "version": strata_version()},
                                  status=200 if ok else 503)
 
     async def metrics(request: web.Request) -> web.Response:
@@ -363,6 +373,8 @@ def _http_app(engine: Engine) -> web.Application:
 async def serve() -> None:
     config = settings()
     engine = Engine(config, name=f"sql-{config.sql_port}")
+    presence = cluster.sql_server_presence(config)  # SHOW FRONTENDS of the other SQL servers lists this one
+    presence.start()
     if not config.root_password.get_secret_value():
         log.warning("root has no password: anyone who reaches %s:%d is root. Set STRATA_ROOT_PASSWORD "
                     "anywhere but a local stack", config.sql_host, config.sql_port)
@@ -390,7 +402,10 @@ async def serve() -> None:
     # good, so it is moved out of the collector's sight once instead of being walked every time.
     gc.collect()
     gc.freeze()
-    await server.serve_forever(host=config.sql_host, port=config.sql_port)
+    try:
+        await server.serve_forever(host=config.sql_host, port=config.sql_port)
+    finally:
+        presence.stop()  # a clean leave: the others stop listing this server at once
 
 
 def main() -> None:

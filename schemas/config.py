@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import tomllib
 from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -277,3 +278,11 @@ def load_settings(**overrides: Any) -> Settings:
 def settings() -> Settings:
     """The process-wide settings, read once."""
     return load_settings()
+
+
+def strata_version() -> str:
+    """The installed Strata's version (SHOW BACKENDS / FRONTENDS, the workers' /health)."""
+    try:
+        return version("strata")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"

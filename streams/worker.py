@@ -23,7 +23,7 @@ from typing import Any
 import faust
 from prometheus_client import CONTENT_TYPE_LATEST, Gauge, generate_latest
 
-from schemas.config import settings
+from schemas.config import settings, strata_version
 from storage import cache_metrics
 from streams.agents import Agents
 from streams.ownership import WorkShare
@@ -115,6 +115,7 @@ class SequencerSeat:
 
 
 seat = SequencerSeat()
+STARTED_MS = int(time.time() * 1000)
 
 SEQUENCER_UP = Gauge("strata_sequencer_up", "1 when the sequencer is running")
 COMMANDS_APPLIED = Gauge("strata_sequencer_commands_applied", "commands turned into events")
@@ -179,8 +180,10 @@ async def health(web: Any, request: Any) -> Any:
     # A sequencer that stopped for good (its position is off the log) is not "starting": say why.
     fatal = seat.sequencer.fatal_error if seat.sequencer is not None else None
     status = "ok" if up else "degraded" if fatal else "starting"
+    # instance, started_ms and version: what SHOW BACKENDS (query.cluster) reports of this worker.
     return web.json({"status": status, "sequencer": seq_up, "agents": agents.healthy(),
-                     "leader": share.leads(), "slots": sorted(share.slots),
+                     "leader": share.leads(), "slots": sorted(share.slots), "instance": share.instance,
+                     "started_ms": STARTED_MS, "version": strata_version(),
                      **({"sequencer_error": fatal} if fatal else {})},
                     status=200 if up else 503)
 

@@ -10,10 +10,12 @@ from sqlglot.tokens import TokenType
 from query.parser import users
 from query.parser.cursor import Cursor
 from query.parser.dialect import TIME_TRAVEL_TIME_WORDS, VERSION_KIND
-from query.parser.dml import partition_names
+from query.parser.dml import parse_query, partition_names
 from query.parser.errors import UnsupportedStatement
 from query.parser.statements import (
     AdminCompact,
+    AdminShowFrontendConfig,
+    AdminShowReplica,
     AlterResource,
     AlterStoragePolicy,
     AsOf,
@@ -28,6 +30,7 @@ from query.parser.statements import (
     DropResource,
     DropStoragePolicy,
     DropTable,
+    Explain,
     Kill,
     LoadColumn,
     Passthrough,
@@ -39,14 +42,17 @@ from query.parser.statements import (
     SetAssignment,
     SetNames,
     SetVariables,
+    ShowCluster,
     ShowColumns,
     ShowCreateDatabase,
     ShowCreateTable,
     ShowCreateView,
+    ShowData,
     ShowDatabases,
     ShowDynamicPartitionTables,
     ShowIndex,
     ShowPartitions,
+    ShowProc,
     ShowProcesslist,
     ShowProperty,
     ShowResources,
@@ -55,7 +61,10 @@ from query.parser.statements import (
     ShowStoragePolicy,
     ShowTables,
     ShowTableStatus,
+    ShowTablet,
+    ShowTablets,
     ShowTimeTravel,
+    ShowTransaction,
     Statement,
     Use,
 )
@@ -313,8 +322,53 @@ _SERVER_INFO: dict[tuple[str, ...], str] = {
     ("FUNCTION", "STATUS"): "FUNCTION STATUS",
     ("PLUGINS",): "PLUGINS",
 }
+_CLUSTER_KINDS: tuple[Literal["BACKENDS", "FRONTENDS"], ...] = ("BACKENDS", "FRONTENDS")
 _FULL_ALLOWED = frozenset({"TABLES", "COLUMNS", "FIELDS", "PROCESSLIST"})
 _SCOPE_ALLOWED = frozenset({"VARIABLES", "STATUS"})
+
+
+def _show_data(c: Cursor) -> Statement:
+    """``SHOW DATA [FROM [db.]name]``: a lone name is a table of the session's database, or a database
+    (the engine decides which, as Doris 2.x reads either)."""
+    name = c.qualified_name("a database or table name") if c.accept_any(("FROM", "IN")) else None
+    _refuse_trailing(c, "SHOW DATA")
+    return _done(c, ShowData(table=name))
+
+
+_TRAILING = frozenset({"WHERE", "ORDER", "ORDER BY", "LIMIT"})
+
+
+def _refuse_trailing(c: Cursor, statement: str) -> None:
+    """Doris' WHERE / ORDER BY / LIMIT after an introspection SHOW: refused plainly, not as a syntax error."""
+    word = c.word()
+    if word in _TRAILING:
+        raise UnsupportedStatement(f"{statement} … {word} is not supported")
+
+
+def _show_tablets(c: Cursor) -> Statement:
+    """``SHOW TABLETS FROM t [PARTITION (p, …)]`` or ``SHOW TABLET <id>``."""
+    if not c.at("FROM"):
+        return _done(c, ShowTablet(c.integer("a tablet id")))
+    c.expect("FROM")
+    table = c.qualified_name()
+    partitions = partition_names(c) if c.accept_any(("PARTITION", "PARTITIONS")) else ()
+    _refuse_trailing(c, "SHOW TABLETS")
+    return _done(c, ShowTablets(table, partitions))
+
+
+def _show_transaction(c: Cursor) -> Statement:
+    """``SHOW TRANSACTION [FROM db] WHERE id = <n> | label = '<label>'``."""
+    db = c.identifier("a database name") if c.accept_any(("FROM", "IN")) else None
+    c.expect("WHERE")
+    if c.accept("ID"):
+        c.expect_type(TokenType.EQ, "'=' after ID")
+        return _done(c, ShowTransaction(db, txn_id=c.integer("a transaction id")))
+    if c.accept("LABEL"):
+        c.expect_type(TokenType.EQ, "'=' after LABEL")
+        return _done(c, ShowTransaction(db, label=c.string("a quoted label")))
+    if c.accept("STATUS"):
+        raise UnsupportedStatement("SHOW TRANSACTION WHERE STATUS is not supported: name the id or the label")
+    raise c.error("expected id = <transaction id> or label = '<label>'")
 
 
 def show(c: Cursor) -> Statement:
@@ -328,6 +382,16 @@ def show(c: Cursor) -> Statement:
             return _show_server_info(c, kind, full, scope)
     if c.accept("PROCESSLIST"):
         return _done(c, ShowProcesslist(full))
+    if node_kind := c.accept_choice(_CLUSTER_KINDS):
+        return _done(c, ShowCluster(node_kind))
+    if c.accept("PROC"):
+        return _done(c, ShowProc(c.string("a quoted PROC path such as '/backends'")))
+    if c.accept("DATA"):
+        return _show_data(c)
+    if c.accept_any(("TABLETS", "TABLET")):
+        return _show_tablets(c)
+    if c.accept("TRANSACTION"):
+        return _show_transaction(c)
     if c.accept("PROPERTY"):
         user = c.name_or_string("a user name") if c.accept("FOR") else None
         return _done(c, ShowProperty(user, _like(c)))
@@ -414,7 +478,51 @@ def restore(c: Cursor) -> Statement:
     return _done(c, RestoreTable(table, parse_as_of(c)))
 
 
+_REPLICA_KINDS: tuple[Literal["STATUS", "DISTRIBUTION"], ...] = ("STATUS", "DISTRIBUTION")
+
+
+def _admin_show(c: Cursor) -> Statement:
+    """``ADMIN SHOW REPLICA STATUS | DISTRIBUTION FROM t [PARTITION (…)] [WHERE status [!]= '…']`` and
+    ``ADMIN SHOW FRONTEND CONFIG [LIKE '…']``."""
+    if c.accept("FRONTEND", "CONFIG"):
+        return _done(c, AdminShowFrontendConfig(_like(c)))
+    if not c.accept("REPLICA"):
+        word = c.word()
+        raise UnsupportedStatement(f"ADMIN SHOW {word or ''} is not supported".replace("  ", " "))
+    kind = c.expect_choice(_REPLICA_KINDS, "STATUS or DISTRIBUTION")
+    c.expect("FROM")
+    table = c.qualified_name()
+    partitions = partition_names(c) if c.accept_any(("PARTITION", "PARTITIONS")) else ()
+    status, negated = None, False
+    if kind == "STATUS" and c.accept("WHERE"):
+        c.expect("STATUS")
+        if c.accept_type(TokenType.NEQ):
+            negated = True
+        else:
+            c.expect_type(TokenType.EQ, "'=' or '!=' after STATUS")
+        status = c.string("a quoted replica status such as 'OK'").upper()
+    return _done(c, AdminShowReplica(kind, table, partitions, status, negated))
+
+
+def explain(c: Cursor) -> Statement:
+    """Everything after EXPLAIN: ``[VERBOSE | GRAPH] <query>``."""
+    level: Literal["NORMAL", "VERBOSE", "GRAPH"] = "NORMAL"
+    if c.accept("VERBOSE"):
+        level = "VERBOSE"
+    elif c.accept("GRAPH"):
+        level = "GRAPH"
+    elif phrase := c.accept_any(("TREE", "PLAN", "PARSED", "ANALYZED", "REWRITTEN", "LOGICAL", "OPTIMIZED",
+                                 "PHYSICAL", "SHAPE", "MEMO", "DISTRIBUTED", "ALL", "DUMP")):
+        raise UnsupportedStatement(f"EXPLAIN {phrase} is not supported: use EXPLAIN, EXPLAIN VERBOSE or "
+                                   "EXPLAIN GRAPH")
+    if c.word() in ("INSERT", "UPDATE", "DELETE", "CREATE"):
+        raise UnsupportedStatement(f"EXPLAIN {c.word()} is not supported: Strata explains queries")
+    return Explain(level, parse_query(c))
+
+
 def admin(c: Cursor) -> Statement:
+    if c.accept("SHOW"):
+        return _admin_show(c)
     if not c.accept("COMPACT"):
         word = c.word()
         if word is None:

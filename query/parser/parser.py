@@ -52,7 +52,6 @@ _UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
         "CANCEL",
         "INSTALL",
         "UNINSTALL",
-        "EXPLAIN",
         "REPLACE",
         "MERGE",
         "CALL",
@@ -71,13 +70,14 @@ _UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
         "SHOW USERS",
         "SHOW ROLES",
         "SHOW FUNCTIONS",
-        "SHOW TABLETS",
-        "SHOW DATA",
     )
 )
 
 # Why, where a refusal meets a tool that sends the statement on its own.
 _UNSUPPORTED_WHY: dict[tuple[str, ...], str] = {
+    # Doris' quick start adds its backend by hand; Strata's workers join by themselves.
+    ("ALTER", "SYSTEM"): "Strata's workers are its backends and join the cluster when started (one worker process "
+                         "per STRATA_WORKER_INSTANCE); SHOW BACKENDS lists them",
     ("CREATE", "INDEX"): "Strata tables have no secondary indexes (pandas.DataFrame.to_sql indexes its index "
                          "column: pass index=False)",
 }
@@ -163,6 +163,7 @@ _RULES: dict[str, Rule] = {
     "STOP": misc.routine_load_control,
     "SET": misc.set_statement,
     "KILL": misc.kill,
+    "EXPLAIN": misc.explain,
     "GRANT": lambda c: users.grant(c, revoke=False),
     "REVOKE": lambda c: users.grant(c, revoke=True),
 }

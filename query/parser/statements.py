@@ -659,6 +659,81 @@ class ShowServerInfo(Statement):
     where: exp.Expr | None = None
 
 
+# --------------------------------------------------------------------------- cluster introspection
+
+
+@dataclass(frozen=True)
+class ShowCluster(Statement):
+    """``SHOW BACKENDS`` / ``SHOW FRONTENDS``."""
+
+    kind: Literal["BACKENDS", "FRONTENDS"]
+
+
+@dataclass(frozen=True)
+class ShowProc(Statement):
+    """``SHOW PROC '/path'``."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class ShowData(Statement):
+    """``SHOW DATA [FROM db | FROM [db.]table]``: ``table`` None lists a database (``db``, or the session's)."""
+
+    db: str | None = None
+    table: QualifiedName | None = None
+
+
+@dataclass(frozen=True)
+class ShowTablets(Statement):
+    """``SHOW TABLETS FROM t [PARTITION (p, …)]``."""
+
+    table: QualifiedName
+    partitions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ShowTablet(Statement):
+    """``SHOW TABLET <id>``."""
+
+    tablet_id: int
+
+
+@dataclass(frozen=True)
+class ShowTransaction(Statement):
+    """``SHOW TRANSACTION [FROM db] WHERE id = n | label = 'l'``."""
+
+    db: str | None = None
+    txn_id: int | None = None
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class AdminShowReplica(Statement):
+    """``ADMIN SHOW REPLICA STATUS | DISTRIBUTION FROM t [PARTITION (p, …)] [WHERE status = '…']``."""
+
+    kind: Literal["STATUS", "DISTRIBUTION"]
+    table: QualifiedName
+    partitions: tuple[str, ...] = ()
+    status: str | None = None  # STATUS' filter: `status = 'OK'` or `status != 'OK'`
+    status_negated: bool = False
+
+
+@dataclass(frozen=True)
+class AdminShowFrontendConfig(Statement):
+    """``ADMIN SHOW FRONTEND CONFIG [LIKE 'pattern']``."""
+
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class Explain(Statement):
+    """``EXPLAIN [VERBOSE | GRAPH | …] <query>``: what the query's read resolves to, without running it."""
+
+    level: Literal["NORMAL", "VERBOSE", "GRAPH"]
+    query: Query
+
+
 @dataclass(frozen=True)
 class Passthrough(Statement):
     """Client housekeeping (e.g. ``SET SESSION TRANSACTION ...``) the server may acknowledge blindly."""

@@ -68,3 +68,19 @@ def test_a_write_on_one_server_is_read_on_the_other_at_once(second_server: int) 
     assert first.fetchone() == (0,)
     second.execute("SHOW TABLES FROM two_servers")
     assert ("t",) in second.fetchall()
+
+
+def test_show_frontends_lists_both_servers(second_server: int) -> None:
+    first = _connect(int(os.environ["STRATA_SQL_PORT"])).cursor()
+    deadline = time.monotonic() + 30
+    while True:
+        first.execute("SHOW FRONTENDS")
+        names = [d[0] for d in first.description or ()]
+        found = {row[names.index("QueryPort")]: dict(zip(names, row, strict=True)) for row in first.fetchall()}
+        if second_server in found or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert second_server in found, found
+    other, me = found[second_server], found[int(os.environ["STRATA_SQL_PORT"])]
+    assert other["Alive"] == "true" and other["CurrentConnected"] == "No" and other["LastStartTime"]
+    assert int(other["ReplayedJournalId"]) >= 0 and me["CurrentConnected"] == "Yes"
