@@ -24,6 +24,7 @@ from projections.users import ANY, ROOT, UserRecord
 from query.context import Context, Rows, SessionState, SqlFailure
 from query.parser import parse_statement, table_refs
 from query.parser import statements as st
+from query.s3_source import s3_calls
 from query.sandbox import expressions
 from schemas.errors import ErrorCode
 
@@ -66,8 +67,16 @@ def needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Need]:
     """What `s` needs: what its kind needs, and SELECT_PRIV on every table any of its expressions
     reads (a query, INSERT … SELECT, a subquery in a DELETE or UPDATE predicate or in VALUES …).
     Raises for statements with no rule (they are refused to non-root users)."""
-    reads = [need for expr in expressions(s) for need in _tables_read(session, expr)]
+    reads = [need for expr in expressions(s) for need in (*_tables_read(session, expr), *_resources_used(expr))]
     return list(dict.fromkeys([*_kind_needs(ctx, session, s), *reads]))
+
+
+def _resources_used(expr: exp.Expr) -> Iterator[Need]:
+    # Doris checks USAGE_PRIV on a resource an S3() call names; Strata grants no privileges on
+    # resources, so their keys serve only users with ADMIN_PRIV. Keys given in the call need nothing.
+    for call in s3_calls(expr):
+        if any(isinstance(arg, exp.EQ) and arg.this.name.lower() == "resource" for arg in call.this.expressions):
+            yield "ADMIN_PRIV", ANY, ANY
 
 
 def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Need]:

@@ -34,6 +34,7 @@ from query.parser import (
 from query.parser.refs import TableRef, is_dual
 from query.parser.statements import QualifiedName
 from query.relation import snapshot_sql
+from query.s3_source import bind_s3_calls
 from query.sandbox import check_expression
 from query.session_functions import session_zone, substitute
 from schemas.errors import ErrorCode
@@ -246,6 +247,8 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
             cur.execute(f"CREATE TEMP VIEW {view} AS {read}")
         ref.node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(
             this=exp.to_identifier(alias))))
+    # After the tables: the views it registers are not table references to bind.
+    bind_s3_calls(ctx, expr, cur, in_view=bool(expanding))  # fetched by Strata, never by DuckDB
     _unqualify_columns(expr, qualified)
     return expr.sql(dialect="duckdb")
 
