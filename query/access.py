@@ -24,6 +24,7 @@ from projections.users import ANY, ROOT, UserRecord
 from query.context import Context, Rows, SessionState, SqlFailure
 from query.parser import parse_statement, table_refs
 from query.parser import statements as st
+from query.s3_location import resource_name
 from query.s3_source import s3_calls
 from query.sandbox import expressions
 from schemas.errors import ErrorCode
@@ -86,6 +87,8 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
         return [("ADMIN_PRIV", ANY, ANY)]
     if isinstance(s, st.Query):
         return []
+    if isinstance(s, st.SelectIntoOutfile):
+        return _resource_needs(s.properties)
     if isinstance(s, st.Insert):
         return [("LOAD_PRIV", _db(session, s.table), s.table.name)]
     if isinstance(s, st.Delete | st.Update | st.TruncateTable):
@@ -131,6 +134,11 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
         return _job_needs(ctx, session, s.job)
     raise SqlFailure(ErrorCode.SPECIFIC_ACCESS_DENIED,
                      f"Access denied; only root may run {type(s).__name__} statements")
+
+
+def _resource_needs(properties: dict[str, str]) -> list[Need]:
+    """Naming a resource's keys needs ADMIN_PRIV (see `_resources_used`)."""
+    return [("ADMIN_PRIV", ANY, ANY)] if resource_name(properties) is not None else []
 
 
 def definition_reads(view: ViewState) -> list[Need]:

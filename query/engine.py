@@ -19,6 +19,7 @@ from query import (
     dynamic_partition,
     identifiers,
     mysql_semantics,
+    outfile,
     processlist,
     routine_load,
     server_info,
@@ -108,6 +109,7 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.ShowProperty: user_properties.show_property,
     st.ShowProcesslist: processlist.show_processlist,
     st.Kill: processlist.kill,
+    st.SelectIntoOutfile: outfile.select_into_outfile,
 }
 
 

@@ -373,6 +373,22 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
     raise AssertionError("unreachable")
 
 
+def query_table(ctx: Context, session: SessionState, expr: exp.Expr) -> pa.Table:
+    """A query's whole result as Arrow, its columns labelled as a client would see them (for
+    writers of files: INTO OUTFILE, EXPORT)."""
+    if table_refs(expr):
+        ctx.catch_up()
+    cur = ctx.cursor()
+    try:
+        result = cur.execute(bind_tables(ctx, session, expr, cur))
+        data: pa.Table = result.to_arrow_table()
+    except duckdb.Error as exc:
+        raise SqlFailure(*duck_error(exc)) from None
+    finally:
+        cur.close()
+    return data.rename_columns(column_labels(expr, data.column_names))
+
+
 def duck_error(exc: duckdb.Error) -> tuple[int, str]:
     """A DuckDB error as a MySQL error code and a message without DuckDB's internals."""
     message = str(exc).split("\n")[0]

@@ -69,6 +69,10 @@ def connection_properties(properties: dict[str, str]) -> dict[str, str]:
 
 def split_uri(uri: str, what: str) -> tuple[str, str]:
     """`s3://bucket/key` → (bucket, key); nothing else is a place Strata reads or writes."""
+    scheme = uri.strip().split("://", 1)[0].lower() if "://" in uri else ""
+    if scheme and scheme not in ("s3", "s3a", "s3n"):
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"{what}: '{scheme}://' is not supported; only s3://bucket/key "
+                                                      "(the server reads and writes no local files)")
     found = _URI.match(uri.strip())
     if found is None or not found.group(2):
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: '{uri}' is not an s3://bucket/key URI (local files "

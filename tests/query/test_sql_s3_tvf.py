@@ -94,8 +94,9 @@ def test_errors_are_clear_and_never_show_the_secret(conn: Conn, db: str, bucket:
         (f'S3("uri" = "s3://{bucket}/x.csv", "format" = "csv", "colour" = "red", {keys(s3_user)})', NOT_SUPPORTED,
          "colour"),
         (f'S3("uri" = "s3://{bucket}/x.csv", "format" = "csv")', WRONG_ARGUMENTS, "s3.endpoint"),
-        ('S3("uri" = "file:///etc/passwd", "format" = "csv", ' + keys(s3_user) + ")", WRONG_ARGUMENTS,
-         "not an s3://"),
+        ('S3("uri" = "file:///etc/passwd", "format" = "csv", ' + keys(s3_user) + ")", NOT_SUPPORTED,
+         "local files"),
+        ('S3("uri" = "/etc/passwd", "format" = "csv", ' + keys(s3_user) + ")", WRONG_ARGUMENTS, "not an s3://"),
         (f'S3("uri" = "s3://{bucket}/x.csv", "format" = "csv", '
          + keys(s3_user).replace(secret, "wrong-secret") + ")", UNKNOWN_ERROR, "refused"),
         (f'S3("uri" = "s3://{bucket}/x.csv", "format" = "csv", '
