@@ -89,6 +89,14 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
         return []
     if isinstance(s, st.SelectIntoOutfile):
         return _resource_needs(s.properties)
+    if isinstance(s, st.BrokerLoad):
+        db = s.label.db or session.database or ""
+        return [*(("LOAD_PRIV", db, d.table) for d in s.data), *_resource_needs(s.s3_properties)]
+    if isinstance(s, st.ExportTable):
+        return [("SELECT_PRIV", _db(session, s.table), s.table.name), *_resource_needs(s.s3_properties)]
+    if isinstance(s, st.ShowLoads | st.CancelLoads):
+        # Jobs are listed per database: LOAD_PRIV (loads) or SELECT_PRIV (exports) on all of it.
+        return [("LOAD_PRIV" if s.kind == "LOAD" else "SELECT_PRIV", s.db or session.database or "", ANY)]
     if isinstance(s, st.Insert):
         return [("LOAD_PRIV", _db(session, s.table), s.table.name)]
     if isinstance(s, st.Delete | st.Update | st.TruncateTable):

@@ -14,6 +14,8 @@ from projections.remote import open_locator
 from projections.replica import Replica
 from query import (
     access,
+    broker_load,
+    bulk_jobs,
     ddl,
     dml,
     dynamic_partition,
@@ -110,6 +112,9 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.ShowProcesslist: processlist.show_processlist,
     st.Kill: processlist.kill,
     st.SelectIntoOutfile: outfile.select_into_outfile,
+    st.BrokerLoad: broker_load.create_broker_load,
+    st.ShowLoads: bulk_jobs.show_loads,
+    st.CancelLoads: bulk_jobs.cancel_loads,
 }
 
 
@@ -127,6 +132,7 @@ class Engine:
                            proposer=replica.proposer, locator=locator, stores=stores, duck=duck, name=name)
         # Logins on the SQL port and the HTTP API share one lockout count per user (query.login_policy).
         projection = replica.projection
+        bulk_jobs.runner(self.ctx)  # resumes this server's unfinished Broker Load and EXPORT jobs
         self.login_policy = LoginPolicy(lambda user: projection.users.get(user.lower()),
                                         lambda db: projection.database_by_name(db) is not None, self.ctx.sessions)
 
@@ -172,5 +178,7 @@ class Engine:
     def close(self) -> None:
         if self.ctx.group_commits is not None:
             self.ctx.group_commits.close()  # pending batches commit before the replica stops
+        if self.ctx.bulk_jobs is not None:
+            self.ctx.bulk_jobs.stop()  # a job cut short resumes from the log at the next start
         self.ctx.follower.stop()
         self.ctx.projection.close()
