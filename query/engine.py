@@ -19,6 +19,7 @@ from query import (
     ddl,
     dml,
     dynamic_partition,
+    export,
     identifiers,
     mysql_semantics,
     outfile,
@@ -115,6 +116,7 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.BrokerLoad: broker_load.create_broker_load,
     st.ShowLoads: bulk_jobs.show_loads,
     st.CancelLoads: bulk_jobs.cancel_loads,
+    st.ExportTable: export.create_export,
 }
 
 
