@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pyarrow as pa
+import pymysql
 
 from tests.query.s3_kit import S3User, keys, put, put_parquet
 from tests.query.sqlkit import Conn, columns, fails, rows, run
@@ -138,3 +139,22 @@ def test_refusals(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:
     fails(conn, f"LOAD LABEL r1 ({data} FORMAT AS \"avro\") WITH S3 ({keys(s3_user, 'aws')})", NOT_SUPPORTED, "avro")
     fails(conn, 'CANCEL LOAD WHERE LABEL = "never"', WRONG_ARGUMENTS, "not found")
     assert rows(conn, "SHOW LOAD") == []
+
+
+def test_a_load_needs_load_priv_on_its_tables(conn: Conn, db: str, bucket: str, s3_user: S3User,
+                                              user: tuple[str, str]) -> None:
+    _table(conn)
+    put(bucket, "u.csv", b"5,u,5\n")
+    me = pymysql.connect(host=conn.host, port=conn.port, user=user[0], password=user[1], autocommit=True)
+    try:
+        statement = (f'LOAD LABEL {db}.lu (DATA INFILE("s3://{bucket}/u.csv") INTO TABLE t COLUMNS TERMINATED BY ",") '
+                     f"WITH S3 ({keys(s3_user, 'aws')})")
+        fails(me, statement, 1142, "LOAD_PRIV")
+        fails(me, f"SHOW LOAD FROM {db}", 1142, "LOAD_PRIV")
+        run(conn, f"GRANT LOAD_PRIV ON {db}.* TO '{user[0]}'")
+        run(me, statement)
+        run(me, f"USE {db}")
+        assert _job(me, "lu")["State"] == "FINISHED"
+        assert rows(conn, "SELECT k FROM t") == [(5,)]
+    finally:
+        me.close()
