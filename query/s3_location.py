@@ -11,10 +11,12 @@ endpoint and bucket it names. No message here carries a secret key.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from query.context import Context, SqlFailure
 from schemas.errors import ErrorCode
@@ -98,11 +100,25 @@ def target(ctx: Context, uri: str, properties: dict[str, str], what: str) -> S3T
     endpoint = given["s3.endpoint"]
     if "://" not in endpoint:
         endpoint = f"http://{endpoint}"
+    check_endpoint(endpoint, what)
     location = {**given, "type": "s3", "s3.endpoint": endpoint, "s3.bucket": bucket,
                 "s3.region": given.get("s3.region") or DEFAULT_REGION}
     with store_errors(what):
         store = ctx.stores.build(f"s3://{bucket}", location)
     return S3Target(store, bucket, key)
+
+
+def check_endpoint(endpoint: str, what: str) -> None:
+    """A statement's endpoint is the user's to choose (as in Doris), but never a link-local address:
+    that is where cloud machines answer with their own credentials (169.254.169.254)."""
+    host = urlsplit(endpoint).hostname or ""
+    try:
+        link_local = ipaddress.ip_address(host).is_link_local
+    except ValueError:
+        link_local = host.lower() in ("metadata", "metadata.google.internal")
+    if link_local:
+        raise SqlFailure(ErrorCode.SPECIFIC_ACCESS_DENIED, f"{what}: s3.endpoint '{host}' is a link-local "
+                                                           "(instance metadata) address; it is refused")
 
 
 @contextmanager

@@ -67,3 +67,14 @@ def test_parquet_round_trip_and_duplicate_names() -> None:
     assert decode(encode(table, "parquet", TextOptions()), "parquet", TextOptions(), "x").equals(table)
     twice = pa.Table.from_arrays([pa.array([1]), pa.array([2])], names=["k", "k"])
     assert encode(twice, "csv_with_names", TextOptions(column_separator=",")) == b"k,k\n1,2\n"
+
+
+def test_link_local_endpoints_are_refused() -> None:
+    from query.s3_location import check_endpoint
+
+    for endpoint in ("http://169.254.169.254", "http://[fe80::1]:80", "https://metadata.google.internal"):
+        with pytest.raises(SqlFailure) as caught:
+            check_endpoint(endpoint, "S3()")
+        assert caught.value.code == 1227, endpoint
+    check_endpoint("http://127.0.0.1:9000", "S3()")
+    check_endpoint("https://s3.eu-west-1.amazonaws.com", "S3()")
