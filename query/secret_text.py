@@ -14,6 +14,10 @@ _PAIR = re.compile(r"""(?P<key>(["'`])(?P<name>[^"'`]{1,200})\2\s*=\s*)(?P<q>["'
 
 
 def mask_secrets(text: str) -> str:
+    lowered = text.lower()
+    if not any(word in lowered for word in _HINTS):  # the common case, and a multi-MB INSERT's: no scan
+        return text
+
     def masked(found: re.Match[str]) -> str:
         if not is_secret(found.group("name")) and found.group("name").lower() not in _SECRET_NAMES:
             return found.group(0)
@@ -22,4 +26,6 @@ def mask_secrets(text: str) -> str:
     return _PAIR.sub(masked, text)
 
 
+# Every secret key name (storage.secrets.is_secret, _SECRET_NAMES) contains one of these.
+_HINTS = ("secret", "password", "token", "sasl")
 _SECRET_NAMES = frozenset({"s3.secret_key", "aws_secret_key", "secret_key", "s3.session_token", "aws_token"})

@@ -158,7 +158,8 @@ class StrataSession(Session):
             raise MysqlError(mask_secrets(_ANSI.sub("", str(exc))), ErrorCode.NOT_SUPPORTED_YET) from None  # type: ignore[arg-type]
         result: Any = None
         self._affected_rows = 0
-        self._sql = mask_secrets(sql)  # SHOW PROCESSLIST's Info
+        # SHOW PROCESSLIST's Info; a multi-MB statement is scanned off the event loop, as it is parsed.
+        self._sql = mask_secrets(sql) if inline else await loop.run_in_executor(None, mask_secrets, sql)
         for statement in statements:
             if _delegates(statement) and len(statements) == 1:
                 try:
