@@ -27,6 +27,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from projections import decided, keys
+from projections.bulk_jobs import PREFIX as BULK_JOB_PREFIX
+from projections.bulk_jobs import BulkJob, bulk_job_key
 from projections.routine_loads import RoutineLoadJob, job_key
 from projections.state import (
     CommitRecord,
@@ -61,7 +63,7 @@ FORMAT_KEY = b"m/format"
 # a new one included, counts as a catalog change.
 _DATA_ONLY_EVENTS: tuple[type[ev.Event], ...] = (
     ev.RowsetsCommitted, ev.DeleteCommitted, ev.CompactionCommitted, ev.RowsetsMoved, ev.RowsetsRecycled,
-    ev.RoutineLoadProgressed, ev.CommandRejected)
+    ev.RoutineLoadProgressed, ev.BulkJobChanged, ev.CommandRejected)
 
 
 def _dump(model: BaseModel) -> bytes:
@@ -82,9 +84,10 @@ class Projection:
         self.tables: dict[int, TableState] = {}
         self.named: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in NAMED_KINDS}
         self.routine_loads: dict[str, RoutineLoadJob] = {}
+        self.bulk_jobs: dict[str, BulkJob] = {}  # the latest job of each (kind, database, label)
         self.users: dict[str, UserRecord] = {}
         self.views: dict[int, ViewState] = {}
-        self.next_ids = {"db": 1, "table": 1, "partition": 1, "routine_load": 1}
+        self.next_ids = {"db": 1, "table": 1, "partition": 1, "routine_load": 1, "bulk_job": 1}
         self.commands_position: dict[int, int] = {}
         # Counts catalog changes folded by this process (see `_DATA_ONLY_EVENTS`), so a cache of
         # something derived from the catalog (a prepared SELECT's columns, query.server) knows it is
@@ -130,6 +133,7 @@ class Projection:
             ev.StoragePolicyDropped: self._named_drop("storage_policy"),
             ev.RoutineLoadChanged: self._routine_load_changed,
             ev.RoutineLoadProgressed: self._routine_load_progressed,
+            ev.BulkJobChanged: self._bulk_job_changed,
             ev.UserCreated: self._user_created,
             ev.UserDropped: self._user_dropped,
             ev.PasswordSet: self._password_set,
@@ -158,6 +162,9 @@ class Projection:
         for _, raw in self.store.scan(ROUTINE_LOAD_PREFIX):
             job = RoutineLoadJob.model_validate_json(raw)
             self.routine_loads[job.key] = job
+        for _, raw in self.store.scan(BULK_JOB_PREFIX):
+            bulk = BulkJob.model_validate_json(raw)
+            self.bulk_jobs[bulk.key] = bulk
         for _, raw in self.store.scan(VIEW_PREFIX):
             view = ViewState.model_validate_json(raw)
             self.views[view.view_id] = view
@@ -619,6 +626,28 @@ class Projection:
             job = found
             job.change_state(e.state, e.reason, ts)
         self._put_job(job)
+
+    def _bulk_job_changed(self, e: ev.BulkJobChanged, ts: int) -> None:
+        key = bulk_job_key(e.kind, e.db_id, e.label)
+        if e.spec:
+            job = BulkJob(kind=e.kind, job_id=e.job_id, db_id=e.db_id, label=e.label, state=e.state, spec=e.spec,
+                          progress=e.progress, info=dict(e.info), error=e.error, created_ts_ms=ts, changed_ts_ms=ts)
+            self.next_ids["bulk_job"] = max(self.next_ids.get("bulk_job", 1), e.job_id + 1)
+        else:
+            found = self.bulk_jobs.get(key)
+            if found is None or found.job_id != e.job_id:
+                log.warning("BulkJobChanged for unknown job %s (%d) skipped", key, e.job_id)
+                return
+            job = found.model_copy(update={"state": e.state, "changed_ts_ms": ts,
+                                           "progress": e.progress or found.progress,
+                                           "info": {**found.info, **e.info}, "error": e.error or found.error})
+        if job.done and job.finished_ts_ms is None:
+            job.finished_ts_ms = ts
+        self.bulk_jobs[key] = job
+        self.store.put(BULK_JOB_PREFIX + key.encode(), _dump(job))
+
+    def bulk_job(self, kind: str, db_id: int, label: str) -> BulkJob | None:
+        return self.bulk_jobs.get(bulk_job_key(kind, db_id, label))
 
     def _routine_load_progressed(self, e: ev.RoutineLoadProgressed, ts: int) -> None:
         self._record_load(e.load, 0, ts)

@@ -24,6 +24,8 @@ from projections.users import ANY, ROOT, UserRecord
 from query.context import Context, Rows, SessionState, SqlFailure
 from query.parser import parse_statement, table_refs
 from query.parser import statements as st
+from query.s3_location import resource_name
+from query.s3_source import s3_calls
 from query.sandbox import expressions
 from schemas.errors import ErrorCode
 
@@ -70,8 +72,16 @@ def needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Need]:
     """What `s` needs: what its kind needs, and SELECT_PRIV on every table any of its expressions
     reads (a query, INSERT … SELECT, a subquery in a DELETE or UPDATE predicate or in VALUES …).
     Raises for statements with no rule (they are refused to non-root users)."""
-    reads = [need for expr in expressions(s) for need in _tables_read(session, expr)]
+    reads = [need for expr in expressions(s) for need in (*_tables_read(session, expr), *_resources_used(expr))]
     return list(dict.fromkeys([*_kind_needs(ctx, session, s), *reads]))
+
+
+def _resources_used(expr: exp.Expr) -> Iterator[Need]:
+    # Doris checks USAGE_PRIV on a resource an S3() call names; Strata grants no privileges on
+    # resources, so their keys serve only users with ADMIN_PRIV. Keys given in the call need nothing.
+    for call in s3_calls(expr):
+        if any(isinstance(arg, exp.EQ) and arg.this.name.lower() == "resource" for arg in call.this.expressions):
+            yield "ADMIN_PRIV", ANY, ANY
 
 
 def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Need]:
@@ -81,6 +91,16 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
         return [("ADMIN_PRIV", ANY, ANY)]
     if isinstance(s, st.Query | st.Explain):
         return []  # SELECT_PRIV on what the query reads, as for the query itself (`needs`)
+    if isinstance(s, st.SelectIntoOutfile):
+        return _resource_needs(s.properties)
+    if isinstance(s, st.BrokerLoad):
+        db = s.label.db or session.database or ""
+        return [*(("LOAD_PRIV", db, d.table) for d in s.data), *_resource_needs(s.s3_properties)]
+    if isinstance(s, st.ExportTable):
+        return [("SELECT_PRIV", _db(session, s.table), s.table.name), *_resource_needs(s.s3_properties)]
+    if isinstance(s, st.ShowLoads | st.CancelLoads):
+        # Jobs are listed per database: LOAD_PRIV (loads) or SELECT_PRIV (exports) on all of it.
+        return [("LOAD_PRIV" if s.kind == "LOAD" else "SELECT_PRIV", s.db or session.database or "", ANY)]
     if isinstance(s, st.Insert):
         return [("LOAD_PRIV", _db(session, s.table), s.table.name)]
     if isinstance(s, st.Delete | st.Update | st.TruncateTable):
@@ -126,6 +146,11 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
         return _job_needs(ctx, session, s.job)
     raise SqlFailure(ErrorCode.SPECIFIC_ACCESS_DENIED,
                      f"Access denied; only root may run {type(s).__name__} statements")
+
+
+def _resource_needs(properties: dict[str, str]) -> list[Need]:
+    """Naming a resource's keys needs ADMIN_PRIV (see `_resources_used`)."""
+    return [("ADMIN_PRIV", ANY, ANY)] if resource_name(properties) is not None else []
 
 
 def definition_reads(view: ViewState) -> list[Need]:

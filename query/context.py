@@ -26,6 +26,7 @@ from storage.locator import RowsetLocator
 from storage.tiers import LocalTiers
 
 if TYPE_CHECKING:
+    from query.bulk_jobs import BulkJobRunner
     from query.group_commit import GroupCommits
 
 
@@ -153,6 +154,8 @@ class Context:
     _duck_lock: threading.Lock = field(default_factory=threading.Lock)
     # This server's group-commit batchers (query.group_commit.registry makes them on first use).
     group_commits: GroupCommits | None = None
+    # This server's Broker Load and EXPORT jobs (query.bulk_jobs.runner makes it on first use).
+    bulk_jobs: BulkJobRunner | None = None
     # The server's live SQL sessions (SHOW PROCESSLIST, KILL, max_user_connections).
     sessions: SessionDirectory = field(default_factory=lambda: SessionDirectory())
 

@@ -14,14 +14,18 @@ from projections.remote import open_locator
 from projections.replica import Replica
 from query import (
     access,
+    broker_load,
+    bulk_jobs,
     cluster,
     ddl,
     dml,
     dynamic_partition,
     explain,
+    export,
     frontend_config,
     identifiers,
     mysql_semantics,
+    outfile,
     proc,
     processlist,
     routine_load,
@@ -114,15 +118,20 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.ShowProperty: user_properties.show_property,
     st.ShowProcesslist: processlist.show_processlist,
     st.Kill: processlist.kill,
-    st.ShowCluster: cluster.show_cluster,
-    st.Explain: explain.explain,
-    st.ShowProc: proc.show_proc,
-    st.ShowTransaction: transactions.show_transaction,
     st.AdminShowFrontendConfig: frontend_config.admin_show_frontend_config,
-    st.ShowData: show_storage.show_data,
-    st.ShowTablets: show_storage.show_tablets,
-    st.ShowTablet: show_storage.show_tablet,
     st.AdminShowReplica: show_storage.admin_show_replica,
+    st.BrokerLoad: broker_load.create_broker_load,
+    st.CancelLoads: bulk_jobs.cancel_loads,
+    st.Explain: explain.explain,
+    st.ExportTable: export.create_export,
+    st.SelectIntoOutfile: outfile.select_into_outfile,
+    st.ShowCluster: cluster.show_cluster,
+    st.ShowData: show_storage.show_data,
+    st.ShowLoads: bulk_jobs.show_loads,
+    st.ShowProc: proc.show_proc,
+    st.ShowTablet: show_storage.show_tablet,
+    st.ShowTablets: show_storage.show_tablets,
+    st.ShowTransaction: transactions.show_transaction,
 }
 
 
@@ -140,6 +149,7 @@ class Engine:
                            proposer=replica.proposer, locator=locator, stores=stores, duck=duck, name=name)
         # Logins on the SQL port and the HTTP API share one lockout count per user (query.login_policy).
         projection = replica.projection
+        bulk_jobs.runner(self.ctx)  # resumes this server's unfinished Broker Load and EXPORT jobs
         self.login_policy = LoginPolicy(lambda user: projection.users.get(user.lower()),
                                         lambda db: projection.database_by_name(db) is not None, self.ctx.sessions)
 
@@ -185,5 +195,7 @@ class Engine:
     def close(self) -> None:
         if self.ctx.group_commits is not None:
             self.ctx.group_commits.close()  # pending batches commit before the replica stops
+        if self.ctx.bulk_jobs is not None:
+            self.ctx.bulk_jobs.stop()  # a job cut short resumes from the log at the next start
         self.ctx.follower.stop()
         self.ctx.projection.close()

@@ -50,7 +50,7 @@ def _snapshots(ctx: Context, session: SessionState, expr: exp.Expr,
     definition the user may not see (query.access) is named with no snapshot, its tables unsaid."""
     for ref in table_refs(expr):
         db = ref.db or session.database or ""
-        if db.lower() == "information_schema" or ref.incr is not None:
+        if db.lower() == "information_schema" or ref.incr is not None or ref.history is not None:
             continue
         name = QualifiedName(ref.name, ref.db)
         view = ctx.view(session, name)

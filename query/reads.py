@@ -34,6 +34,7 @@ from query.parser import (
 from query.parser.refs import TableRef, is_dual
 from query.parser.statements import HistoryRead, QualifiedName
 from query.relation import snapshot_sql
+from query.s3_source import bind_s3_calls
 from query.sandbox import check_expression
 from query.session_functions import session_zone, substitute
 from schemas.errors import ErrorCode
@@ -268,6 +269,8 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
             cur.execute(f"CREATE TEMP VIEW {view} AS {read}")
         ref.node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(
             this=exp.to_identifier(alias))))
+    # After the tables: the views it registers are not table references to bind.
+    bind_s3_calls(ctx, expr, cur, in_view=bool(expanding))  # fetched by Strata, never by DuckDB
     _unqualify_columns(expr, qualified)
     return expr.sql(dialect="duckdb")
 
@@ -390,6 +393,22 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
         finally:
             cur.close()
     raise AssertionError("unreachable")
+
+
+def query_table(ctx: Context, session: SessionState, expr: exp.Expr) -> pa.Table:
+    """A query's whole result as Arrow, its columns labelled as a client would see them (for
+    writers of files: INTO OUTFILE, EXPORT)."""
+    if table_refs(expr):
+        ctx.catch_up()
+    cur = ctx.cursor()
+    try:
+        result = cur.execute(bind_tables(ctx, session, expr, cur))
+        data: pa.Table = result.to_arrow_table()
+    except duckdb.Error as exc:
+        raise SqlFailure(*duck_error(exc)) from None
+    finally:
+        cur.close()
+    return data.rename_columns(column_labels(expr, data.column_names))
 
 
 def duck_error(exc: duckdb.Error) -> tuple[int, str]:

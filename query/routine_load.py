@@ -90,7 +90,7 @@ def _jsonpaths(text: str | None) -> tuple[str, ...]:
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv, exp.Neg)
 
 
-def _duck_expr(expr: exp.Expr, names: set[str], typed: set[str], what: str) -> str:
+def load_expression_sql(expr: exp.Expr, names: set[str], typed: set[str], what: str) -> str:
     """`expr` as DuckDB SQL over the quoted source names it may use. A source field the table has
     no column for is text; in arithmetic it is read as a number, as Doris casts it implicitly."""
     if expr.find(exp.Query) is not None:
@@ -114,12 +114,12 @@ def _mapping(s: st.CreateRoutineLoad, table: TableState) -> tuple[tuple[LoadColu
     columns = tuple(
         LoadColumn(name=c.name) if c.expr is None else
         LoadColumn(name=c.name, expr=c.expr.sql(dialect="mysql"),
-                   expr_sql=_duck_expr(c.expr, plain, typed, f"the COLUMNS expression of '{c.name}'"))
+                   expr_sql=load_expression_sql(c.expr, plain, typed, f"the COLUMNS expression of '{c.name}'"))
         for c in s.columns)
     if s.where is None:
         return columns, None, None
     visible = {c.name for c in s.columns} or {c.name for c in table.schema_now.columns}
-    return columns, s.where.sql(dialect="mysql"), _duck_expr(s.where, visible, typed, "WHERE")
+    return columns, s.where.sql(dialect="mysql"), load_expression_sql(s.where, visible, typed, "WHERE")
 
 
 def _offsets(source: dict[str, str], partitions: list[int], ends: Callable[[], dict[int, int]]) -> dict[int, int]:

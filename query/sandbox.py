@@ -9,7 +9,8 @@ as a string (`query`, `query_table`, `json_execute_serialized_sql`), or show its
 none respects grants, so each is refused here, before anything runs, with an error naming it.
 
 A table in FROM is therefore one of: a Strata table (the engine replaces it by a view of its
-snapshot after the grant check), a CTE in scope, or one of the few generator functions below.
+snapshot after the grant check), a CTE in scope, one of the few generator functions below, or
+Doris' S3() table function, which Strata's own client reads (query.s3_source) before DuckDB runs.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from schemas.errors import ErrorCode
 
 # Table functions that only generate values (no file, network, settings or SQL-in-a-string).
 ALLOWED_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest"})
+# Doris' S3() table function, which Strata's object store client serves (query.s3_source).
+STRATA_S3_FUNCTION = "s3"
 # Scalar or table functions refused wherever they appear, by exact name or by prefix.
 _REFUSED_NAMES = frozenset({"glob", "query", "query_table", "current_setting", "getenv", "which_secret",
                             "json_execute_serialized_sql", "sniff_csv", "load_extension", "install_extension",
@@ -60,6 +63,8 @@ def check_expression(expr: exp.Expr) -> None:
         if isinstance(source, exp.Identifier) or source is None:
             continue
         name = function_name(source) if isinstance(source, exp.Func) else type(source).__name__.lower()
+        if name == STRATA_S3_FUNCTION:
+            continue  # Strata's own: query.s3_source fetches its objects and DuckDB sees only their rows
         if name not in ALLOWED_TABLE_FUNCTIONS or _refused(name):
             raise SandboxViolation(f"table function '{name}' is not allowed: a statement reads only Strata tables "
                                    "(functions that read files, URLs or settings, or run SQL text, are refused)")

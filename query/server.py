@@ -41,6 +41,7 @@ from query.engine import Engine
 from query.parser import SqlError, SqlSyntaxError, parse_script, table_refs
 from query.parser import statements as st
 from query.reads import session_zone
+from query.secret_text import mask_secrets
 from query.system_variables import MYSQL_VARIABLES, SYNONYMS
 from query.wire import WireLimits, WireServer
 from query.wire.columns import WireColumn, WireResult, describe
@@ -160,13 +161,14 @@ class StrataSession(Session):
             statements = parse_script(sql) if inline else await loop.run_in_executor(None, parse_script, sql)
         except SqlSyntaxError as exc:
             STATEMENTS.labels("parse", "error").inc()
-            raise MysqlError(_ANSI.sub("", exc.message), ErrorCode.PARSE_ERROR) from None  # type: ignore[arg-type]
+            raise MysqlError(mask_secrets(_ANSI.sub("", exc.message)), ErrorCode.PARSE_ERROR) from None  # type: ignore[arg-type]
         except SqlError as exc:
             STATEMENTS.labels("parse", "unsupported").inc()
-            raise MysqlError(_ANSI.sub("", str(exc)), ErrorCode.NOT_SUPPORTED_YET) from None  # type: ignore[arg-type]
+            raise MysqlError(mask_secrets(_ANSI.sub("", str(exc))), ErrorCode.NOT_SUPPORTED_YET) from None  # type: ignore[arg-type]
         result: Any = None
         self._affected_rows, self._insert_id, self._info = 0, 0, ""
-        self._sql = sql  # SHOW PROCESSLIST's Info
+        # SHOW PROCESSLIST's Info; a multi-MB statement is scanned off the event loop, as it is parsed.
+        self._sql = mask_secrets(sql) if inline else await loop.run_in_executor(None, mask_secrets, sql)
         for statement in statements:
             if _delegates(statement) and len(statements) == 1:
                 try:
@@ -231,7 +233,7 @@ class StrataSession(Session):
                 not isinstance(statements[0].expr, exp.Query):
             return False, []
         expr = statements[0].expr
-        self._sql = sql
+        self._sql = mask_secrets(sql)
         try:
             result = await self._run(st.Query(expr=expr.limit(0)))
         except MysqlError:

@@ -9,6 +9,8 @@ from pydantic import Field
 
 from schemas.model import (
     AutoPartitioning,
+    BulkJobKind,
+    BulkJobState,
     Column,
     Distribution,
     Frozen,
@@ -329,6 +331,26 @@ class ChangeRoutineLoad(Command):
     # Only move a job from these states (empty: any); PAUSE of a STOPPED job must not revive it.
     from_states: tuple[RoutineLoadState, ...] = ()
 
+
+
+@register
+class ChangeBulkJob(Command):
+    """Creates a Broker Load or EXPORT job (`job_id` 0: the sequencer numbers it; `spec` set) or moves
+    an existing one to `state`. A new job's label must be unused by live jobs of its kind and database."""
+
+    TYPE: ClassVar[str] = "ChangeBulkJob"
+    kind: BulkJobKind
+    db: str
+    label: str
+    state: BulkJobState
+    job_id: int = 0
+    spec: str = Field(default="", description="set when the job is created: its statement's parts as JSON, "
+                                              "secret values sealed")
+    progress: str = ""
+    info: dict[str, str] = Field(default_factory=dict, description="counts and details the job shows (SHOW LOAD)")
+    error: str = ""
+    # Only move a job from these states (empty: any); CANCEL of a FINISHED job must not undo it.
+    from_states: tuple[BulkJobState, ...] = ()
 
 
 @register

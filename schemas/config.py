@@ -127,6 +127,9 @@ class Settings(BaseSettings):
     cooldown_local_grace_s: float = Field(default=10.0, ge=0)
     s3_connect_timeout_s: float = Field(default=3.0, gt=0)
     s3_read_timeout_s: float = Field(default=20.0, gt=0)
+    # What one S3() table function, Broker Load or INTO OUTFILE may move through a SQL server's
+    # memory at once (all matched objects together): more is refused with an error saying so.
+    s3_transfer_max_bytes: int = Field(default=512 << 20, gt=0)
 
     # SSD data of a partition without its own storage_cooldown_time moves to HDD this long after the
     # partition was created (Doris' storage_cooldown_second, 30 days).

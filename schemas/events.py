@@ -12,6 +12,8 @@ from pydantic import Field
 
 from schemas.model import (
     AutoPartitioning,
+    BulkJobKind,
+    BulkJobState,
     Distribution,
     KeysModel,
     LoadProgress,
@@ -344,6 +346,22 @@ class RoutineLoadProgressed(Event):
     TYPE: ClassVar[str] = "RoutineLoadProgressed"
     table_id: int
     load: LoadProgress
+
+
+@register
+class BulkJobChanged(Event):
+    """A Broker Load or EXPORT job was created (`spec` set) or changed state."""
+
+    TYPE: ClassVar[str] = "BulkJobChanged"
+    kind: BulkJobKind
+    db_id: int
+    label: str
+    job_id: int
+    state: BulkJobState
+    spec: str = ""
+    progress: str = ""
+    info: dict[str, str] = Field(default_factory=dict)
+    error: str = ""
 
 
 @register

@@ -163,6 +163,10 @@ class Rowset(NewRowset):
 
 
 RoutineLoadState = Literal["RUNNING", "PAUSED", "STOPPED"]
+# A Broker Load (LOAD) or EXPORT job's states, Doris' names (a load is LOADING, an export EXPORTING).
+BulkJobKind = Literal["LOAD", "EXPORT"]
+# COMMITTED: a load's rows are being committed; it can no longer be cancelled.
+BulkJobState = Literal["PENDING", "LOADING", "EXPORTING", "COMMITTED", "FINISHED", "CANCELLED"]
 # Doris' symbolic start positions, as librdkafka spells them.
 OFFSET_BEGINNING = -2
 OFFSET_END = -1

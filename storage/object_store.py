@@ -237,3 +237,30 @@ class ObjectStore:
                     yield RemoteObject(obj.object_name[strip:], obj.size or 0, obj.last_modified)
         except (MinioException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise self._fail("listing", exc) from None
+
+    def read_bytes(self, path: str, limit: int) -> bytes:
+        """An object's bytes; more than `limit` is refused (the caller's memory bound) before reading."""
+        try:
+            size = self.client.stat_object(self.location.bucket, self.key(path)).size or 0
+            if size > limit:
+                raise ResourceError(self.name, f"{path} holds {size} bytes, more than the {limit} allowed")
+            response = self.client.get_object(self.location.bucket, self.key(path))
+            try:
+                return response.read()
+            finally:
+                response.close()
+                response.release_conn()
+        except ResourceError:
+            raise
+        except (MinioException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise self._fail(f"read of {path}", exc) from None
+
+    def put_bytes(self, path: str, body: bytes) -> None:
+        """Writes a small object in one PUT and checks the stored size."""
+        try:
+            self.client.put_object(self.location.bucket, self.key(path), io.BytesIO(body), len(body))
+            stored = self.client.stat_object(self.location.bucket, self.key(path))
+        except (MinioException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise self._fail(f"write of {path}", exc) from None
+        if stored.size != len(body):
+            raise UploadMismatch(self.name, f"{path}: stored {stored.size} bytes, sent {len(body)} bytes")

@@ -111,6 +111,7 @@ class Rules:
             cmd.AlterStoragePolicy: self.alter_storage_policy,
             cmd.DropStoragePolicy: self.drop_storage_policy,
             cmd.ChangeRoutineLoad: self.change_routine_load,
+            cmd.ChangeBulkJob: self.change_bulk_job,
             cmd.CreateUser: self.create_user,
             cmd.DropUser: self.drop_user,
             cmd.SetPassword: self.set_password,
@@ -583,6 +584,29 @@ class Rules:
         event = ev.RoutineLoadChanged(db_id=db_id, job=job.name, job_id=job.job_id, state=c.state,
                                       table_id=job.table_id, reason=c.reason)
         return Decision(event, job.table_id)
+
+    def change_bulk_job(self, c: cmd.ChangeBulkJob, ts: int) -> Decision:
+        """A label names one live job of its kind per database; a CANCELLED job's label may be used
+        again (as in Doris). Each job changes only from the states its command names."""
+        db_id = _database(self.state, c.db)
+        job = self.state.bulk_job(c.kind, db_id, c.label)
+        if c.spec:
+            if job is not None and job.state != "CANCELLED":
+                raise Rejected(ErrorCode.LABEL_ALREADY_EXISTS,
+                               f"Label [{c.label}] has already been used by {c.kind.lower()} job {job.job_id} "
+                               f"({job.state})")
+            return Decision(ev.BulkJobChanged(kind=c.kind, db_id=db_id, label=c.label,
+                                              job_id=self.state.next_ids.get("bulk_job", 1), state=c.state,
+                                              spec=c.spec, progress=c.progress, info=c.info, error=c.error), None)
+        if job is None or (c.job_id and job.job_id != c.job_id):
+            raise Rejected(ErrorCode.UNKNOWN_ERROR, f"{c.kind.lower()} job with label '{c.label}' does not exist in "
+                                                    f"database {c.db}")
+        if c.from_states and job.state not in c.from_states:
+            raise Rejected(ErrorCode.UNKNOWN_ERROR,
+                           f"{c.kind.lower()} job '{c.label}' is {job.state}; it can only become {c.state} from "
+                           f"{' or '.join(c.from_states)}")
+        return Decision(ev.BulkJobChanged(kind=c.kind, db_id=db_id, label=c.label, job_id=job.job_id, state=c.state,
+                                          progress=c.progress, info=c.info, error=c.error), None)
 
     # -- users -----------------------------------------------------------------------------------------
     def _user(self, name: str) -> UserRecord:

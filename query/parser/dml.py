@@ -7,7 +7,7 @@ from sqlglot.tokens import Token, TokenType
 
 from query.parser.cursor import Cursor
 from query.parser.errors import UnsupportedStatement
-from query.parser.statements import Delete, Insert, QualifiedName, Query, TruncateTable, Update
+from query.parser.statements import Delete, Insert, QualifiedName, Query, SelectIntoOutfile, TruncateTable, Update
 
 # sqlglot argument names whose SQL spelling is not just the upper-cased name.
 _CLAUSE_NAMES = {"conflict": "ON DUPLICATE KEY UPDATE", "returning": "RETURNING", "order": "ORDER BY"}
@@ -22,6 +22,20 @@ def parse_query(c: Cursor) -> Query:
         raise c.error("expected a query", start)
     c.expect_end()
     return Query(tree)
+
+
+def parse_select_statement(c: Cursor) -> Query | SelectIntoOutfile:
+    """A query statement: a query, or one ending in Doris' ``INTO OUTFILE …``."""
+    from query.parser.loads import into_outfile, outfile_position  # loads builds on this module
+
+    outfile = outfile_position(c)
+    if outfile is None:
+        return parse_query(c)
+    query = Cursor(c.tokens[:outfile], c.sql)
+    query.pos = c.pos
+    tree = parse_query(query).expr
+    c.pos = outfile
+    return into_outfile(c, tree)
 
 
 def partition_names(c: Cursor) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ from typing import Literal
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from query.parser import users
+from query.parser import loads, users
 from query.parser.cursor import Cursor
 from query.parser.dialect import TIME_TRAVEL_TIME_WORDS, VERSION_KIND
 from query.parser.dml import parse_query, partition_names
@@ -430,6 +430,10 @@ def show(c: Cursor) -> Statement:
         return users.show_grants(c, all_users=True)
     if c.accept("STORAGE", "POLICY"):
         return _show_storage_policy(c)
+    if c.accept("LOAD"):
+        return loads.show_loads(c, "LOAD")
+    if c.accept("EXPORT"):
+        return loads.show_loads(c, "EXPORT")
     all_jobs = c.accept("ALL")
     if c.accept("ROUTINE", "LOAD"):
         if c.at("TASK"):

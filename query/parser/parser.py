@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from sqlglot.tokens import Token, TokenType
 
-from query.parser import ddl, dml, misc, users, views
+from query.parser import ddl, dml, loads, misc, users, views
 from query.parser.cursor import Cursor
 from query.parser.errors import UnsupportedStatement
 from query.parser.lexing import split_statements, syntax_error, tokenize
@@ -45,11 +45,8 @@ _UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
         "ALTER SYSTEM",
         "ALTER CATALOG",
         "ALTER ROUTINE LOAD",
-        "LOAD LABEL",
         "LOAD DATA",
         "BACKUP",
-        "EXPORT",
-        "CANCEL",
         "INSTALL",
         "UNINSTALL",
         "REPLACE",
@@ -62,7 +59,6 @@ _UNSUPPORTED: tuple[tuple[str, ...], ...] = tuple(
         "LOCK TABLES",
         "UNLOCK TABLES",
         "CLEAN",
-        "SHOW LOAD",
         "SHOW CATALOGS",
         "SHOW CREATE ROUTINE LOAD",
         "SHOW BACKUP",
@@ -109,8 +105,8 @@ def _from_start(rule: Rule) -> Rule:
 
 
 _RULES: dict[str, Rule] = {
-    "SELECT": _from_start(dml.parse_query),
-    "WITH": _from_start(dml.parse_query),
+    "SELECT": _from_start(dml.parse_select_statement),
+    "WITH": _from_start(dml.parse_select_statement),
     "INSERT": _from_start(dml.parse_insert),
     "UPDATE": _from_start(dml.parse_update),
     "DELETE": dml.parse_delete,
@@ -164,6 +160,9 @@ _RULES: dict[str, Rule] = {
     "SET": misc.set_statement,
     "KILL": misc.kill,
     "EXPLAIN": misc.explain,
+    "EXPORT": loads.export_table,
+    "LOAD": _sub_rules({("LABEL",): loads.load_label}, "LABEL after LOAD"),
+    "CANCEL": loads.cancel,
     "GRANT": lambda c: users.grant(c, revoke=False),
     "REVOKE": lambda c: users.grant(c, revoke=True),
 }
@@ -176,7 +175,7 @@ def _parse_tokens(tokens: list[Token], sql: str) -> Statement:
             why = _UNSUPPORTED_WHY.get(phrase)
             raise UnsupportedStatement(f"{' '.join(phrase)} is not supported" + (f": {why}" if why else ""))
     if c.at_type(TokenType.L_PAREN):
-        return dml.parse_query(c)
+        return dml.parse_select_statement(c)
     word = c.word()
     if word in _PASSTHROUGH:
         return Passthrough(word or "", misc.source_text(c))

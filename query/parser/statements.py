@@ -624,6 +624,82 @@ class ShowRoutineLoad(Statement):
     all: bool = False
 
 
+# --------------------------------------------------------------------------- S3: OUTFILE, EXPORT, Broker Load
+
+
+@dataclass(frozen=True)
+class SelectIntoOutfile(Statement):
+    """``<query> INTO OUTFILE "s3://bucket/prefix_" [FORMAT AS f] [PROPERTIES (…)]``."""
+
+    query: exp.Expr
+    path: str
+    format: str = "csv"
+    properties: Properties = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExportTable(Statement):
+    """``EXPORT TABLE t [FOR TIME AS OF '…'] [PARTITION (…)] [WHERE …] TO "s3://…" [PROPERTIES (…)]
+    WITH S3 (…)``."""
+
+    table: QualifiedName
+    path: str
+    partitions: tuple[str, ...] = ()
+    where: exp.Expr | None = None
+    as_of: AsOf | None = None
+    properties: Properties = field(default_factory=dict)
+    s3_properties: Properties = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LoadData:
+    """One ``DATA INFILE(…) INTO TABLE t …`` of a Broker Load."""
+
+    paths: tuple[str, ...]
+    table: str
+    partitions: tuple[str, ...] = ()
+    column_separator: str | None = None
+    line_delimiter: str | None = None
+    format: str | None = None
+    columns: tuple[str, ...] = ()
+    set: tuple[LoadColumn, ...] = ()
+    where: exp.Expr | None = None
+
+
+@dataclass(frozen=True)
+class BrokerLoad(Statement):
+    """``LOAD LABEL db.label (DATA INFILE(…) INTO TABLE t …, …) WITH S3 (…) [PROPERTIES (…)]``."""
+
+    label: QualifiedName
+    data: tuple[LoadData, ...]
+    s3_properties: Properties
+    properties: Properties = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ShowLoads(Statement):
+    """``SHOW LOAD`` / ``SHOW EXPORT`` ``[FROM db] [WHERE LABEL = "l" | LABEL LIKE "p" | STATE = "s"]
+    [ORDER BY …] [LIMIT n]``; ``kind`` is LOAD or EXPORT."""
+
+    kind: Literal["LOAD", "EXPORT"]
+    db: str | None = None
+    label: str | None = None
+    label_like: str | None = None
+    state: str | None = None
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class CancelLoads(Statement):
+    """``CANCEL LOAD|EXPORT [FROM db] WHERE LABEL = "l"`` (or ``LABEL LIKE``, ``STATE =``)."""
+
+    kind: Literal["LOAD", "EXPORT"]
+    db: str | None = None
+    label: str | None = None
+    label_like: str | None = None
+    state: str | None = None
+
+
 # --------------------------------------------------------------------------- session / client chatter
 
 

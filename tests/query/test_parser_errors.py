@@ -99,7 +99,9 @@ def test_syntax_error_pickles() -> None:
         ("create index i on t (a) using inverted", "CREATE INDEX is not supported: Strata tables have no secondary "
                                                    "indexes (pandas.DataFrame.to_sql indexes its index column: pass "
                                                    "index=False)"),
-        ("LOAD LABEL db.l (DATA INFILE('s3://x') INTO TABLE t)", "LOAD LABEL is not supported"),
+        ("LOAD LABEL db.l (DATA INFILE('s3://x') INTO TABLE t) WITH BROKER b", "WITH BROKER is not supported; use "
+                                                                               "WITH S3 (…)"),
+        ("CANCEL ALTER TABLE COLUMN FROM t", "CANCEL ALTER is not supported"),
         ("ALTER TABLE t ADD ROLLUP r (a)", "ALTER TABLE ... ADD ROLLUP: rollups are not supported: Strata keeps "
                                            "one copy of each table; for the rollup's rows create a table with "
                                            "CREATE TABLE … AGGREGATE KEY (…) AS SELECT … GROUP BY … (or a view), "

@@ -1,0 +1,193 @@
+"""Doris' file formats as Arrow tables: reading what S3() and Broker Load fetch, writing what INTO
+OUTFILE and EXPORT store.
+
+As in Doris, a CSV file's columns are strings named `c1`, `c2`, … (`csv_with_names`: named by its
+first line; `csv_with_names_and_types`: the second line is skipped), `\\N` is NULL, and the column
+separator (default `\\t`) and line delimiter (default `\\n`) may be several characters. JSON
+(one object per line, or one array with `strip_outer_array`) gives string columns too, nested values
+as JSON text. Parquet and ORC keep their own types.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from query.context import SqlFailure
+from schemas.errors import ErrorCode
+
+READ_FORMATS = ("csv", "csv_with_names", "csv_with_names_and_types", "json", "parquet", "orc")
+WRITE_FORMATS = ("csv", "csv_with_names", "csv_with_names_and_types", "parquet")
+NULL_TEXT = "\\N"
+
+
+@dataclass(frozen=True)
+class TextOptions:
+    column_separator: str = "\t"
+    line_delimiter: str = "\n"
+    skip_lines: int = 0
+    trim_double_quotes: bool = False
+    strip_outer_array: bool = False
+    read_json_by_line: bool = True
+    compress_type: str = "plain"
+
+
+def _unescape(text: str) -> str:
+    """Doris writes separators as `\\t`, `\\x01`; the value may arrive with the backslash kept."""
+    if "\\" not in text:
+        return text
+    return text.encode("latin-1", "backslashreplace").decode("unicode_escape")
+
+
+def _flag(value: str, name: str) -> bool:
+    if value.lower() not in ("true", "false"):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"'{name}' must be true or false, not '{value}'")
+    return value.lower() == "true"
+
+
+def text_options(properties: dict[str, str]) -> TextOptions:
+    """The format options among `properties` (lower-cased keys)."""
+    skip = properties.get("skip_lines", "0")
+    if not skip.isdigit():
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"'skip_lines' must be a whole number, not '{skip}'")
+    separator = _unescape(properties.get("column_separator", "\t"))
+    delimiter = _unescape(properties.get("line_delimiter", "\n"))
+    if not separator or not delimiter:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "'column_separator' and 'line_delimiter' may not be empty")
+    compress = properties.get("compress_type", "plain").lower()
+    if compress not in ("plain", "unknown", "gz", "gzip", "bz2"):
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"compress_type '{compress}' is not supported (plain, gz, "
+                                                      "bz2)")
+    return TextOptions(column_separator=separator, line_delimiter=delimiter, skip_lines=int(skip),
+                       trim_double_quotes=_flag(properties.get("trim_double_quotes", "false"), "trim_double_quotes"),
+                       strip_outer_array=_flag(properties.get("strip_outer_array", "false"), "strip_outer_array"),
+                       read_json_by_line=_flag(properties.get("read_json_by_line", "true"), "read_json_by_line"),
+                       compress_type=compress)
+
+
+def check_format(name: str, allowed: tuple[str, ...], what: str) -> str:
+    fmt = name.lower()
+    if fmt not in allowed:
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"{what}: format '{name}' is not supported (one of "
+                                                      f"{', '.join(allowed)})")
+    return fmt
+
+
+def _decompressed(data: bytes, key: str, compress: str) -> bytes:
+    if compress in ("gz", "gzip") or (compress == "unknown" and key.endswith(".gz")):
+        return gzip.decompress(data)
+    if compress == "bz2" or (compress == "unknown" and key.endswith(".bz2")):
+        return bz2.decompress(data)
+    return data
+
+
+def _csv(text: str, fmt: str, options: TextOptions) -> pa.Table:
+    lines = text.split(options.line_delimiter)
+    if lines and lines[-1] == "":
+        lines.pop()  # the delimiter ends the last line
+    lines = lines[options.skip_lines:]
+    names: list[str] | None = None
+    if fmt in ("csv_with_names", "csv_with_names_and_types") and lines:
+        names = lines.pop(0).split(options.column_separator)
+        if fmt == "csv_with_names_and_types" and lines:
+            lines.pop(0)
+    rows = [line.split(options.column_separator) for line in lines]
+    width = len(names) if names is not None else (len(rows[0]) if rows else 0)
+    names = names or [f"c{i}" for i in range(1, width + 1)]
+
+    def value(row: list[str], i: int) -> str | None:
+        if i >= len(row) or row[i] == NULL_TEXT:
+            return None
+        text = row[i]
+        if options.trim_double_quotes and len(text) >= 2 and text[0] == text[-1] == '"':
+            return text[1:-1]
+        return text
+
+    return pa.table({name: pa.array([value(r, i) for r in rows], pa.string()) for i, name in enumerate(names)})
+
+
+def _json_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _json(text: str, options: TextOptions, what: str) -> pa.Table:
+    try:
+        if options.strip_outer_array or not options.read_json_by_line:
+            parsed = json.loads(text)
+            records = parsed if isinstance(parsed, list) else [parsed]
+        else:
+            records = [json.loads(line) for line in text.split(options.line_delimiter) if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    names: dict[str, None] = {}
+    for record in records:
+        if not isinstance(record, dict):
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: a JSON record is not an object")
+        names.update(dict.fromkeys(record))
+    return pa.table({name: pa.array([_json_text(r.get(name)) for r in records], pa.string()) for name in names})
+
+
+def decode(data: bytes, fmt: str, options: TextOptions, what: str) -> pa.Table:
+    """One file's rows; `what` names the file in errors."""
+    data = _decompressed(data, what, options.compress_type)
+    try:
+        if fmt == "parquet":
+            return pq.read_table(io.BytesIO(data))
+        if fmt == "orc":
+            from pyarrow import orc  # optional part of pyarrow: imported only when asked for
+            return orc.ORCFile(io.BytesIO(data)).read()
+    except (pa.ArrowException, OSError) as exc:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: not a readable {fmt} file ({exc})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: not UTF-8 text") from None
+    return _json(text, options, what) if fmt == "json" else _csv(text, fmt, options)
+
+
+def concatenated(tables: list[pa.Table], what: str) -> pa.Table:
+    """Several files' rows as one table; their columns must agree (by name)."""
+    if len(tables) == 1:
+        return tables[0]
+    try:
+        return pa.concat_tables(tables, promote_options="permissive")
+    except pa.ArrowException as exc:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: the files' columns differ ({exc})") from None
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return NULL_TEXT
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, dict | list):
+        return json.dumps(value, default=str, ensure_ascii=False)
+    return str(value)
+
+
+def encode(table: pa.Table, fmt: str, options: TextOptions) -> bytes:
+    """One output file's bytes."""
+    if fmt == "parquet":
+        sink = io.BytesIO()
+        pq.write_table(table, sink)
+        return sink.getvalue()
+    lines: list[str] = []
+    if fmt in ("csv_with_names", "csv_with_names_and_types"):
+        lines.append(options.column_separator.join(table.column_names))
+        if fmt == "csv_with_names_and_types":
+            lines.append(options.column_separator.join(str(f.type) for f in table.schema))
+    # By position: a query's result may name two columns alike.
+    for row in zip(*(column.to_pylist() for column in table.columns), strict=True):
+        lines.append(options.column_separator.join(_csv_cell(v) for v in row))
+    return "".join(line + options.line_delimiter for line in lines).encode("utf-8")

@@ -1,0 +1,96 @@
+"""EXPORT TABLE … TO "s3://…" WITH S3 (…) through the SQL server, against the stack's MinIO: the
+asynchronous job and SHOW EXPORT, partitions, WHERE, columns, formats, the snapshot it reads
+(FOR TIME AS OF, or the moment of the statement), CANCEL EXPORT and the refusals."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from tests.query.s3_kit import S3User, get, keys, listed
+from tests.query.sqlkit import Conn, columns, fails, rows, run
+
+WRONG_ARGUMENTS, NOT_SUPPORTED = 1210, 1235
+
+
+def _job(conn: Conn, label: str, timeout_s: float = 60) -> dict[str, Any]:
+    names = columns(conn, f'SHOW EXPORT WHERE LABEL = "{label}"')
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = rows(conn, f'SHOW EXPORT WHERE LABEL = "{label}"')
+        assert len(found) == 1, found
+        job = dict(zip(names, found[0], strict=True))
+        if job["State"] in ("FINISHED", "CANCELLED") or time.monotonic() > deadline:
+            return job
+        time.sleep(0.2)
+
+
+def _table(conn: Conn) -> None:
+    run(conn, "CREATE TABLE t (k INT, v VARCHAR(10)) DUPLICATE KEY(k) PARTITION BY RANGE(k) "
+              "(PARTITION p1 VALUES LESS THAN (10), PARTITION p2 VALUES LESS THAN (100)) "
+              "DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('enable_time_travel' = 'true')")
+    run(conn, "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (50, 'c')")
+
+
+def _files(bucket: str, job: dict[str, Any]) -> list[bytes]:
+    [[info]] = json.loads(job["OutfileInfo"])
+    prefix = info["url"].removeprefix(f"s3://{bucket}/")
+    return [get(bucket, key) for key in listed(bucket, prefix)]
+
+
+def test_export_csv_with_partition_where_and_columns(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:
+    _table(conn)
+    run(conn, f'EXPORT TABLE t PARTITION (p1) WHERE k > 1 TO "s3://{bucket}/exp/" PROPERTIES ("label" = "e1", '
+              f'"column_separator" = ",", "columns" = "v,k") WITH S3 ({keys(s3_user)})')
+    job = _job(conn, "e1")
+    assert job["State"] == "FINISHED" and job["Progress"] == "100%", job["ErrorMsg"]
+    assert job["Path"] == f"s3://{bucket}/exp/"
+    [[info]] = json.loads(job["OutfileInfo"])
+    assert info["fileNumber"] == "1" and info["totalRows"] == "1"
+    assert _files(bucket, job) == [b"b,2\n"]
+
+
+def test_export_reads_a_snapshot(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:
+    _table(conn)
+    time.sleep(1.1)
+    before = rows(conn, "SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")[0][0]
+    time.sleep(1.1)
+    run(conn, "INSERT INTO t VALUES (3, 'late')")
+    run(conn, f"EXPORT TABLE t FOR TIME AS OF '{before}' TO \"s3://{bucket}/snap/\" PROPERTIES (\"label\" = \"e2\", "
+              f'"format" = "parquet") WITH S3 ({keys(s3_user)})')
+    job = _job(conn, "e2")
+    assert job["State"] == "FINISHED", job["ErrorMsg"]
+    assert json.loads(job["TaskInfo"])["snapshot"] is not None
+    [body] = _files(bucket, job)
+    data = pq.read_table(io.BytesIO(body))
+    assert sorted(data.column("k").to_pylist()) == [1, 2, 50]
+
+
+def test_show_and_cancel_export(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:
+    _table(conn)
+    run(conn, f'EXPORT TABLE t TO "s3://{bucket}/c/" PROPERTIES ("label" = "e3") WITH S3 ({keys(s3_user)})')
+    assert _job(conn, "e3")["State"] == "FINISHED"
+    fails(conn, 'CANCEL EXPORT WHERE LABEL = "e3"', WRONG_ARGUMENTS, "FINISHED")
+    fails(conn, f'EXPORT TABLE t TO "s3://{bucket}/c/" PROPERTIES ("label" = "e3") WITH S3 ({keys(s3_user)})',
+          1105, "5001", "e3")
+    assert [r[1] for r in rows(conn, 'SHOW EXPORT WHERE STATE = "FINISHED"')] == ["e3"]
+    assert columns(conn, "SHOW EXPORT")[:4] == ["JobId", "Label", "State", "Progress"]
+
+
+def test_export_refusals(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:
+    _table(conn)
+    fails(conn, f'EXPORT TABLE t TO "file:///tmp/x/" WITH S3 ({keys(s3_user)})', NOT_SUPPORTED, "file://")
+    fails(conn, f'EXPORT TABLE t TO "s3://{bucket}/x/" PROPERTIES ("format" = "orc") WITH S3 ({keys(s3_user)})',
+          NOT_SUPPORTED, "orc")
+    fails(conn, f'EXPORT TABLE t TO "s3://{bucket}/x/" PROPERTIES ("colour" = "red") WITH S3 ({keys(s3_user)})',
+          NOT_SUPPORTED, "colour")
+    fails(conn, f'EXPORT TABLE t PARTITION (nope) TO "s3://{bucket}/x/" WITH S3 ({keys(s3_user)})', 1735, "nope")
+    fails(conn, f'EXPORT TABLE t TO "s3://{bucket}/x/" WITH BROKER "b" ({keys(s3_user)})', NOT_SUPPORTED, "BROKER")
+    run(conn, f'EXPORT TABLE t TO "s3://{bucket}/x/" PROPERTIES ("label" = "wrong") WITH S3 '
+              f"({keys(s3_user).replace(s3_user[1], 'not-it')})")
+    job = _job(conn, "wrong")
+    assert job["State"] == "CANCELLED" and "refused" in job["ErrorMsg"] and s3_user[1] not in str(job)
