@@ -4,8 +4,6 @@
   list, where a name is the select item's alias first (Connector/J's ``getTables`` sends
   ``… CASE … END AS TABLE_TYPE … HAVING TABLE_TYPE IN (…)``); DuckDB would make it an aggregate
   query and fail. It becomes a WHERE over the aliased expressions.
-* String functions take numbers as their text (``UPPER(CASE … THEN 10 … END)`` in Connector/J's
-  ``getColumns``); DuckDB has no ``upper(BIGINT)``. Their argument is cast to VARCHAR.
 * ``CAST(x AS DATETIME(p))`` is a DATETIME of p fraction digits, rounded (Doris 2.1, MySQL); plain
   ``DATETIME`` is ``DATETIME(0)``. DuckDB's TIMESTAMP(p) keeps 0, 3 or 6 digits (TIMESTAMP_S, _MS,
   microseconds) and rounds to those; for the others the value is rounded to p digits first, as a
@@ -24,9 +22,6 @@ from query.context import SqlFailure
 from schemas.errors import ErrorCode
 from storage.rowset_sql import rounded_sql
 
-# Functions whose argument MySQL converts to a string; DuckDB accepts only text.
-_TEXT_ARGUMENT = (exp.Upper, exp.Lower)
-
 
 def rewrite(query: exp.Expr) -> exp.Expr:
     """A copy of `query` with MySQL's meaning in DuckDB's terms."""
@@ -37,10 +32,6 @@ def rewrite(query: exp.Expr) -> exp.Expr:
         _datetime_cast(cast)
     for collate in list(query.find_all(exp.Collate)):
         _collation(collate)
-    for call in list(query.find_all(*_TEXT_ARGUMENT)):
-        argument = call.this
-        if not (isinstance(argument, exp.Literal) and argument.is_string):
-            call.set("this", exp.cast(argument, exp.DataType.build("VARCHAR")))
     return query
 
 

@@ -15,6 +15,10 @@ FUNCTIONS: list[Function] = [
     fn("all", "syntax", "1 = ALL (SELECT 1)"),
     fn("some", "syntax", "1 = SOME (SELECT 1)"),
     fn("exists", "syntax", "EXISTS (SELECT 1)"),
+    # The generators query.sandbox lets a FROM clause call (DuckDB's, kept for the SQL that uses them).
+    fn("range", "syntax", "(SELECT count(*) FROM range(3))"),
+    fn("generate_series", "syntax", "(SELECT count(*) FROM generate_series(1, 3))"),
+    fn("unnest", "syntax", "(SELECT count(*) FROM unnest([1, 2]))"),
 ]
 
 _SESSION = {

@@ -67,3 +67,8 @@ def test_formatting_urls_and_masks(conn: Conn) -> None:
         ("mask('abc123XYZ')", "xxxnnnXXX"), ("mask('abc123XYZ', '*', '#', '$')", "###$$$***"),  # mask
         ("hex('1')", "31"), ("hex(12)", "C"),  # hex (numeric-functions)
     ])
+
+
+def test_numbers_are_taken_as_their_text(conn: Conn) -> None:
+    # Connector/J's getColumns sends UPPER(CASE … THEN 10 … END); MySQL and Doris read the number as text.
+    check(conn, [("upper(CASE WHEN 1 = 1 THEN 10 END)", "10"), ("lcase(12)", "12"), ("length(123)", "3")])

@@ -29,11 +29,6 @@ def test_aggregating_having_is_left_alone() -> None:
     assert _duck("SELECT a FROM t HAVING MAX(a) > 1") == "SELECT a FROM t HAVING MAX(a) > 1"
 
 
-def test_string_functions_take_numbers_as_text() -> None:
-    assert _duck("SELECT UPPER(CASE WHEN a THEN 10 END), LCASE(b), UPPER('x') FROM t") == \
-        "SELECT UPPER(CAST(CASE WHEN a THEN 10 END AS TEXT)), LOWER(CAST(b AS TEXT)), UPPER('x') FROM t"
-
-
 def test_subqueries_are_rewritten_too() -> None:
     assert _duck("SELECT * FROM (SELECT a AS x FROM t HAVING x = 1) s") == \
         "SELECT * FROM (SELECT a AS x FROM t WHERE (a) = 1) AS s"
