@@ -7,7 +7,7 @@ rewritten by its family's entry (query.functions.registry); any other name is an
 it, never DuckDB's function of the same name answering with its own semantics. Calls sqlglot makes
 itself ([1, 2] literals, operators) carry no written name and stay as they are.
 
-Families, one module each: strings, dates, numbers, conditional, arrays, json, aggregates,
+Families, one module each: strings, dates, numbers, conditional, arrays, maps, json, aggregates,
 windows, syntax (CAST … and the session's values). `python -m query.functions` prints the list the
 README shows.
 """
@@ -18,11 +18,11 @@ from functools import cache
 
 from sqlglot import exp
 
-from query.functions import aggregates, arrays, conditional, dates, json, numbers, strings, syntax, windows
+from query.functions import aggregates, arrays, conditional, dates, json, maps, numbers, strings, syntax, windows
 from query.functions.registry import UNKNOWN_ERROR, Call, Function, FunctionError, Zone
 from query.parser.dialect import NAME_KEY
 
-FAMILIES = (strings, dates, numbers, conditional, arrays, json, aggregates, windows, syntax)
+FAMILIES = (strings, dates, numbers, conditional, arrays, maps, json, aggregates, windows, syntax)
 
 
 def _registry() -> dict[str, Function]:

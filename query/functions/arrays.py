@@ -5,9 +5,22 @@ NULLs first."""
 
 from __future__ import annotations
 
-from query.functions.registry import Function, fn
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from query.functions.registry import Call, Function, fn, render
 
 F = "array"
+
+
+def _exploding(text: str) -> Callable[[Call], exp.Expr]:
+    """A LATERAL VIEW generator: sqlglot writes `LATERAL VIEW explode(list) t AS c` as DuckDB's UNNEST."""
+    return lambda call: exp.Explode(this=render(text, call.args))
+
+
+def _lateral(call: str) -> str:
+    return f"(SELECT count(*) FROM (SELECT 1 k) t LATERAL VIEW {call} tmp AS e)"
 
 FUNCTIONS: list[Function] = [
     fn("array", F, "array(1, 2, 3)", "[{*}]", arities=None),
@@ -36,4 +49,8 @@ FUNCTIONS: list[Function] = [
     fn("array_reverse", F, "array_reverse([1, 2, 3])", "LIST_REVERSE({0})"),
     fn("arrays_overlap", F, "arrays_overlap([1, 2], [2, 5])", "LIST_HAS_ANY({0}, {1})"),
     fn("array_with_constant", F, "array_with_constant(3, 'x')", "LIST_TRANSFORM(RANGE(0, {0}), i -> {1})"),
+    fn("explode", F, _lateral("explode([1, 2, 3])"), rewrite=_exploding("{0}"), arities={1}),
+    fn("explode_split", F, _lateral("explode_split('a,b', ',')"), rewrite=_exploding("STRING_SPLIT({0}, {1})"),
+       arities={2}),
+    fn("explode_numbers", F, _lateral("explode_numbers(3)"), rewrite=_exploding("RANGE(0, {0})"), arities={1}),
 ]

@@ -8,11 +8,13 @@ UNIX_TIMESTAMP convert through the session `time_zone` (`Call.zone`). Formats ar
 
 from __future__ import annotations
 
-from zoneinfo import ZoneInfo
+import re
+from datetime import timedelta, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlglot import exp
 
-from query.functions.registry import NOT_SUPPORTED_YET, Call, Function, FunctionError, Zone, fn, render
+from query.functions.registry import NOT_SUPPORTED_YET, UNKNOWN_ERROR, Call, Function, FunctionError, Zone, fn, render
 
 F = "date"
 
@@ -138,6 +140,34 @@ def _date_trunc(call: Call) -> exp.Expr:
     return render(f"DATE_TRUNC('{_unit(unit, call.name).lower()}', CAST({{0}} AS TIMESTAMP))", [moment])
 
 
+_OFFSET = re.compile(r"([+-])(\d{1,2}):(\d{2})")
+
+
+def _literal_zone(arg: exp.Expr) -> Zone | None:
+    """A zone written as a literal ('Asia/Shanghai', '+08:00'), or None for any other argument."""
+    if not (isinstance(arg, exp.Literal) and arg.is_string):
+        return None
+    offset = _OFFSET.fullmatch(arg.this.strip())
+    if offset:
+        sign, hours, minutes = offset.groups()
+        delta = timedelta(hours=int(hours), minutes=int(minutes))
+        return timezone(-delta if sign == "-" else delta)
+    try:
+        return ZoneInfo(arg.this.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise FunctionError(UNKNOWN_ERROR, f"{arg.this!r} is not a time zone") from None
+
+
+def _convert_tz(call: Call) -> exp.Expr:
+    """The wall-clock time in zone `to` of a time on zone `from`'s clock; DuckDB knows zone names, not
+    offsets, so an offset written as a literal is applied as arithmetic."""
+    moment, source, target = call.args
+    source_zone, target_zone = _literal_zone(source), _literal_zone(target)
+    at = (instant(source_zone, moment) if source_zone is not None
+          else render("TIMEZONE({1}, CAST({0} AS TIMESTAMP))", [moment, source]))
+    return wall_clock(target_zone, at) if target_zone is not None else render("TIMEZONE({1}, {0})", [at, target])
+
+
 def _week(call: Call) -> exp.Expr:
     mode = call.args[1] if len(call.args) > 1 else exp.Literal.number(0)
     if not (isinstance(mode, exp.Literal) and mode.this in ("0", "3")):
@@ -187,8 +217,8 @@ FUNCTIONS: list[Function] = [
     fn("datediff", F, "datediff('2024-01-05 23:00:00', '2024-01-02 01:00:00')",
        "DATE_DIFF('day', CAST(CAST({1} AS TIMESTAMP) AS DATE), CAST(CAST({0} AS TIMESTAMP) AS DATE))"),
     fn("date_trunc", F, "date_trunc('2024-05-15 10:11:12', 'month')", rewrite=_date_trunc, arities={2}),
-    fn("convert_tz", F, "convert_tz('2024-01-05 10:11:12', 'UTC', 'Asia/Shanghai')",
-       "TIMEZONE({2}, TIMEZONE({1}, CAST({0} AS TIMESTAMP)))"),
+    fn("convert_tz", F, "convert_tz('2024-01-05 10:11:12', 'UTC', 'Asia/Shanghai')", rewrite=_convert_tz,
+       arities={3}),
     fn("week", F, "week('2024-01-07')", rewrite=_week, arities={1, 2}),
     fn("yearweek", F, "yearweek('2024-01-05')", rewrite=_yearweek, arities={1, 2}),
     fn("weekofyear", F, "weekofyear('2024-01-02')", f"WEEKOFYEAR({_TS})"),

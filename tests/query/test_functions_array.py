@@ -5,7 +5,7 @@ arrays print as Doris 2.1 prints them ([1, null], strings quoted), see query.wir
 from __future__ import annotations
 
 from tests.query.functionkit import check
-from tests.query.sqlkit import Conn
+from tests.query.sqlkit import Conn, rows, run
 
 
 def test_arrays(conn: Conn) -> None:
@@ -22,3 +22,14 @@ def test_arrays(conn: Conn) -> None:
         ("array_max([1, 3, 2])", "3"), ("array_position([1, 3, 2], 3)", "2"),
         ("array_slice([1, 2, 3, 4, 5], 2, 3)", "[2, 3, 4]"),  # array-slice
     ])
+
+
+def test_lateral_view_explode(conn: Conn, db: str) -> None:
+    # explode, explode-split, explode-numbers (table-functions): one row per element, the row's columns repeated.
+    run(conn, "CREATE TABLE t (k INT, s VARCHAR(20)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "INSERT INTO t VALUES (1, 'a,b'), (2, 'c')")
+    assert rows(conn, "SELECT k, e FROM t LATERAL VIEW explode_split(s, ',') tmp AS e ORDER BY k, e") == \
+        [(1, "a"), (1, "b"), (2, "c")]
+    assert rows(conn, "SELECT k, e FROM t LATERAL VIEW explode([10, 20]) tmp AS e WHERE k = 2 ORDER BY e") == \
+        [(2, 10), (2, 20)]
+    assert rows(conn, "SELECT count(*) FROM t LATERAL VIEW explode_numbers(3) tmp AS e") == [(6,)]

@@ -66,6 +66,7 @@ def test_arithmetic_and_differences(conn: Conn) -> None:
 def test_calendar(conn: Conn) -> None:
     check(conn, [
         ("convert_tz('2019-08-01 13:21:03', 'Asia/Shanghai', 'America/Los_Angeles')", "2019-07-31 22:21:03"),
+        ("convert_tz('2019-08-01 13:21:03', '+08:00', '+00:00')", "2019-08-01 05:21:03"),
         ("week('2020-01-01')", "0"),  # week
         ("yearweek('2021-01-01')", "202052"), ("yearweek('2020-07-01')", "202026"),  # yearweek
         ("last_day('2000-02-03')", "2000-02-29"),  # last-day

@@ -4,6 +4,8 @@ naming it, never DuckDB's function of that name."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from query.functions import FUNCTIONS
@@ -48,3 +50,10 @@ def test_an_unknown_function_is_error_1105_naming_it(conn: Conn, sql: str, name:
 
 def test_a_wrong_argument_count_is_error_1105(conn: Conn) -> None:
     fails(conn, "SELECT split_part('a')", 1105, "split_part", "arity")
+
+
+def test_the_readme_lists_every_supported_function() -> None:
+    """The README's table is `python -m query.functions`' output; regenerate it when the registry changes."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    missing = [name for name in FUNCTIONS if f"`{name}`" not in readme]
+    assert not missing, f"README lacks {missing}; paste `python -m query.functions` into its Functions section"
