@@ -22,10 +22,22 @@ F = "date"
 _SPECIFIERS = {
     "a": "%a", "b": "%b", "c": "%-m", "d": "%d", "e": "%-d", "f": "%f", "H": "%H", "h": "%I", "I": "%I",
     "i": "%M", "j": "%j", "k": "%-H", "l": "%-I", "M": "%B", "m": "%m", "p": "%p", "r": "%I:%M:%S %p",
-    "S": "%S", "s": "%S", "T": "%H:%M:%S", "U": "%U", "u": "%W", "V": "%V", "v": "%V", "W": "%A", "w": "%w",
-    "X": "%G", "x": "%G", "Y": "%Y", "y": "%y", "%": "%%",
+    "S": "%S", "s": "%S", "T": "%H:%M:%S", "U": "%U", "v": "%V", "W": "%A", "w": "%w",
+    "x": "%G", "Y": "%Y", "y": "%y", "%": "%%",
 }
 _TIME_SPECIFIERS = set("fHhIiklpSsrT")
+# Specifiers strftime has no form for, as DuckDB SQL over the time `{0}` (DATE_FORMAT only).
+_SUNDAY = "(CAST({0} AS DATE) - CAST(STRFTIME({0}, '%w') AS INTEGER))"  # the Sunday its week starts on
+_COMPUTED = {
+    "D": ("CAST(DAY({0}) AS VARCHAR) || CASE WHEN DAY({0}) IN (11, 12, 13) THEN 'th' WHEN DAY({0}) % 10 = 1 "
+          "THEN 'st' WHEN DAY({0}) % 10 = 2 THEN 'nd' WHEN DAY({0}) % 10 = 3 THEN 'rd' ELSE 'th' END"),
+    # WEEK(d, 1): Monday first, week 1 the first with four days of the year, 0 before it.
+    "u": ("LPAD(CAST(CASE WHEN ISOYEAR({0}) < YEAR({0}) THEN 0 WHEN ISOYEAR({0}) > YEAR({0}) "
+          "THEN WEEK({0} - INTERVAL 7 DAY) + 1 ELSE WEEK({0}) END AS VARCHAR), 2, '0')"),
+    # WEEK(d, 2) and its year: Sunday first, a week belongs to the year its Sunday is in.
+    "V": f"STRFTIME({_SUNDAY}, '%U')",
+    "X": f"CAST(YEAR({_SUNDAY}) AS VARCHAR)",
+}
 
 
 def mysql_format(form: exp.Expr, what: str) -> str:
@@ -107,8 +119,21 @@ def _str_to_date(call: Call) -> exp.Expr:
 
 
 def _date_format(call: Call) -> exp.Expr:
-    form = strftime_format(mysql_format(call.args[1], call.name), call.name)
-    return render("STRFTIME(CAST({0} AS TIMESTAMP), {1})", [call.args[0], _string(form)])
+    """STRFTIME of the runs strftime can write, joined with the specifiers it cannot (`_COMPUTED`)."""
+    text = mysql_format(call.args[1], call.name)
+    pieces, run, i = [], "", 0
+    while i < len(text):
+        if text[i] == "%" and i + 1 < len(text) and text[i + 1] in _COMPUTED:
+            if run:
+                pieces.append(f"STRFTIME({{0}}, '{strftime_format(run, call.name).replace(chr(39), chr(39) * 2)}')")
+            pieces.append(f"({_COMPUTED[text[i + 1]]})")
+            run, i = "", i + 2
+        else:
+            step = 2 if text[i] == "%" else 1
+            run, i = run + text[i:i + step], i + step
+    if run or not pieces:
+        pieces.append(f"STRFTIME({{0}}, '{strftime_format(run, call.name).replace(chr(39), chr(39) * 2)}')")
+    return render(" || ".join(pieces), [render("CAST({0} AS TIMESTAMP)", call.args[:1])])
 
 
 _UNITS = {"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND", "MICROSECOND", "MILLISECOND"}

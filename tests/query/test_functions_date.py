@@ -35,6 +35,10 @@ def test_parsing_and_formatting(conn: Conn) -> None:
         ("date_format('2009-10-04 22:23:00', '%W %M %Y')", "Sunday October 2009"),  # date-format
         ("date_format('2007-10-04 22:23:00', '%H:%i:%s')", "22:23:00"),
         ("date_format('2006-06-01', '%d')", "01"),
+        ("date_format('1900-10-04 22:23:00', '%D %y %a %d %m %b %j')", "4th 00 Thu 04 10 Oct 277"),
+        ("date_format('1997-10-04 22:23:00', '%H %k %I %r %T %S %w')", "22 22 10 10:23:00 PM 22:23:00 00 6"),
+        ("date_format('1999-01-01', '%X %V')", "1998 52"),
+        ("date_format('2024-12-30', '%u')", "53"), ("date_format(NULL, '%Y')", None),
         ("date_format('2009-10-04 22:23:00', '%e %c %k %l %p %r %T %j %y')",
          "4 10 22 10 PM 10:23:00 PM 22:23:00 277 09"),
     ])
