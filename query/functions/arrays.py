@@ -19,6 +19,11 @@ def _exploding(text: str) -> Callable[[Call], exp.Expr]:
     return lambda call: exp.Explode(this=render(text, call.args))
 
 
+def _element_at(call: Call) -> exp.Expr:
+    """A 1-based (or from the end, negative) array index, or a map key: DuckDB's brackets do both."""
+    return exp.Bracket(this=call.args[0], expressions=[call.args[1]], offset=1)
+
+
 def _lateral(call: str) -> str:
     return f"(SELECT count(*) FROM (SELECT 1 k) t LATERAL VIEW {call} tmp AS e)"
 
@@ -33,7 +38,7 @@ FUNCTIONS: list[Function] = [
     fn("array_reverse_sort", F, "array_reverse_sort([3, NULL, 1, 2])", "LIST_SORT({0}, 'DESC', 'NULLS LAST')"),
     fn("array_join", F, "array_join([1, NULL, 3], '_', 'x')", a2="ARRAY_TO_STRING({0}, {1})",
        a3="ARRAY_TO_STRING(LIST_TRANSFORM({0}, x -> COALESCE(CAST(x AS VARCHAR), {2})), {1})"),
-    fn("element_at", F, "element_at([1, 2, 3], 2)", "LIST_EXTRACT({0}, {1})"),
+    fn("element_at", F, "element_at([1, 2, 3], 2)", rewrite=_element_at, arities={2}),
     fn("size", F, "size([1, 2, 3])", "LEN({0})"),
     fn("array_size", F, "array_size([1, 2, 3])", "LEN({0})"),
     fn("cardinality", F, "cardinality([1, 2, 3])", "LEN({0})"),

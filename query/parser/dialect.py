@@ -73,8 +73,9 @@ class StrataParser(DorisParser):
         from query.functions import positional_names  # here: query.functions imports this module
 
         token = self._curr
-        name = token.text if token is not None and token.token_type != TokenType.IDENTIFIER else None
-        plain = anonymous or (name is not None and name.upper() in positional_names()
+        name = token.text if token is not None else None
+        # A quoted name (`length`(x)) names the same function as the bare one.
+        plain = anonymous or (token is not None and token.text.upper() in positional_names()
                               and self._next is not None and self._next.token_type == TokenType.L_PAREN)
         result = super()._parse_function_call(functions=functions, anonymous=plain, optional_parens=optional_parens,
                                               any_token=any_token)

@@ -16,4 +16,5 @@ def test_maps(conn: Conn) -> None:
         ("map_size(map('k1', 1, 'k2', 2))", "2"),  # map-size
         ("map_contains_key(map('k1', 1), 'k1')", "1"), ("map_contains_key(map('k1', 1), 'k9')", "0"),
         ("map_contains_value(map('k1', 1), 1)", "1"),
+        ("element_at(map('k1', 1, 'k2', 2), 'k2')", "2"),  # element-at (array-functions) on a map
     ])
