@@ -19,6 +19,7 @@ import sqlglot
 from sqlglot import exp
 
 from query.context import SqlFailure
+from query.functions import aggregates_in
 from schemas.errors import ErrorCode
 from storage.rowset_sql import rounded_sql
 
@@ -65,13 +66,13 @@ def _collation(collate: exp.Collate) -> None:
 
 
 def _aggregates(select: exp.Select) -> bool:
-    return any(item.find(exp.AggFunc) is not None for item in select.expressions)
+    return any(aggregates_in(item) for item in select.expressions)
 
 
 def _having_as_filter(select: exp.Select) -> None:
     having = select.args.get("having")
     if having is None or select.args.get("group") is not None or _aggregates(select) \
-            or having.find(exp.AggFunc) is not None:
+            or aggregates_in(having):
         return
     aliased = {item.alias.lower(): item.this for item in select.expressions if isinstance(item, exp.Alias)}
 

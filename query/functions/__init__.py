@@ -67,6 +67,12 @@ def to_duckdb(expr: exp.Expr, zone: Zone) -> exp.Expr:
     return holder.this
 
 
+def aggregates_in(expr: exp.Expr) -> bool:
+    """Whether `expr` calls an aggregate: sqlglot's, or one of the aggregate family read as a plain call."""
+    return any(isinstance(node, exp.AggFunc) or (isinstance(node, exp.Func) and (entry := FUNCTIONS.get(
+        node.meta.get(NAME_KEY, ""))) is not None and entry.family == aggregates.F) for node in expr.walk())
+
+
 def supported() -> dict[str, list[Function]]:
     """The registry by family, for the README."""
     out: dict[str, list[Function]] = {}

@@ -29,6 +29,11 @@ def test_aggregating_having_is_left_alone() -> None:
     assert _duck("SELECT a FROM t HAVING MAX(a) > 1") == "SELECT a FROM t HAVING MAX(a) > 1"
 
 
+def test_doris_aggregates_keep_having_an_aggregate_filter() -> None:
+    assert _duck("SELECT collect_list(a) AS c FROM t HAVING size(c) > 0") == \
+        "SELECT COLLECT_LIST(a) AS c FROM t HAVING SIZE(c) > 0"
+
+
 def test_subqueries_are_rewritten_too() -> None:
     assert _duck("SELECT * FROM (SELECT a AS x FROM t HAVING x = 1) s") == \
         "SELECT * FROM (SELECT a AS x FROM t WHERE (a) = 1) AS s"
