@@ -18,10 +18,11 @@ from projections.state import TableState
 from query import group_commit, transactions
 from query.context import Context, Done, SessionState, SqlFailure
 from query.doris_variables import ReadOptions, session_flag
+from query.functions import to_duckdb
 from query.parser import statements as st
 from query.reads import bind_tables, duck_error
 from query.relation import default_sql, duck_type, quote_ident, snapshot_sql
-from query.session_functions import substitute
+from query.session_functions import session_zone, substitute
 from schemas import commands as cmd
 from schemas.errors import ErrorCode
 from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, VERSION_COLUMN, Column, is_hidden
@@ -180,7 +181,8 @@ def _source_sql(ctx: Context, session: SessionState, s: st.Insert, targets: list
             if width != len(targets):
                 raise SqlFailure(ErrorCode.WRONG_VALUE_COUNT, "Column count doesn't match value count")
         aliases = ", ".join(f"a{i}" for i in range(len(targets)))
-        values = substitute(session, s.query).sql(dialect="duckdb")  # NOW(), DATABASE() … as the session's
+        # NOW(), DATABASE() … as the session's
+        values = to_duckdb(substitute(session, s.query), session_zone(session)).sql(dialect="duckdb")
         return f"SELECT * FROM ({values}) AS __v({aliases})"
     inner = bind_tables(ctx, session, s.query, cur)
     try:
@@ -353,7 +355,7 @@ def delete(ctx: Context, session: SessionState, s: st.Delete) -> Done:
     if s.where is None:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, "DELETE needs a WHERE clause on this table; use TRUNCATE TABLE")
     # The predicate is stored and applied at every later read: NOW() must be this statement's instant.
-    where = substitute(session, s.where)
+    where = to_duckdb(substitute(session, s.where), session_zone(session))
     predicate = _to_file_columns(table, where, keys_only=table.keys_model == "AGGREGATE")
     count = _count(ctx, table, where, partitions)
     ctx.propose(cmd.CommitDelete(table_id=table.table_id,

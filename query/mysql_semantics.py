@@ -4,8 +4,6 @@
   list, where a name is the select item's alias first (Connector/J's ``getTables`` sends
   ``… CASE … END AS TABLE_TYPE … HAVING TABLE_TYPE IN (…)``); DuckDB would make it an aggregate
   query and fail. It becomes a WHERE over the aliased expressions.
-* String functions take numbers as their text (``UPPER(CASE … THEN 10 … END)`` in Connector/J's
-  ``getColumns``); DuckDB has no ``upper(BIGINT)``. Their argument is cast to VARCHAR.
 * ``CAST(x AS DATETIME(p))`` is a DATETIME of p fraction digits, rounded (Doris 2.1, MySQL); plain
   ``DATETIME`` is ``DATETIME(0)``. DuckDB's TIMESTAMP(p) keeps 0, 3 or 6 digits (TIMESTAMP_S, _MS,
   microseconds) and rounds to those; for the others the value is rounded to p digits first, as a
@@ -21,11 +19,9 @@ import sqlglot
 from sqlglot import exp
 
 from query.context import SqlFailure
+from query.functions import aggregates_in
 from schemas.errors import ErrorCode
 from storage.rowset_sql import rounded_sql
-
-# Functions whose argument MySQL converts to a string; DuckDB accepts only text.
-_TEXT_ARGUMENT = (exp.Upper, exp.Lower)
 
 
 def rewrite(query: exp.Expr) -> exp.Expr:
@@ -37,10 +33,6 @@ def rewrite(query: exp.Expr) -> exp.Expr:
         _datetime_cast(cast)
     for collate in list(query.find_all(exp.Collate)):
         _collation(collate)
-    for call in list(query.find_all(*_TEXT_ARGUMENT)):
-        argument = call.this
-        if not (isinstance(argument, exp.Literal) and argument.is_string):
-            call.set("this", exp.cast(argument, exp.DataType.build("VARCHAR")))
     return query
 
 
@@ -74,13 +66,13 @@ def _collation(collate: exp.Collate) -> None:
 
 
 def _aggregates(select: exp.Select) -> bool:
-    return any(item.find(exp.AggFunc) is not None for item in select.expressions)
+    return any(aggregates_in(item) for item in select.expressions)
 
 
 def _having_as_filter(select: exp.Select) -> None:
     having = select.args.get("having")
     if having is None or select.args.get("group") is not None or _aggregates(select) \
-            or having.find(exp.AggFunc) is not None:
+            or aggregates_in(having):
         return
     aliased = {item.alias.lower(): item.this for item in select.expressions if isinstance(item, exp.Alias)}
 

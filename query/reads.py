@@ -19,6 +19,7 @@ from query import history, information_schema
 from query.change_feed import changes_sql, check_history, commit_at, commits_between
 from query.context import Context, Rows, SessionState, SqlFailure
 from query.doris_variables import ReadOptions
+from query.functions import to_duckdb
 from query.labels import column_labels
 from query.parser import (
     AsOf,
@@ -228,7 +229,7 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
     definition, bound the same way) and every session function by its value
     (query.session_functions); returns DuckDB SQL. `expanding`: the views whose definitions `expr`
     is part of, outermost first (a view met again there reads itself)."""
-    expr = substitute(session, expr)  # a copy
+    expr = to_duckdb(substitute(session, expr), session_zone(session))  # a copy
     for dual in [t for t in expr.find_all(exp.Table) if is_dual(t)]:
         clause = dual.parent
         select = clause.parent if clause is not None else None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import json
 from collections.abc import Callable
+from datetime import UTC
 from typing import Any
 
 import duckdb
@@ -23,6 +24,7 @@ from projections.routine_loads import RoutineLoadJob, source_refusal
 from projections.rows import RowsRejected
 from projections.state import TableState
 from query.context import Context, Done, Rows, SessionState, SqlFailure
+from query.functions import to_duckdb
 from query.kafka_source import SourceUnavailable, topic_partitions, watermarks
 from query.parser import statements as st
 from query.reads import duck_error, format_instant
@@ -105,7 +107,8 @@ def load_expression_sql(expr: exp.Expr, names: set[str], typed: set[str], what: 
         if found.lower() not in typed and isinstance(column.parent, _ARITHMETIC):
             ref = exp.TryCast(this=ref, to=exp.DataType.build("DOUBLE"))
         column.replace(ref)
-    return expr.sql(dialect="duckdb")
+    # A load has no session: its times are UTC, the zone Strata's loads run in.
+    return to_duckdb(expr, UTC).sql(dialect="duckdb")
 
 
 def _mapping(s: st.CreateRoutineLoad, table: TableState) -> tuple[tuple[LoadColumn, ...], str | None, str | None]:

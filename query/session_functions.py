@@ -7,8 +7,7 @@ before it is turned into DuckDB SQL (`substitute`), in every statement that reac
 with or without FROM, INSERT … SELECT, UPDATE, DELETE, CREATE TABLE AS.
 
 `FROM_UNIXTIME(n[, format])` and `UNIX_TIMESTAMP(datetime)` convert between an instant and the
-session's wall clock, so they are rewritten here too, with the session's zone spelled out (DuckDB's
-own TO_TIMESTAMP answers a TIMESTAMP WITH TIME ZONE and drops the format).
+session's wall clock: they are Doris functions of the data, mapped in query.functions.dates.
 
 Time values are naive, in the session `time_zone`, one instant per statement (as MySQL's NOW()),
 with the precision asked for: `NOW()` whole seconds, `NOW(3)` milliseconds, `NOW(6)` microseconds.
@@ -128,44 +127,6 @@ def _time_literal(moment: datetime, precision: int) -> exp.Expr:
     return exp.cast(exp.Literal.string(text), exp.DataType.build("TIME"))
 
 
-def _wall_clock(zone: ZoneInfo | timezone, instant: exp.Expr) -> exp.Expr:
-    """A TIMESTAMP WITH TIME ZONE as the naive time the session's clock shows."""
-    if isinstance(zone, ZoneInfo):
-        return exp.Anonymous(this="TIMEZONE", expressions=[exp.Literal.string(zone.key), instant])
-    utc = exp.Anonymous(this="TIMEZONE", expressions=[exp.Literal.string("UTC"), instant])
-    offset = zone.utcoffset(None)
-    if not offset:
-        return utc
-    return exp.Add(this=utc, expression=exp.Interval(this=exp.Literal.string(str(int(offset.total_seconds()))),
-                                                     unit=exp.var("SECOND")))
-
-
-def _instant(zone: ZoneInfo | timezone, wall_clock: exp.Expr) -> exp.Expr:
-    """A naive time of the session's clock as a TIMESTAMP WITH TIME ZONE."""
-    naive: exp.Expr = exp.cast(wall_clock, exp.DataType.build("TIMESTAMP"))
-    if isinstance(zone, ZoneInfo):
-        return exp.Anonymous(this="TIMEZONE", expressions=[exp.Literal.string(zone.key), naive])
-    offset = zone.utcoffset(None)
-    if offset:
-        naive = exp.Sub(this=naive, expression=exp.Interval(
-            this=exp.Literal.string(str(int(offset.total_seconds()))), unit=exp.var("SECOND")))
-    return exp.Anonymous(this="TIMEZONE", expressions=[exp.Literal.string("UTC"), naive])
-
-
-def _from_unixtime(zone: ZoneInfo | timezone, seconds: exp.Expr, form: exp.Expr | None) -> exp.Expr:
-    """FROM_UNIXTIME(n): DATETIME (whole seconds, as Doris) on the session's clock; with a format, that
-    time formatted (the parser turned MySQL's format into strftime's, which DuckDB's STRFTIME takes)."""
-    instant = exp.Anonymous(this="TO_TIMESTAMP", expressions=[seconds])
-    moment = exp.cast(_wall_clock(zone, instant), exp.DataType.build("TIMESTAMP_S", dialect="duckdb"))
-    return exp.TimeToStr(this=moment, format=form) if form is not None else moment
-
-
-def _unix_timestamp_of(zone: ZoneInfo | timezone, wall_clock: exp.Expr) -> exp.Expr:
-    """UNIX_TIMESTAMP(datetime): the seconds since the epoch of a time on the session's clock."""
-    epoch = exp.Anonymous(this="EPOCH", expressions=[_instant(zone, wall_clock)])
-    return exp.cast(exp.Floor(this=epoch), exp.DataType.build("BIGINT"))
-
-
 def _variable(values: _Values, node: exp.SessionParameter) -> exp.Expr:
     name = node.name.lower()
     scope = (node.text("kind") or "SESSION").upper()
@@ -219,8 +180,9 @@ _CLASSES: dict[type[exp.Expr], str] = {
     exp.CurrentTime: "CURRENT_TIME", exp.UtcTimestamp: "UTC_TIMESTAMP", exp.UtcDate: "UTC_DATE",
     exp.UtcTime: "UTC_TIME",
 }
-# Functions whose session value is only the argument-less form (LAST_INSERT_ID(x) sets x).
-_ONLY_WITHOUT_ARGUMENTS = frozenset({"LAST_INSERT_ID"})
+# Functions whose session value is only the argument-less form (LAST_INSERT_ID(x) sets x; UNIX_TIMESTAMP(x)
+# converts x, in query.functions.dates).
+_ONLY_WITHOUT_ARGUMENTS = frozenset({"LAST_INSERT_ID", "UNIX_TIMESTAMP"})
 # Functions that take one argument, the fractional-seconds precision; the others take none.
 _WITH_PRECISION = frozenset({"NOW", "CURRENT_TIMESTAMP", "LOCALTIME", "LOCALTIMESTAMP", "SYSDATE",
                              "UTC_TIMESTAMP", "CURTIME", "CURRENT_TIME", "UTC_TIME"})
@@ -250,13 +212,6 @@ def substitute(session: SessionState, expr: exp.Expr) -> exp.Expr:
             raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"user-defined variables are not supported "
                                                           f"(@{node.name})")
         # transform() does not descend into what replaces a node: the arguments are substituted first.
-        if isinstance(node, exp.UnixToTime):
-            return _from_unixtime(session_zone(session), node.this.transform(replace), node.args.get("format"))
-        if isinstance(node, exp.Anonymous) and str(node.name).upper() == "UNIX_TIMESTAMP" and node.expressions:
-            if len(node.expressions) > 1:
-                raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, "UNIX_TIMESTAMP(value, format) is not supported; "
-                                                              "use UNIX_TIMESTAMP(STR_TO_DATE(value, format))")
-            return _unix_timestamp_of(session_zone(session), node.expressions[0].transform(replace))
         if isinstance(node, exp.SessionParameter):
             values = values or _values(session)
             return _variable(values, node)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from datetime import UTC
 from typing import Any
 
 import duckdb
@@ -18,6 +19,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from query.context import Context, Rows, SqlFailure
+from query.functions import to_duckdb
 from query.reads import duck_error
 from schemas.errors import ErrorCode
 
@@ -73,7 +75,8 @@ def _where(ctx: Context, columns: list[str], rows: list[tuple[Any, ...]], where:
     cur = ctx.cursor()
     try:
         cur.register(view, data)
-        found = cur.execute(f"SELECT {_ROW} FROM {view} WHERE {where.sql(dialect='duckdb')}").fetchall()
+        condition = to_duckdb(where.copy(), UTC).sql(dialect="duckdb")  # no session: its zone is UTC
+        found = cur.execute(f"SELECT {_ROW} FROM {view} WHERE {condition}").fetchall()
     except duckdb.Error as exc:
         raise SqlFailure(*duck_error(exc)) from None
     finally:

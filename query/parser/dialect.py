@@ -15,6 +15,9 @@ Two changes matter to callers:
   is refused: Strata has no temporary partitions);
 * errors are raised at the first problem with the offending token attached (``LocatedParseError``)
   and sqlglot never degrades a statement to an opaque ``exp.Command``;
+* every function call remembers the name it was written with (``meta[NAME_KEY]``), and the calls
+  query.functions rewrites itself are read as plain calls with their arguments as written;
+* ``GROUP_CONCAT([DISTINCT] x [, sep] [ORDER BY …] [SEPARATOR sep])`` is one ``exp.GroupConcat``;
 * every SELECT item without an alias keeps the text the user wrote for it in
   ``meta[SOURCE_TEXT]``: MySQL and Doris label such a column with that text (``count(*)``,
   ``length(x)``), which the DuckDB SQL generated from the tree no longer is.
@@ -23,7 +26,7 @@ Two changes matter to callers:
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Literal, NoReturn
+from typing import Any, Literal, NoReturn
 
 from sqlglot import exp
 from sqlglot.dialects.doris import Doris
@@ -42,6 +45,10 @@ INCR_KIND = "INCR"
 HISTORY_KIND = "HISTORY"
 # The meta key of a SELECT item's source text (see the module docstring).
 SOURCE_TEXT = "source_text"
+# The meta key of a function call's name as written, lower case (query.functions maps it).
+NAME_KEY = "doris_name"
+# Nodes that wrap the call they qualify (`f(x) OVER (…)`, `f(x) FILTER (…)`).
+_CALL_WRAPPERS = (exp.Window, exp.Filter, exp.IgnoreNulls, exp.RespectNulls, exp.WithinGroup)
 
 # "tables": a FROM clause's table list with its joins, without the FROM word (DELETE … USING).
 Production = Literal["statement", "condition", "tables"]
@@ -57,6 +64,43 @@ class LocatedParseError(ParseError):
 
 
 class StrataParser(DorisParser):
+    FUNCTION_PARSERS = {**DorisParser.FUNCTION_PARSERS,
+                        "GROUP_CONCAT": lambda self: self._parse_group_concat()}
+
+    def _parse_function_call(
+        self,
+        functions: dict[str, Any] | None = None,
+        anonymous: bool = False,
+        optional_parens: bool = True,
+        any_token: bool = False,
+    ) -> exp.Expr | None:
+        from query.functions import positional_names  # here: query.functions imports this module
+
+        token = self._curr
+        name = token.text if token is not None else None
+        # A quoted name (`length`(x)) names the same function as the bare one.
+        plain = anonymous or (token is not None and token.text.upper() in positional_names()
+                              and self._next is not None and self._next.token_type == TokenType.L_PAREN)
+        result = super()._parse_function_call(functions=functions, anonymous=plain, optional_parens=optional_parens,
+                                              any_token=any_token)
+        call = result
+        while isinstance(call, _CALL_WRAPPERS):
+            call = call.this
+        if name is not None and isinstance(call, exp.Func) and NAME_KEY not in call.meta:
+            call.meta[NAME_KEY] = name.lower()
+        return result
+
+    def _parse_group_concat(self) -> exp.GroupConcat:
+        distinct = self._match(TokenType.DISTINCT)
+        value = self._parse_disjunction()
+        if distinct:
+            value = self.expression(exp.Distinct(expressions=[value]))
+        separator = self._parse_disjunction() if self._match(TokenType.COMMA) else None
+        value = self._parse_order(this=value)
+        if self._match_text_seq("SEPARATOR"):
+            separator = self._parse_disjunction()
+        return self.expression(exp.GroupConcat(this=value, separator=separator))
+
     def raise_error(self, message: str, token: Token | None = None) -> NoReturn:
         # Raising even under ErrorLevel.RAISE keeps the first (most useful) error and its position;
         # _try_parse still backtracks because this is a ParseError.

@@ -140,7 +140,7 @@ def test_bad_sql_is_a_parse_error(prepared: MySQLConnection) -> None:
 def test_long_data_accumulates_across_packets(prepared: MySQLConnection) -> None:
     # mysql-connector sends a file-like parameter with COM_STMT_SEND_LONG_DATA, 128 KB per packet.
     text = "é" * 200_000
-    assert select(prepared, "SELECT length(?), ?", (io.BytesIO(text.encode()), 5)) == [(200_000, 5)]
+    assert select(prepared, "SELECT char_length(?), ?", (io.BytesIO(text.encode()), 5)) == [(200_000, 5)]
 
 
 def test_reset_discards_long_data(prepared: MySQLConnection) -> None:
