@@ -55,11 +55,16 @@ def _translate(node: exp.Func, name: str, zone: Zone) -> exp.Expr:
     return entry.rewrite(call)
 
 
+# Table functions other modules bind after this layer: S3(…) is fetched by Strata (query.s3_source).
+_BOUND_ELSEWHERE = frozenset({"s3"})
+
+
 def to_duckdb(expr: exp.Expr, zone: Zone) -> exp.Expr:
     """`expr` (changed in place, and returned) with every Doris function call in DuckDB's terms."""
     holder = exp.Paren(this=expr)  # so the root itself can be replaced
     # Children before parents: a rewrite pastes arguments that are already DuckDB's.
-    calls = [n for n in expr.walk(bfs=False) if isinstance(n, exp.Func) and NAME_KEY in n.meta]
+    calls = [n for n in expr.walk(bfs=False) if isinstance(n, exp.Func) and NAME_KEY in n.meta
+             and not (isinstance(n.parent, exp.Table) and str(n.meta[NAME_KEY]).lower() in _BOUND_ELSEWHERE)]
     for node in reversed(calls):
         new = _translate(node, node.meta[NAME_KEY], zone)
         if new is not node:
