@@ -24,7 +24,7 @@ from query.relation import default_sql, duck_type, quote_ident, snapshot_sql
 from query.session_functions import substitute
 from schemas import commands as cmd
 from schemas.errors import ErrorCode
-from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, VERSION_COLUMN, Column, is_hidden
+from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, VERSION_COLUMN, Column, Partition, is_hidden
 
 
 def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
@@ -101,12 +101,14 @@ def auto_increment(ctx: Context, table: TableState) -> rows.Allocate:
     return rows.allocator(lambda command: ctx.propose(command, table_id=table.table_id), table.table_id)
 
 
-def commit_rows(ctx: Context, table: TableState, data: pa.Table, *, label: str, source: str = "insert") -> int:
+def commit_rows(ctx: Context, table: TableState, data: pa.Table, *, label: str, source: str = "insert",
+                new_partitions: tuple[Partition, ...] = ()) -> int:
     """Writes prepared rows (see `prepare_rows`) as durable rowsets, then proposes them as one commit
-    under `label`; returns the count once the commit is applied here."""
+    under `label`; returns the count once the commit is applied here. An AUTO PARTITION load passes
+    the partitions its rows need (`table` is then the table widened by them)."""
     rowsets = rows.write_rowsets(ctx.tiers, table, data, default_cooldown_s=ctx.config.storage_cooldown_seconds)
-    ctx.propose(cmd.CommitRowsets(table_id=table.table_id, label=label,
-                                  rowsets=tuple(rowsets), num_rows=data.num_rows, source=source),
+    ctx.propose(cmd.CommitRowsets(table_id=table.table_id, label=label, rowsets=tuple(rowsets),
+                                  num_rows=data.num_rows, source=source, new_partitions=new_partitions),
                 table_id=table.table_id)
     return data.num_rows
 

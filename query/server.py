@@ -40,6 +40,7 @@ from query.engine import Engine
 from query.parser import SqlError, SqlSyntaxError, parse_script, table_refs
 from query.parser import statements as st
 from query.reads import session_zone
+from query.stream_load.routes import add_routes as stream_load_routes
 from query.system_variables import MYSQL_VARIABLES, SYNONYMS
 from query.wire import WireLimits, WireServer
 from query.wire.columns import WireColumn, WireResult, describe
@@ -355,6 +356,7 @@ def _http_app(engine: Engine) -> web.Application:
     app.router.add_get("/health", health)
     app.router.add_get("/metrics", metrics)
     console_routes(app, engine)  # /console (HTML) and /api/console/… (JSON), SQL logins
+    stream_load_routes(app, engine)  # Doris Stream Load: /api/{db}/{table}/_stream_load, 2PC, error logs
     return app
 
 
