@@ -10,7 +10,7 @@ definition on an empty batch before accepting it) and the routine load tasks tha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -49,8 +49,12 @@ class LoadMapping(Protocol):
     def strict_mode(self) -> bool: ...
 
 
+# Turns the mapped rows (SQL with a0..an, one per target, and __p, __o) into other rows and targets
+# before they are typed: a Stream Load's partial_columns fills the columns it leaves out from stored rows.
+Rewrite = Callable[[str, list[Column]], tuple[str, list[Column]]]
+
 RECORDS = pa.schema([("__p", pa.int32()), ("__o", pa.int64()), ("__v", pa.binary())])
-_CARRIED = ("__p", "__o")
+CARRIED = ("__p", "__o")  # what a bad row keeps to name its record
 
 
 def records_table(partitions: Sequence[int | None], offsets: Sequence[int | None],
@@ -189,59 +193,63 @@ class LoadedBatch:
 
 def load_batch(cur: duckdb.DuckDBPyConnection, table: TableState, spec: LoadMapping, plan: LoadPlan,
                records: pa.Table, *, next_partition_id: int | None = None,
-               allocate: Allocate | None = None) -> LoadedBatch:
+               allocate: Allocate | None = None, rewrite: Rewrite | None = None) -> LoadedBatch:
     """Turns one batch of records into rows; a DuckDB error raised by the job's own expressions on
     some record is pinned to that record by halving the batch, so the other records still load.
     With `next_partition_id`, an AUTO PARTITION table gets the partitions its rows need (ids from it);
     `allocate` fills an AUTO_INCREMENT column (see `rows.prepare_rows`)."""
     try:
-        return _load(cur, table, spec, plan, records, next_partition_id, allocate)
+        return _load(cur, table, spec, plan, records, next_partition_id, allocate, rewrite)
     except duckdb.Error as exc:
         if records.num_rows <= 1:
             reason = f"the job's COLUMNS or WHERE failed on this record: {str(exc).splitlines()[0]}"
-            bad = records.select(list(_CARRIED)).append_column(REASON, pa.array([reason] * records.num_rows,
+            bad = records.select(list(CARRIED)).append_column(REASON, pa.array([reason] * records.num_rows,
                                                                                 pa.string()))
-            return LoadedBatch(_empty_rows(cur, table, spec, plan), bad, 0)
+            return LoadedBatch(_empty_rows(cur, table, spec, plan, rewrite), bad, 0)
     half = records.num_rows // 2
     first = load_batch(cur, table, spec, plan, records.slice(0, half), next_partition_id=next_partition_id,
-                       allocate=allocate)
+                       allocate=allocate, rewrite=rewrite)
     # The second half routes against the partitions the first half makes, so none is made twice.
     following = None if next_partition_id is None else next_partition_id + len(first.new_partitions)
     second = load_batch(cur, first.table or table, spec, plan, records.slice(half), next_partition_id=following,
-                        allocate=allocate)
+                        allocate=allocate, rewrite=rewrite)
     return LoadedBatch(pa.concat_tables([first.rows, second.rows]), pa.concat_tables([first.bad, second.bad]),
                        first.unselected + second.unselected, first.new_partitions + second.new_partitions,
                        second.table or first.table)
 
 
-def _empty_rows(cur: duckdb.DuckDBPyConnection, table: TableState, spec: LoadMapping, plan: LoadPlan) -> pa.Table:
-    return _load(cur, table, spec, plan, RECORDS.empty_table()).rows
+def _empty_rows(cur: duckdb.DuckDBPyConnection, table: TableState, spec: LoadMapping, plan: LoadPlan,
+                rewrite: Rewrite | None) -> pa.Table:
+    return _load(cur, table, spec, plan, RECORDS.empty_table(), rewrite=rewrite).rows
 
 
 def _load(cur: duckdb.DuckDBPyConnection, table: TableState, spec: LoadMapping, plan: LoadPlan,
           records: pa.Table, next_partition_id: int | None = None,
-          allocate: Allocate | None = None) -> LoadedBatch:
+          allocate: Allocate | None = None, rewrite: Rewrite | None = None) -> LoadedBatch:
     cur.register("__records", records)
     try:
         parsed: pa.Table = cur.sql(plan.sql).to_arrow_table()
     finally:
         cur.unregister("__records")
     unparsed = pc.is_valid(parsed["__bad"])
-    bad = parsed.filter(unparsed).select([*_CARRIED, "__bad"]).rename_columns([*_CARRIED, REASON])
+    bad = parsed.filter(unparsed).select([*CARRIED, "__bad"]).rename_columns([*CARRIED, REASON])
     parsed = parsed.filter(pc.invert(unparsed))
     kept = pc.fill_null(parsed["__keep"], False)
     unselected = parsed.num_rows - pc.sum(kept).as_py() if parsed.num_rows else 0
     parsed = parsed.filter(kept).drop_columns(["__bad", "__keep"])
     cur.register("__parsed", parsed)
+    source_sql, targets = "SELECT * FROM __parsed", list(plan.targets)
+    if rewrite is not None:
+        source_sql, targets = rewrite(source_sql, targets)
     try:
         if next_partition_id is not None and table.auto_partition is not None and not spec.partitions:
             routed, unfit = split_rows_creating_partitions(
-                cur, table, "SELECT * FROM __parsed", list(plan.targets), strict=spec.strict_mode,
-                passthrough=_CARRIED, next_partition_id=next_partition_id, allocate=allocate)
+                cur, table, source_sql, targets, strict=spec.strict_mode,
+                passthrough=CARRIED, next_partition_id=next_partition_id, allocate=allocate)
             return LoadedBatch(routed.data, pa.concat_tables([bad, unfit.cast(bad.schema)]), unselected,
                                routed.new_partitions, routed.table if routed.new_partitions else None)
-        good, unfit = split_rows(cur, table, "SELECT * FROM __parsed", list(plan.targets), strict=spec.strict_mode,
-                                 partitions=spec.partitions, passthrough=_CARRIED, allocate=allocate,
+        good, unfit = split_rows(cur, table, source_sql, targets, strict=spec.strict_mode,
+                                 partitions=spec.partitions, passthrough=CARRIED, allocate=allocate,
                                  sign_from=plan.sign_from)
     finally:
         cur.unregister("__parsed")

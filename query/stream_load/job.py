@@ -14,18 +14,19 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from projections.load_source import LoadedBatch, load_batch, plan_load, source_fields
+from projections.load_source import CARRIED, LoadedBatch, Rewrite, load_batch, plan_load, source_fields
 from projections.rows import REASON, RowsRejected
 from projections.state import TableState
 from query import group_commit
 from query.context import Context, SqlFailure
-from query.dml import auto_increment, commit_rows
+from query.dml import auto_increment, commit_rows, with_stored_values
 from query.reads import duck_error
 from query.stream_load import error_log, transactions
 from query.stream_load.readers import Source, read_source
 from query.stream_load.reply import FAIL, LABEL_EXISTS, LoadReply
 from query.stream_load.request import BadRequest, StreamLoadRequest
 from schemas.errors import ErrorCode
+from schemas.model import Column
 
 log = logging.getLogger("strata.stream_load")
 
@@ -52,9 +53,25 @@ def _loaded(ctx: Context, table: TableState, request: StreamLoadRequest, source:
         # An AUTO PARTITION table gets the partitions its rows need, created by this load's own commit.
         next_id = ctx.projection.next_ids["partition"] if table.auto_partition is not None else None
         return load_batch(cur, table, request, plan, source.records, next_partition_id=next_id,
-                          allocate=auto_increment(ctx, table))
+                          allocate=auto_increment(ctx, table), rewrite=_partial_rewrite(ctx, table, request))
     finally:
         cur.close()
+
+
+def _partial_rewrite(ctx: Context, table: TableState, request: StreamLoadRequest) -> Rewrite | None:
+    """`partial_columns: true`: the columns the load leaves out keep each key's stored values, as a
+    partial-update INSERT does (query.dml.with_stored_values)."""
+    if not request.partial_columns:
+        return None
+    if table.keys_model != "UNIQUE" or \
+            table.properties.get("enable_unique_key_merge_on_write", "true").lower() == "false":
+        raise BadRequest(f"partial_columns needs a merge-on-write UNIQUE KEY table; '{table.name}' is not one")
+    if request.merge_type != "APPEND":
+        raise BadRequest("partial_columns with merge_type DELETE or MERGE is not supported")
+
+    def rewrite(source_sql: str, targets: list[Column]) -> tuple[str, list[Column]]:
+        return with_stored_values(ctx, table, source_sql, targets, carry=CARRIED)
+    return rewrite
 
 
 def _error_rows(source: Source, bad: pa.Table) -> list[tuple[str, str]]:
@@ -95,9 +112,6 @@ def run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path,
 
 def _run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path, reply: LoadReply,
          base_url: str) -> None:
-    if request.partial_columns:
-        raise BadRequest("partial_columns is not supported by Stream Load yet; use INSERT with "
-                         "enable_unique_key_partial_update")
     if request.user_label:
         existing = existing_label(ctx, table, request.label)
         if existing is not None:
