@@ -17,12 +17,10 @@ from sqlglot import exp
 
 from projections.state import TableState
 from query import group_commit
-from query.context import SqlFailure
 from query.load_mapping import duck_expr, mapping, source_names
 from query.parser import SqlError
 from query.parser.misc import load_columns, load_condition
 from query.parser.statements import LoadColumn as ParsedColumn
-from schemas.errors import ErrorCode
 from schemas.model import SEQUENCE_COLUMN, LoadColumn
 
 FORMATS = ("csv", "json", "parquet")
@@ -68,6 +66,7 @@ class StreamLoadRequest:
     group_commit: str = "off_mode"
     two_phase_commit: bool = False
     timeout_s: int = 600
+    timeout_given: bool = False  # a 2PC load's prepared transaction then expires after timeout_s
     user_label: bool = field(default=False)  # the client named the label
 
 
@@ -250,7 +249,6 @@ def parse_request(headers: Mapping[str, str], table: TableState) -> StreamLoadRe
         strip_outer_array=_flag(h, "strip_outer_array"), read_json_by_line=_flag(h, "read_json_by_line"),
         strict_mode=_flag(h, "strict_mode"), max_filter_ratio=ratio, merge_type=merge_type,
         partial_columns=_flag(h, "partial_columns"), group_commit=mode, two_phase_commit=two_phase,
-        timeout_s=_int(h, "timeout", 600) or 600)
+        timeout_s=_int(h, "timeout", 600) or 600, timeout_given="timeout" in h)
 
 
-__all__ = ["BadRequest", "StreamLoadRequest", "parse_request", "SqlFailure", "ErrorCode"]

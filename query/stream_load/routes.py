@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,10 @@ from query.stream_load import error_log, job, transactions
 from query.stream_load.reply import failed
 from query.stream_load.request import BadRequest, parse_request
 
+log = logging.getLogger("strata.stream_load")
 _SPOOL_CHUNK = 1 << 20
+# How often each SQL server aborts prepared loads past their deadline (transactions.sweep).
+SWEEP_INTERVAL_S = 2.0
 
 
 def _spool_dir(engine: Engine) -> Path:
@@ -124,6 +128,21 @@ def add_routes(app: web.Application, engine: Engine) -> None:
             return web.Response(status=404, text="no such error log\n")
         return web.Response(text=text)
 
+    async def sweeper(app: web.Application) -> AsyncIterator[None]:
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(SWEEP_INTERVAL_S)
+                try:
+                    await _off_loop(transactions.sweep, engine.ctx)
+                except Exception:  # noqa: BLE001 - Kafka away, a bug: the next round tries again
+                    log.exception("sweeping expired prepared stream loads failed")
+        task = asyncio.create_task(loop())
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    app.cleanup_ctx.append(sweeper)
     for path in ("/api/{db}/{table}/_stream_load", "/api/{db}/{table}/_stream_load/"):
         app.router.add_put(path, stream_load)
     app.router.add_put("/api/{db}/_stream_load_2pc", two_phase)

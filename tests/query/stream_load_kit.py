@@ -16,19 +16,22 @@ def http_base() -> str:
 
 
 def curl_load(path: Path, db: str, table: str, headers: dict[str, str] | None = None, *,
-              user: str = "root", password: str = "") -> dict[str, Any]:
+              user: str = "root", password: str = "", base: str | None = None) -> dict[str, Any]:
     """`curl --location-trusted -u user:password -T path -H k:v … …/api/db/table/_stream_load`."""
     args = ["curl", "-sS", "--location-trusted", "-u", f"{user}:{password}", "-T", str(path)]
     for key, value in (headers or {}).items():
         args += ["-H", f"{key}:{value}"]
-    args.append(f"{http_base()}/api/{db}/{table}/_stream_load")
+    args.append(f"{base or http_base()}/api/{db}/{table}/_stream_load")
     done = subprocess.run(args, capture_output=True, text=True, timeout=120, check=True)
     reply: dict[str, Any] = json.loads(done.stdout)
     return reply
 
 
-def curl_2pc(db: str, txn_id: int, operation: str, *, user: str = "root", password: str = "") -> dict[str, Any]:
-    args = ["curl", "-sS", "--location-trusted", "-u", f"{user}:{password}", "-X", "PUT", "-H", f"txn_id:{txn_id}",
+def curl_2pc(db: str, operation: str, *, txn_id: int | None = None, label: str | None = None,
+             user: str = "root", password: str = "") -> dict[str, Any]:
+    """`curl -X PUT -H txn_id:… (or label:…) -H txn_operation:commit|abort …/api/db/_stream_load_2pc`."""
+    named = f"txn_id:{txn_id}" if txn_id is not None else f"label:{label}"
+    args = ["curl", "-sS", "--location-trusted", "-u", f"{user}:{password}", "-X", "PUT", "-H", named,
             "-H", f"txn_operation:{operation}", f"{http_base()}/api/{db}/_stream_load_2pc"]
     done = subprocess.run(args, capture_output=True, text=True, timeout=120, check=True)
     reply: dict[str, Any] = json.loads(done.stdout)
