@@ -101,3 +101,8 @@ def prepared_load_key(txn_id: int) -> bytes:
 
 def prepared_label_key(table_id: int, label: str) -> bytes:
     return PREPARED_LABEL + f"{table_id:010d}/".encode() + label.encode()
+
+
+def prepared_rowset_key(rowset_id: str) -> bytes:
+    """A rowset of a load still prepared: named by the log (the recycler keeps its files), not yet read."""
+    return f"tr/{rowset_id}".encode()

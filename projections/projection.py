@@ -46,7 +46,7 @@ from projections.store import ProjectionStore
 from projections.users import UserRecord, scope_key
 from schemas import events as ev
 from schemas.envelope import EventEnvelope
-from schemas.model import LoadProgress, Rowset
+from schemas.model import LoadProgress, NewRowset, Rowset
 
 log = logging.getLogger(__name__)
 NAMED_KINDS = ("resource", "storage_policy")
@@ -259,6 +259,11 @@ class Projection:
     def prepared_load(self, txn_id: int) -> PreparedLoad | None:
         raw = self.store.get(keys.prepared_load_key(txn_id))
         return PreparedLoad.model_validate_json(raw) if raw else None
+
+    def prepared_rowset(self, rowset_id: str) -> NewRowset | None:
+        """A rowset of a load still prepared (its files must stay until the load is finished)."""
+        raw = self.store.get(keys.prepared_rowset_key(rowset_id))
+        return NewRowset.model_validate_json(raw) if raw else None
 
     def prepared_label(self, table_id: int, label: str) -> PreparedLoad | None:
         """The load still prepared under `label` on the table, if any."""
@@ -515,6 +520,8 @@ class Projection:
                                 prepared_ts_ms=ts, deadline_ts_ms=e.deadline_ts_ms)
         self.store.put(keys.prepared_load_key(e.txn_id), _dump(prepared))
         self.store.put(keys.prepared_label_key(e.table_id, e.label), str(e.txn_id).encode())
+        for rowset in e.rowsets:
+            self.store.put(keys.prepared_rowset_key(rowset.rowset_id), _dump(rowset))
         self.next_ids["txn"] = max(self.next_ids.get("txn", 1), e.txn_id + 1)
 
     def _load_aborted(self, e: ev.LoadAborted, ts: int) -> None:
@@ -527,6 +534,8 @@ class Projection:
         finished = prepared.model_copy(update={"status": status, "finished_ts_ms": ts, "reason": reason})
         self.store.put(keys.prepared_load_key(txn_id), _dump(finished))
         self.store.delete(keys.prepared_label_key(prepared.table_id, prepared.label))
+        for rowset in prepared.rowsets:  # committed: a rowset record names it now; aborted: an orphan
+            self.store.delete(keys.prepared_rowset_key(rowset.rowset_id))
 
     def _delete_committed(self, e: ev.DeleteCommitted, ts: int) -> None:
         table = self._table(e.table_id)

@@ -36,6 +36,7 @@ log = logging.getLogger("strata.stream_load")
 _SPOOL_CHUNK = 1 << 20
 # How often each SQL server aborts prepared loads past their deadline (transactions.sweep).
 SWEEP_INTERVAL_S = 2.0
+_ORPHAN_SPOOL_S = 86400.0
 
 
 def _spool_dir(engine: Engine) -> Path:
@@ -129,6 +130,9 @@ def add_routes(app: web.Application, engine: Engine) -> None:
         return web.Response(text=text)
 
     async def sweeper(app: web.Application) -> AsyncIterator[None]:
+        # A body spooled when a SQL server died: nothing loads it any more (a day old: no upload is that slow).
+        await _off_loop(error_log.prune, _spool_dir(engine), _ORPHAN_SPOOL_S)
+
         async def loop() -> None:
             while True:
                 await asyncio.sleep(SWEEP_INTERVAL_S)
