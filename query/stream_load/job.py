@@ -87,6 +87,11 @@ def run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path,
         base_url: str) -> LoadReply:
     """Loads the body into `table`; the reply says what happened (it never raises for a bad load)."""
     started = time.monotonic()
+    if request.user_label:
+        existing = existing_label(ctx, table, request.label)
+        if existing is not None:
+            existing.load_bytes = load_bytes
+            return existing
     reply = LoadReply(label=request.label, load_bytes=load_bytes, two_phase_commit=request.two_phase_commit)
     try:
         _run(ctx, table, request, body, reply, base_url)
@@ -98,8 +103,10 @@ def run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path,
         status = LABEL_EXISTS if exc.code == ErrorCode.LABEL_ALREADY_EXISTS else FAIL
         reply.status, reply.message = status, f"[{'LABEL_ALREADY_EXISTS' if status == LABEL_EXISTS else 'ERROR'}]" \
                                               f"{exc.message}"
-        if status == LABEL_EXISTS:
-            reply.existing_job_status = "FINISHED"
+        if status == LABEL_EXISTS:  # taken by a load that committed (or prepared) meanwhile
+            ctx.catch_up()
+            prepared = transactions.by_label(ctx, table.table_id, request.label)
+            reply.existing_job_status = "RUNNING" if prepared is not None else "FINISHED"
     except duckdb.Error as exc:
         reply.status, reply.message = FAIL, f"[ANALYSIS_ERROR]{duck_error(exc)[1]}"
     if reply.status == FAIL:
@@ -112,11 +119,6 @@ def run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path,
 
 def _run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path, reply: LoadReply,
          base_url: str) -> None:
-    if request.user_label:
-        existing = existing_label(ctx, table, request.label)
-        if existing is not None:
-            reply.__dict__.update(existing.__dict__ | {"load_bytes": reply.load_bytes})
-            return
     source = read_source(request, body, source_fields(request, table))
     loaded = _loaded(ctx, table, request, source)
     reply.loaded_rows = loaded.rows.num_rows
@@ -142,6 +144,7 @@ def _run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path
         if loaded.new_partitions:
             raise BadRequest("group commit cannot load rows that need new AUTO PARTITION partitions")
         _, reply.label = group_commit.registry(ctx).submit(table, loaded.rows, request.group_commit)
+        reply.group_commit = True
         return
     commit_rows(ctx, target, loaded.rows, label=request.label, source="stream_load",
                 new_partitions=loaded.new_partitions)

@@ -26,11 +26,14 @@ class LoadReply:
     load_time_ms: int = 0
     error_url: str | None = None
     comment: str = ""
+    group_commit: bool = False  # the rows joined a group commit batch (the Label is the batch's)
 
     def as_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"TxnId": self.txn_id, "Label": self.label, "Comment": self.comment,
                                 "TwoPhaseCommit": "true" if self.two_phase_commit else "false",
                                 "Status": self.status}
+        if self.group_commit:
+            body["GroupCommit"] = True
         if self.existing_job_status is not None:
             body["ExistingJobStatus"] = self.existing_job_status
         body.update({"Message": self.message, "NumberTotalRows": self.total_rows,

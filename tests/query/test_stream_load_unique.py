@@ -58,7 +58,7 @@ def test_group_commit_load(conn: pymysql.connections.Connection, db: str, tmp_pa
     run(conn, "CREATE TABLE g (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
               "PROPERTIES ('group_commit_interval_ms' = '200')")
     reply = curl_load(_file(tmp_path, "1\t1\n2\t2\n"), db, "g", {"group_commit": "sync_mode"})
-    assert reply["Status"] == "Success" and reply["Label"].startswith("group_commit_"), reply
+    assert reply["Status"] == "Success" and reply["Label"].startswith("group_commit_") and reply["GroupCommit"], reply
     assert rows(conn, "SELECT count(*) FROM g") == [(2,)]
     refused = curl_load(_file(tmp_path, "3\t3\n"), db, "g", {"group_commit": "sync_mode", "label": "x"})
     assert refused["Status"] == "Fail"
