@@ -89,3 +89,20 @@ def move_prefix(table_id: int) -> bytes:
 def move_key(table_id: int, ts_ms: int) -> bytes:
     """One table's tier moves of one instant (commit times are strictly increasing per table)."""
     return move_prefix(table_id) + f"{ts_ms:015d}".encode()
+
+
+# Two-phase loads: every one by its transaction id, and the label of each one still prepared.
+PREPARED_LABEL = b"tl/"
+
+
+def prepared_load_key(txn_id: int) -> bytes:
+    return f"tx/{txn_id:015d}".encode()
+
+
+def prepared_label_key(table_id: int, label: str) -> bytes:
+    return PREPARED_LABEL + f"{table_id:010d}/".encode() + label.encode()
+
+
+def prepared_rowset_key(rowset_id: str) -> bytes:
+    """A rowset of a load still prepared: named by the log (the recycler keeps its files), not yet read."""
+    return f"tr/{rowset_id}".encode()

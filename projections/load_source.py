@@ -10,8 +10,9 @@ definition on an empty batch before accepting it) and the routine load tasks tha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import duckdb
 import pyarrow as pa
@@ -20,11 +21,40 @@ import pyarrow.compute as pc
 from projections.rows import REASON, Allocate, RowsRejected, split_rows, split_rows_creating_partitions
 from projections.state import TableState
 from schemas.errors import ErrorCode
-from schemas.model import SEQUENCE_COLUMN, Column, Partition, RoutineLoadSpec
+from schemas.model import SEQUENCE_COLUMN, Column, LoadColumn, Partition
 from storage.rowset_sql import converted_sql, quote_ident, quote_literal
 
+
+class LoadMapping(Protocol):
+    """What a load reads and how its fields become rows: a routine load's `RoutineLoadSpec`, or a
+    Stream Load's request (query.stream_load)."""
+
+    @property
+    def format(self) -> str: ...
+    @property
+    def columns(self) -> tuple[LoadColumn, ...]: ...
+    @property
+    def where_sql(self) -> str | None: ...
+    @property
+    def partitions(self) -> tuple[int, ...]: ...
+    @property
+    def column_separator(self) -> str: ...
+    @property
+    def jsonpaths(self) -> tuple[str, ...]: ...
+    @property
+    def json_root(self) -> str | None: ...
+    @property
+    def strip_outer_array(self) -> bool: ...
+    @property
+    def strict_mode(self) -> bool: ...
+
+
+# Turns the mapped rows (SQL with a0..an, one per target, and __p, __o) into other rows and targets
+# before they are typed: a Stream Load's partial_columns fills the columns it leaves out from stored rows.
+Rewrite = Callable[[str, list[Column]], tuple[str, list[Column]]]
+
 RECORDS = pa.schema([("__p", pa.int32()), ("__o", pa.int64()), ("__v", pa.binary())])
-_CARRIED = ("__p", "__o")
+CARRIED = ("__p", "__o")  # what a bad row keeps to name its record
 
 
 def records_table(partitions: Sequence[int | None], offsets: Sequence[int | None],
@@ -33,14 +63,14 @@ def records_table(partitions: Sequence[int | None], offsets: Sequence[int | None
                     schema=RECORDS)
 
 
-def source_fields(spec: RoutineLoadSpec, table: TableState) -> list[str]:
+def source_fields(spec: LoadMapping, table: TableState) -> list[str]:
     """The fields each record holds, in order: COLUMNS' plain names, or else the table's columns."""
     if spec.columns:
         return [c.name for c in spec.columns if c.expr_sql is None]
     return [c.name for c in table.schema_now.visible_columns]
 
 
-def _parsed_sql(spec: RoutineLoadSpec, fields: list[str]) -> str:
+def _parsed_sql(spec: LoadMapping, fields: list[str]) -> str:
     """Records → `__p, __o, __bad` and one VARCHAR column per source field (`__f<i>`)."""
     if spec.format == "csv":
         text = r"regexp_replace(TRY(decode(__v)), '\r?\n$', '')"
@@ -84,10 +114,16 @@ class LoadPlan:
     schema_version: int
     targets: tuple[Column, ...]
     sql: str  # over `__records`: __p, __o, __bad, __keep, a0..an (one per target)
+    # a<sign_from> (after the targets) is each row's delete sign (a Stream Load's merge_type DELETE / MERGE)
+    sign_from: int | None = None
 
 
-def plan_load(spec: RoutineLoadSpec, table: TableState) -> LoadPlan:
-    """Builds the batch query; raises RowsRejected when the mapping names a column the table lacks."""
+def plan_load(spec: LoadMapping, table: TableState, *, parsed_sql: str | None = None,
+              delete_sql: str | None = None) -> LoadPlan:
+    """Builds the batch query; raises RowsRejected when the mapping names a column the table lacks.
+    `parsed_sql` replaces the parsing of `__records` for a source its reader already split into fields
+    (`__p, __o, __bad, __f0..__fn`); `delete_sql`, a condition over the fields, gives each row of a
+    Unique Key table its delete sign."""
     schema = table.schema_now
     fields = source_fields(spec, table)
     if spec.jsonpaths and len(spec.jsonpaths) != len(fields):
@@ -103,7 +139,7 @@ def plan_load(spec: RoutineLoadSpec, table: TableState) -> LoadPlan:
         scope.append(f"{value} AS {quote_ident(name)}")
     derived = [(c.name, c.expr_sql) for c in spec.columns if c.expr_sql is not None]
     scope_sql = f"SELECT __p, __o, __bad, {', '.join(['__f' + str(i) for i in range(len(fields))] + scope)} " \
-                f"FROM ({_parsed_sql(spec, fields)})"
+                f"FROM ({parsed_sql or _parsed_sql(spec, fields)})"
     if derived:
         computed = ", ".join(f"{expr} AS {quote_ident(name)}" for name, expr in derived)
         scope_sql = f"SELECT *, {computed} FROM ({scope_sql})"
@@ -132,9 +168,16 @@ def plan_load(spec: RoutineLoadSpec, table: TableState) -> LoadPlan:
             raise RowsRejected(1364, f"Field '{column.name}' of table '{table.name}' doesn't have a default value "
                                      "and the job does not fill it")
     keep = f"COALESCE({spec.where_sql}, false)" if spec.where_sql else "true"
+    sign_from = None
+    if delete_sql is not None:
+        if table.keys_model != "UNIQUE":
+            raise RowsRejected(ErrorCode.WRONG_ARGUMENTS, f"only a UNIQUE KEY table takes deletes; '{table.name}' "
+                                                          f"is {table.keys_model} KEY")
+        sign_from = len(values)
+        values.append(f"CASE WHEN COALESCE({delete_sql}, false) THEN 1 ELSE 0 END")
     selected = ", ".join(f"{v} AS a{i}" for i, v in enumerate(values))
     sql = f"SELECT __p, __o, __bad, {keep} AS __keep, {selected} FROM ({scope_sql})"
-    return LoadPlan(schema.schema_version, tuple(targets), sql)
+    return LoadPlan(schema.schema_version, tuple(targets), sql, sign_from)
 
 
 @dataclass(frozen=True)
@@ -148,61 +191,66 @@ class LoadedBatch:
     table: TableState | None = None
 
 
-def load_batch(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineLoadSpec, plan: LoadPlan,
+def load_batch(cur: duckdb.DuckDBPyConnection, table: TableState, spec: LoadMapping, plan: LoadPlan,
                records: pa.Table, *, next_partition_id: int | None = None,
-               allocate: Allocate | None = None) -> LoadedBatch:
+               allocate: Allocate | None = None, rewrite: Rewrite | None = None) -> LoadedBatch:
     """Turns one batch of records into rows; a DuckDB error raised by the job's own expressions on
     some record is pinned to that record by halving the batch, so the other records still load.
     With `next_partition_id`, an AUTO PARTITION table gets the partitions its rows need (ids from it);
     `allocate` fills an AUTO_INCREMENT column (see `rows.prepare_rows`)."""
     try:
-        return _load(cur, table, spec, plan, records, next_partition_id, allocate)
+        return _load(cur, table, spec, plan, records, next_partition_id, allocate, rewrite)
     except duckdb.Error as exc:
         if records.num_rows <= 1:
             reason = f"the job's COLUMNS or WHERE failed on this record: {str(exc).splitlines()[0]}"
-            bad = records.select(list(_CARRIED)).append_column(REASON, pa.array([reason] * records.num_rows,
+            bad = records.select(list(CARRIED)).append_column(REASON, pa.array([reason] * records.num_rows,
                                                                                 pa.string()))
-            return LoadedBatch(_empty_rows(cur, table, spec, plan), bad, 0)
+            return LoadedBatch(_empty_rows(cur, table, spec, plan, rewrite), bad, 0)
     half = records.num_rows // 2
     first = load_batch(cur, table, spec, plan, records.slice(0, half), next_partition_id=next_partition_id,
-                       allocate=allocate)
+                       allocate=allocate, rewrite=rewrite)
     # The second half routes against the partitions the first half makes, so none is made twice.
     following = None if next_partition_id is None else next_partition_id + len(first.new_partitions)
     second = load_batch(cur, first.table or table, spec, plan, records.slice(half), next_partition_id=following,
-                        allocate=allocate)
+                        allocate=allocate, rewrite=rewrite)
     return LoadedBatch(pa.concat_tables([first.rows, second.rows]), pa.concat_tables([first.bad, second.bad]),
                        first.unselected + second.unselected, first.new_partitions + second.new_partitions,
                        second.table or first.table)
 
 
-def _empty_rows(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineLoadSpec, plan: LoadPlan) -> pa.Table:
-    return _load(cur, table, spec, plan, RECORDS.empty_table()).rows
+def _empty_rows(cur: duckdb.DuckDBPyConnection, table: TableState, spec: LoadMapping, plan: LoadPlan,
+                rewrite: Rewrite | None) -> pa.Table:
+    return _load(cur, table, spec, plan, RECORDS.empty_table(), rewrite=rewrite).rows
 
 
-def _load(cur: duckdb.DuckDBPyConnection, table: TableState, spec: RoutineLoadSpec, plan: LoadPlan,
+def _load(cur: duckdb.DuckDBPyConnection, table: TableState, spec: LoadMapping, plan: LoadPlan,
           records: pa.Table, next_partition_id: int | None = None,
-          allocate: Allocate | None = None) -> LoadedBatch:
+          allocate: Allocate | None = None, rewrite: Rewrite | None = None) -> LoadedBatch:
     cur.register("__records", records)
     try:
         parsed: pa.Table = cur.sql(plan.sql).to_arrow_table()
     finally:
         cur.unregister("__records")
     unparsed = pc.is_valid(parsed["__bad"])
-    bad = parsed.filter(unparsed).select([*_CARRIED, "__bad"]).rename_columns([*_CARRIED, REASON])
+    bad = parsed.filter(unparsed).select([*CARRIED, "__bad"]).rename_columns([*CARRIED, REASON])
     parsed = parsed.filter(pc.invert(unparsed))
     kept = pc.fill_null(parsed["__keep"], False)
     unselected = parsed.num_rows - pc.sum(kept).as_py() if parsed.num_rows else 0
     parsed = parsed.filter(kept).drop_columns(["__bad", "__keep"])
     cur.register("__parsed", parsed)
+    source_sql, targets = "SELECT * FROM __parsed", list(plan.targets)
+    if rewrite is not None:
+        source_sql, targets = rewrite(source_sql, targets)
     try:
         if next_partition_id is not None and table.auto_partition is not None and not spec.partitions:
             routed, unfit = split_rows_creating_partitions(
-                cur, table, "SELECT * FROM __parsed", list(plan.targets), strict=spec.strict_mode,
-                passthrough=_CARRIED, next_partition_id=next_partition_id, allocate=allocate)
+                cur, table, source_sql, targets, strict=spec.strict_mode,
+                passthrough=CARRIED, next_partition_id=next_partition_id, allocate=allocate)
             return LoadedBatch(routed.data, pa.concat_tables([bad, unfit.cast(bad.schema)]), unselected,
                                routed.new_partitions, routed.table if routed.new_partitions else None)
-        good, unfit = split_rows(cur, table, "SELECT * FROM __parsed", list(plan.targets), strict=spec.strict_mode,
-                                 partitions=spec.partitions, passthrough=_CARRIED, allocate=allocate)
+        good, unfit = split_rows(cur, table, source_sql, targets, strict=spec.strict_mode,
+                                 partitions=spec.partitions, passthrough=CARRIED, allocate=allocate,
+                                 sign_from=plan.sign_from)
     finally:
         cur.unregister("__parsed")
     return LoadedBatch(good, pa.concat_tables([bad, unfit.cast(bad.schema)]), unselected)

@@ -22,7 +22,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -38,6 +38,7 @@ from projections.state import (
     MoveRecord,
     NameTakeover,
     PartitionState,
+    PreparedLoad,
     RowsetRecord,
     SchemaAt,
     TableState,
@@ -47,7 +48,7 @@ from projections.store import ProjectionStore
 from projections.users import UserRecord, scope_key
 from schemas import events as ev
 from schemas.envelope import EventEnvelope
-from schemas.model import LoadProgress, Rowset
+from schemas.model import LoadProgress, NewRowset, Rowset
 
 log = logging.getLogger(__name__)
 NAMED_KINDS = ("resource", "storage_policy")
@@ -63,7 +64,7 @@ FORMAT_KEY = b"m/format"
 # a new one included, counts as a catalog change.
 _DATA_ONLY_EVENTS: tuple[type[ev.Event], ...] = (
     ev.RowsetsCommitted, ev.DeleteCommitted, ev.CompactionCommitted, ev.RowsetsMoved, ev.RowsetsRecycled,
-    ev.RoutineLoadProgressed, ev.BulkJobChanged, ev.CommandRejected)
+    ev.RoutineLoadProgressed, ev.BulkJobChanged, ev.CommandRejected, ev.LoadPrepared, ev.LoadAborted)
 
 
 def _dump(model: BaseModel) -> bytes:
@@ -118,6 +119,8 @@ class Projection:
             ev.PartitionDropped: self._partition_dropped,
             ev.PartitionPropertiesChanged: self._partition_properties_changed,
             ev.RowsetsCommitted: self._rowsets_committed,
+            ev.LoadPrepared: self._load_prepared,
+            ev.LoadAborted: self._load_aborted,
             ev.AutoIncrementAllocated: self._auto_increment_allocated,
             ev.DeleteCommitted: self._delete_committed,
             ev.CompactionCommitted: self._compaction_committed,
@@ -259,6 +262,25 @@ class Projection:
     def command_outcome(self, command_id: str) -> decided.Outcome | None:
         """The first answer the log gave this command, if it is still remembered (projections.decided)."""
         return decided.outcome(self.store, command_id)
+
+    def prepared_load(self, txn_id: int) -> PreparedLoad | None:
+        raw = self.store.get(keys.prepared_load_key(txn_id))
+        return PreparedLoad.model_validate_json(raw) if raw else None
+
+    def prepared_rowset(self, rowset_id: str) -> NewRowset | None:
+        """A rowset of a load still prepared (its files must stay until the load is finished)."""
+        raw = self.store.get(keys.prepared_rowset_key(rowset_id))
+        return NewRowset.model_validate_json(raw) if raw else None
+
+    def prepared_label(self, table_id: int, label: str) -> PreparedLoad | None:
+        """The load still prepared under `label` on the table, if any."""
+        raw = self.store.get(keys.prepared_label_key(table_id, label))
+        return self.prepared_load(int(raw)) if raw else None
+
+    def prepared_loads(self) -> list[PreparedLoad]:
+        """Every load still prepared (neither committed nor aborted)."""
+        found = (self.prepared_load(int(raw)) for _, raw in self.store.scan(keys.PREPARED_LABEL))
+        return [p for p in found if p is not None]
 
     def label(self, table_id: int, label: str) -> LabelRecord | None:
         raw = self.store.get(keys.label_key(table_id, label))
@@ -496,6 +518,31 @@ class Projection:
         self.store.put(keys.label_key(e.table_id, e.label), _dump(label))
         if e.load is not None:
             self._record_load(e.load, e.num_rows, ts)
+        if e.txn_id is not None:
+            self._finish_prepared(e.txn_id, "COMMITTED", ts, "")
+
+    def _load_prepared(self, e: ev.LoadPrepared, ts: int) -> None:
+        prepared = PreparedLoad(txn_id=e.txn_id, table_id=e.table_id, label=e.label, rowsets=e.rowsets,
+                                num_rows=e.num_rows, source=e.source, new_partitions=e.new_partitions,
+                                prepared_ts_ms=ts, deadline_ts_ms=e.deadline_ts_ms)
+        self.store.put(keys.prepared_load_key(e.txn_id), _dump(prepared))
+        self.store.put(keys.prepared_label_key(e.table_id, e.label), str(e.txn_id).encode())
+        for rowset in e.rowsets:
+            self.store.put(keys.prepared_rowset_key(rowset.rowset_id), _dump(rowset))
+        self.next_ids["txn"] = max(self.next_ids.get("txn", 1), e.txn_id + 1)
+
+    def _load_aborted(self, e: ev.LoadAborted, ts: int) -> None:
+        self._finish_prepared(e.txn_id, "ABORTED", ts, e.reason)
+
+    def _finish_prepared(self, txn_id: int, status: Literal["COMMITTED", "ABORTED"], ts: int, reason: str) -> None:
+        prepared = self.prepared_load(txn_id)
+        if prepared is None:
+            return
+        finished = prepared.model_copy(update={"status": status, "finished_ts_ms": ts, "reason": reason})
+        self.store.put(keys.prepared_load_key(txn_id), _dump(finished))
+        self.store.delete(keys.prepared_label_key(prepared.table_id, prepared.label))
+        for rowset in prepared.rowsets:  # committed: a rowset record names it now; aborted: an orphan
+            self.store.delete(keys.prepared_rowset_key(rowset.rowset_id))
 
     def _delete_committed(self, e: ev.DeleteCommitted, ts: int) -> None:
         table = self._table(e.table_id)

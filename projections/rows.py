@@ -297,13 +297,13 @@ def _checked(table: TableState, data: pa.Table, checks: list[_Check], partitions
 
 def split_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
                strict: bool, partitions: tuple[int, ...] = (), passthrough: Sequence[str] = (),
-               allocate: Allocate | None = None) -> tuple[pa.Table, pa.Table]:
+               allocate: Allocate | None = None, sign_from: int | None = None) -> tuple[pa.Table, pa.Table]:
     """Like `prepare_rows`, but a bad row does not fail the others: returns the good rows, ready to
     write, and the bad ones as their `passthrough` columns plus `__reason` (the first check failed).
     Without `strict`, a value that does not convert becomes NULL (Doris' strict_mode=false)."""
     source_sql, targets = _numbered(cur, table, source_sql, targets, allocate)
     data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=partitions,
-                           passthrough=passthrough)
+                           passthrough=passthrough, sign_from=sign_from)
     return _split(table, data, checks, partitions, passthrough)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from schemas.model import (
@@ -12,6 +14,7 @@ from schemas.model import (
     Column,
     Distribution,
     KeysModel,
+    NewRowset,
     Partition,
     Rowset,
     RowsetMove,
@@ -194,6 +197,23 @@ class MoveRecord(BaseModel):
 
     ts_ms: int
     moves: list[RowsetMove]
+
+
+class PreparedLoad(BaseModel):
+    """A two-phase load (events LoadPrepared, then RowsetsCommitted with its txn_id or LoadAborted)."""
+
+    txn_id: int
+    table_id: int
+    label: str
+    status: Literal["PREPARED", "COMMITTED", "ABORTED"] = "PREPARED"
+    rowsets: tuple[NewRowset, ...]
+    num_rows: int
+    source: str
+    new_partitions: tuple[Partition, ...] = ()
+    prepared_ts_ms: int
+    deadline_ts_ms: int
+    finished_ts_ms: int | None = None
+    reason: str = ""
 
 
 class LabelRecord(BaseModel):

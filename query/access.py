@@ -6,7 +6,7 @@ needs SELECT_PRIV on the view only, not on the tables its definition reads; its 
 CREATE VIEW, information_schema.views) is shown to whoever may read everything it reads.
  Any other user needs, on `*.*`, `db.*` or `db.table`:
 SELECT_PRIV to read (the latest state or any instant of its history), LOAD_PRIV to write rows
-(INSERT, DELETE, UPDATE, TRUNCATE, routine loads), CREATE_PRIV / DROP_PRIV / ALTER_PRIV for DDL,
+(INSERT, DELETE, UPDATE, TRUNCATE, routine loads, Stream Load), CREATE_PRIV / DROP_PRIV / ALTER_PRIV for DDL,
 ADMIN_PRIV (on *.*) for resources, storage policies, compaction, users and grants. A statement
 this module does not know is refused for non-root users: a new statement kind must say here what it needs.
 """

@@ -25,9 +25,9 @@ from projections.state import TableState
 from query import bulk_jobs, dml
 from query.context import Context, Done, SessionState, SqlFailure
 from query.file_formats import READ_FORMATS, check_format, text_options
+from query.load_mapping import load_expression_sql
 from query.parser import DIALECT
 from query.parser import statements as st
-from query.routine_load import load_expression_sql
 from query.s3_location import CONNECTION_KEYS, connection_properties, lowered, target
 from query.s3_source import matching_keys, read_objects
 from query.sandbox import check_expression

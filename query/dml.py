@@ -25,7 +25,7 @@ from query.relation import default_sql, duck_type, quote_ident, snapshot_sql
 from query.session_functions import session_zone, substitute
 from schemas import commands as cmd
 from schemas.errors import ErrorCode
-from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, VERSION_COLUMN, Column, is_hidden
+from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, VERSION_COLUMN, Column, Partition, is_hidden
 
 
 def write_rows(ctx: Context, cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
@@ -117,12 +117,14 @@ class AutoIncrement:
         return self.first
 
 
-def commit_rows(ctx: Context, table: TableState, data: pa.Table, *, label: str, source: str = "insert") -> int:
+def commit_rows(ctx: Context, table: TableState, data: pa.Table, *, label: str, source: str = "insert",
+                new_partitions: tuple[Partition, ...] = ()) -> int:
     """Writes prepared rows (see `prepare_rows`) as durable rowsets, then proposes them as one commit
-    under `label`; returns the count once the commit is applied here."""
+    under `label`; returns the count once the commit is applied here. An AUTO PARTITION load passes
+    the partitions its rows need (`table` is then the table widened by them)."""
     rowsets = rows.write_rowsets(ctx.tiers, table, data, default_cooldown_s=ctx.config.storage_cooldown_seconds)
-    ctx.propose(cmd.CommitRowsets(table_id=table.table_id, label=label,
-                                  rowsets=tuple(rowsets), num_rows=data.num_rows, source=source),
+    ctx.propose(cmd.CommitRowsets(table_id=table.table_id, label=label, rowsets=tuple(rowsets),
+                                  num_rows=data.num_rows, source=source, new_partitions=new_partitions),
                 table_id=table.table_id)
     return data.num_rows
 
@@ -222,7 +224,7 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
         source_sql = _source_sql(ctx, session, s, targets, cur)
         partitions = tuple(_named_partition(table, n) for n in s.partitions)
         if partial:
-            source_sql, targets = _with_stored_values(ctx, table, source_sql, targets)
+            source_sql, targets = with_stored_values(ctx, table, source_sql, targets)
         mode = group_commit.session_mode(session)
         # An AUTO PARTITION table's rows may need new partitions, which only their own commit creates.
         if mode != "off_mode" and isinstance(s.query, exp.Values) and not s.label and not partial \
@@ -283,11 +285,12 @@ def overwrite(ctx: Context, session: SessionState, s: st.Insert) -> Done:
     return Done(data.num_rows, f"{{'label':'{label}', 'status':'VISIBLE'}}")
 
 
-def _with_stored_values(ctx: Context, table: TableState, source_sql: str,
-                        targets: list[Column]) -> tuple[str, list[Column]]:
+def with_stored_values(ctx: Context, table: TableState, source_sql: str, targets: list[Column], *,
+                       carry: tuple[str, ...] = ()) -> tuple[str, list[Column]]:
     """A partial update's rows made whole: each column the INSERT leaves out takes the stored value of
     the row's key (its default for a new key), so the rowset holds full rows and every later read,
-    compaction and time travel merges them like any other load. Returns the source and its targets."""
+    compaction and time travel merges them like any other load. Returns the source and its targets;
+    the source's `carry` columns (a load's record positions) are kept as they are."""
     given = {c.unique_id: i for i, c in enumerate(targets)}
     schema = table.schema_now
     missing = [k.name for k in schema.key_columns if k.unique_id not in given]
@@ -302,7 +305,7 @@ def _with_stored_values(ctx: Context, table: TableState, source_sql: str,
               f"ELSE {default_sql(c, now=now)} END" for c in schema.columns]
     extras = [c for c in targets if c.unique_id < 0]  # the delete sign, the version
     values += [f"__new.a{given[c.unique_id]}" for c in extras]
-    selected = ", ".join(f"{v} AS a{i}" for i, v in enumerate(values))
+    selected = ", ".join([*(f"{v} AS a{i}" for i, v in enumerate(values)), *(f"__new.{c}" for c in carry)])
     # The statement's row order is kept: it orders rows of one key within the load (`__seq`).
     source = (f"SELECT {selected} FROM (SELECT *, row_number() OVER () AS __n FROM ({source_sql})) AS __new "
               f"LEFT JOIN (SELECT *, true AS __stored FROM ({_live_rows_sql(ctx, table, ())})) AS __old "

@@ -13,24 +13,22 @@ from __future__ import annotations
 import codecs
 import json
 from collections.abc import Callable
-from datetime import UTC
 from typing import Any
 
 import duckdb
-from sqlglot import exp
 
 from projections.load_source import RECORDS, load_batch, plan_load
 from projections.routine_loads import RoutineLoadJob, source_refusal
 from projections.rows import RowsRejected
 from projections.state import TableState
 from query.context import Context, Done, Rows, SessionState, SqlFailure
-from query.functions import to_duckdb
 from query.kafka_source import SourceUnavailable, topic_partitions, watermarks
+from query.load_mapping import mapping
 from query.parser import statements as st
 from query.reads import duck_error, format_instant
 from schemas import commands as cmd
 from schemas.errors import ErrorCode
-from schemas.model import OFFSET_BEGINNING, OFFSET_END, LoadColumn, RoutineLoadSpec, RoutineLoadState
+from schemas.model import OFFSET_BEGINNING, OFFSET_END, RoutineLoadSpec, RoutineLoadState
 from storage.secrets import masked
 
 _JOB_PROPERTIES = {"format", "jsonpaths", "json_root", "strip_outer_array", "max_batch_interval", "max_batch_rows",
@@ -89,42 +87,6 @@ def _jsonpaths(text: str | None) -> tuple[str, ...]:
     return tuple(paths)
 
 
-_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv, exp.Neg)
-
-
-def load_expression_sql(expr: exp.Expr, names: set[str], typed: set[str], what: str) -> str:
-    """`expr` as DuckDB SQL over the quoted source names it may use. A source field the table has
-    no column for is text; in arithmetic it is read as a number, as Doris casts it implicitly."""
-    if expr.find(exp.Query) is not None:
-        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"subqueries are not supported in {what}")
-    expr = expr.copy()
-    lowered = {n.lower(): n for n in names}
-    for column in list(expr.find_all(exp.Column)):
-        found = lowered.get(column.name.lower())
-        if found is None:
-            raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Unknown column '{column.name}' in {what}")
-        ref: exp.Expr = exp.column(found, quoted=True)
-        if found.lower() not in typed and isinstance(column.parent, _ARITHMETIC):
-            ref = exp.TryCast(this=ref, to=exp.DataType.build("DOUBLE"))
-        column.replace(ref)
-    # A load has no session: its times are UTC, the zone Strata's loads run in.
-    return to_duckdb(expr, UTC).sql(dialect="duckdb")
-
-
-def _mapping(s: st.CreateRoutineLoad, table: TableState) -> tuple[tuple[LoadColumn, ...], str | None, str | None]:
-    plain = {c.name for c in s.columns if c.expr is None}
-    typed = {c.name.lower() for c in table.schema_now.columns}
-    columns = tuple(
-        LoadColumn(name=c.name) if c.expr is None else
-        LoadColumn(name=c.name, expr=c.expr.sql(dialect="mysql"),
-                   expr_sql=load_expression_sql(c.expr, plain, typed, f"the COLUMNS expression of '{c.name}'"))
-        for c in s.columns)
-    if s.where is None:
-        return columns, None, None
-    visible = {c.name for c in s.columns} or {c.name for c in table.schema_now.columns}
-    return columns, s.where.sql(dialect="mysql"), load_expression_sql(s.where, visible, typed, "WHERE")
-
-
 def _offsets(source: dict[str, str], partitions: list[int], ends: Callable[[], dict[int, int]]) -> dict[int, int]:
     words = [w.strip() for w in source["kafka_offsets"].split(",")] if "kafka_offsets" in source else \
         [source.get(_DEFAULT_OFFSETS, "OFFSET_END").strip()] * len(partitions)
@@ -160,7 +122,7 @@ def _spec(ctx: Context, s: st.CreateRoutineLoad, table: TableState, partitions: 
     fmt = props.get("format", "csv").lower()
     if fmt not in ("json", "csv"):
         raise _bad(f"format must be json or csv, not '{props['format']}'")
-    columns, where, where_sql = _mapping(s, table)
+    columns, where, where_sql = mapping(s.columns, s.where, table)
     client = {k: v for k, v in source.items() if k.startswith("property.") and k != _DEFAULT_OFFSETS}
     opened = {k.removeprefix("property."): v for k, v in client.items()}
     broker_list, topic = source["kafka_broker_list"], source["kafka_topic"]

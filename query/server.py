@@ -42,6 +42,7 @@ from query.parser import SqlError, SqlSyntaxError, parse_script, table_refs
 from query.parser import statements as st
 from query.reads import session_zone
 from query.secret_text import mask_secrets
+from query.stream_load.routes import add_routes as stream_load_routes
 from query.system_variables import MYSQL_VARIABLES, SYNONYMS
 from query.wire import WireLimits, WireServer
 from query.wire.columns import WireColumn, WireResult, describe
@@ -369,6 +370,7 @@ def _http_app(engine: Engine) -> web.Application:
     app.router.add_get("/health", health)
     app.router.add_get("/metrics", metrics)
     console_routes(app, engine)  # /console (HTML) and /api/console/… (JSON), SQL logins
+    stream_load_routes(app, engine)  # Doris Stream Load: /api/{db}/{table}/_stream_load, 2PC, error logs
     return app
 
 

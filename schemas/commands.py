@@ -196,6 +196,34 @@ class CommitRowsets(Command):
 
 
 @register
+class PrepareLoad(Command):
+    """The first phase of a two-phase load (Stream Load `two_phase_commit: true`): its rowsets are
+    durable but visible to no read until a FinishLoad commits them; an abort, or `timeout_ms` passing
+    first, drops them. The sequencer assigns the transaction id and holds the label."""
+
+    TYPE: ClassVar[str] = "PrepareLoad"
+    table_id: int
+    label: str
+    rowsets: tuple[NewRowset, ...]
+    num_rows: int
+    source: str = "stream_load"
+    new_partitions: tuple[Partition, ...] = ()
+    timeout_ms: int = Field(ge=1)
+
+
+@register
+class FinishLoad(Command):
+    """The second phase of a prepared load: `commit` makes its rows visible in one commit (at most
+    once: a commit of a finished transaction is rejected), `abort` drops them."""
+
+    TYPE: ClassVar[str] = "FinishLoad"
+    table_id: int
+    txn_id: int
+    operation: Literal["commit", "abort"]
+    reason: str = ""
+
+
+@register
 class OverwriteRowsets(Command):
     """INSERT OVERWRITE: `rowsets` become the whole content of the partitions covered, atomically."""
 

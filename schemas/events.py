@@ -17,6 +17,7 @@ from schemas.model import (
     Distribution,
     KeysModel,
     LoadProgress,
+    NewRowset,
     Partition,
     RoutineLoadSpec,
     RoutineLoadState,
@@ -195,6 +196,35 @@ class RowsetsCommitted(Event):
     load: LoadProgress | None = Field(default=None, description="the Kafka records a routine load batch consumed")
     new_partitions: tuple[Partition, ...] = Field(default=(), description="AUTO PARTITION: partitions created by "
                                                   "this commit, visible from its commit time with its rows")
+    txn_id: int | None = Field(default=None, description="the prepared load (LoadPrepared) this commit finishes")
+
+
+@register
+class LoadPrepared(Event):
+    """A two-phase load's rows are durable under `txn_id` and hold `label`; no read sees them until
+    a RowsetsCommitted with this `txn_id`. Not finished by `deadline_ts_ms`, it can only abort."""
+
+    TYPE: ClassVar[str] = "LoadPrepared"
+    table_id: int
+    txn_id: int
+    label: str
+    rowsets: tuple[NewRowset, ...]
+    num_rows: int
+    source: str = "stream_load"
+    new_partitions: tuple[Partition, ...] = ()
+    deadline_ts_ms: int
+
+
+@register
+class LoadAborted(Event):
+    """A prepared load dropped (asked for, or its deadline passed): its rows are never visible and its
+    label is free again."""
+
+    TYPE: ClassVar[str] = "LoadAborted"
+    table_id: int
+    txn_id: int
+    label: str
+    reason: str
 
 
 @register

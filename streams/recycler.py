@@ -143,9 +143,13 @@ class Recycler:
         self.removed_files += 1
 
     def _names(self, rowset_id: str, tier: str, path: str | None = None) -> bool:
-        """Whether the log names this copy: the rowset exists and lives on this tier (at this path)."""
+        """Whether the log names this copy: the rowset exists and lives on this tier (at this path), or
+        it belongs to a load still prepared (two-phase Stream Load), which a commit may yet make visible."""
         with self.projection.lock:
             record = self.projection.rowset_record(rowset_id)
+            prepared = self.projection.prepared_rowset(rowset_id)
+        if prepared is not None:
+            return prepared.tier == tier and (path is None or prepared.path == path)
         return record is not None and record.rowset.tier == tier and (path is None or record.rowset.path == path)
 
     def remove_remote_orphans(self, resources: list[str] | None = None) -> None:

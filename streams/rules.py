@@ -97,6 +97,8 @@ class Rules:
             cmd.DropPartition: self.drop_partition,
             cmd.ModifyPartitions: self.modify_partitions,
             cmd.CommitRowsets: self.commit_rowsets,
+            cmd.PrepareLoad: self.prepare_load,
+            cmd.FinishLoad: self.finish_load,
             cmd.OverwriteRowsets: self.overwrite_rowsets,
             cmd.AllocateAutoIncrement: self.allocate_auto_increment,
             cmd.CommitDelete: self.commit_delete,
@@ -297,6 +299,10 @@ class Rules:
             raise Rejected(ErrorCode.LABEL_ALREADY_EXISTS,
                            f"Label [{label}] has already been used by commit {previous.commit_number} "
                            f"({previous.num_rows} rows)")
+        prepared = self.state.prepared_label(table_id, label)
+        if prepared is not None:
+            raise Rejected(ErrorCode.LABEL_ALREADY_EXISTS,
+                           f"Label [{label}] has already been used by prepared transaction [{prepared.txn_id}]")
 
     def _placed(self, table: TableState, rowsets: tuple[NewRowset, ...], versions: dict[int, int],
                 ts: int) -> tuple[Rowset, ...]:
@@ -329,6 +335,53 @@ class Rules:
                                     partition_versions=versions, rowsets=rowsets, num_rows=c.num_rows,
                                     source_offsets=c.source_offsets, source=c.source, load=c.load,
                                     new_partitions=new_partitions)
+        return Decision(event, c.table_id)
+
+    def prepare_load(self, c: cmd.PrepareLoad, ts: int) -> Decision:
+        """A two-phase load's first phase: the label is taken and the rowsets recorded, no version yet."""
+        table = _live_table(self.state, c.table_id)
+        self._check_label(c.table_id, c.label)
+        if not c.rowsets:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, "a prepared load needs at least one rowset")
+        known = set(table.partitions) | {p.partition_id for p in c.new_partitions}
+        for r in c.rowsets:
+            if r.partition_id not in known:
+                raise Rejected(ErrorCode.UNKNOWN_PARTITION, f"partition id {r.partition_id} of '{table.name}' is "
+                                                            "unknown")
+            _check_path(r.path, table.table_id, r.partition_id, r.bucket, r.rowset_id)
+        txn_id = self.state.next_ids.get("txn", 1)
+        event = ev.LoadPrepared(table_id=c.table_id, txn_id=txn_id, label=c.label, rowsets=c.rowsets,
+                                num_rows=c.num_rows, source=c.source, new_partitions=c.new_partitions,
+                                deadline_ts_ms=ts + c.timeout_ms)
+        return Decision(event, c.table_id)
+
+    def finish_load(self, c: cmd.FinishLoad, ts: int) -> Decision:
+        """Commits a prepared load as one RowsetsCommitted (versions assigned now), or aborts it. A load
+        finished before answers as Doris does; one past its deadline can only abort, so a late commit
+        aborts it. Each transaction is finished once: a retried commit never loads twice."""
+        prepared = self.state.prepared_load(c.txn_id)
+        if prepared is None or prepared.table_id != c.table_id:
+            raise Rejected(ErrorCode.UNKNOWN_ERROR, f"transaction [{c.txn_id}] not found")
+        if prepared.status == "COMMITTED":
+            raise Rejected(ErrorCode.UNKNOWN_ERROR, f"transaction [{c.txn_id}] is already visible, not pre-committed.")
+        if prepared.status == "ABORTED":
+            raise Rejected(ErrorCode.UNKNOWN_ERROR, f"transaction [{c.txn_id}] is already aborted. abort reason: "
+                                                    f"{prepared.reason}")
+        if c.operation == "abort" or ts > prepared.deadline_ts_ms:
+            reason = c.reason or "user abort" if c.operation == "abort" else \
+                "timeout: the prepared transaction was not committed before its deadline"
+            return Decision(ev.LoadAborted(table_id=c.table_id, txn_id=c.txn_id, label=prepared.label,
+                                           reason=reason), c.table_id)
+        table = _live_table(self.state, c.table_id)
+        new_partitions = self._auto_partitions(table, prepared.new_partitions)
+        if new_partitions:
+            table = widened(table, new_partitions, ts)
+        versions = self._next_versions(table, {r.partition_id for r in prepared.rowsets})
+        event = ev.RowsetsCommitted(table_id=c.table_id, commit_number=table.commit_number + 1, label=prepared.label,
+                                    partition_versions=versions, rowsets=self._placed(table, prepared.rowsets,
+                                                                                      versions, ts),
+                                    num_rows=prepared.num_rows, source=prepared.source,
+                                    new_partitions=new_partitions, txn_id=prepared.txn_id)
         return Decision(event, c.table_id)
 
     def _auto_partitions(self, table: TableState, proposed: tuple[Partition, ...]) -> tuple[Partition, ...]:

@@ -56,7 +56,7 @@ def check_login(engine: Engine, name: str, password: str) -> data.Viewer | None:
     return data.Viewer(user.name, user) if ok and user is not None else None
 
 
-def _credentials(request: web.Request) -> tuple[str, str] | None:
+def credentials(request: web.Request) -> tuple[str, str] | None:
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "basic" or not token:
@@ -106,7 +106,7 @@ async def http_login(engine: Engine, failures: FailedLogins, name: str, password
 def _authenticated(engine: Engine, failures: FailedLogins, handler: Handler) -> Callable[
         [web.Request], Awaitable[web.StreamResponse]]:
     async def wrapped(request: web.Request) -> web.StreamResponse:
-        given = _credentials(request)
+        given = credentials(request)
         if given is None:
             return _unauthorized(request, "sign in with a SQL user (HTTP Basic auth)")
         viewer = await http_login(engine, failures, *given)
@@ -133,7 +133,7 @@ def admin_only(engine: Engine, handler: PlainHandler) -> PlainHandler:
     ADMIN_PRIV) by HTTP Basic auth; else 401 (no or wrong login) or 403 (not an admin)."""
 
     async def wrapped(request: web.Request) -> web.StreamResponse:
-        given = _credentials(request)
+        given = credentials(request)
         if given is None:
             return _doris_reply(401, "Unauthorized: sign in with an admin SQL user (HTTP Basic auth)")
         viewer = await http_login(engine, _ADMIN_FAILURES, *given)

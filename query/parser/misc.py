@@ -12,6 +12,7 @@ from query.parser.cursor import Cursor
 from query.parser.dialect import TIME_TRAVEL_TIME_WORDS, VERSION_KIND
 from query.parser.dml import parse_query, partition_names
 from query.parser.errors import UnsupportedStatement
+from query.parser.lexing import tokenize
 from query.parser.statements import (
     AdminCompact,
     AdminShowFrontendConfig,
@@ -175,6 +176,22 @@ def _load_columns(c: Cursor) -> tuple[LoadColumn, ...]:
         return LoadColumn(name)
 
     return tuple(c.parens(item))
+
+
+def load_columns(sql: str) -> tuple[LoadColumn, ...]:
+    """A Stream Load `columns` header (`k, tmp, v = tmp * 2`): the grammar of a routine load's COLUMNS."""
+    c = Cursor(tokenize(f"({sql})"), f"({sql})")
+    columns = _load_columns(c)
+    c.expect_end()
+    return columns
+
+
+def load_condition(sql: str) -> exp.Expr:
+    """A Stream Load `where` or `delete` header: one condition, as after WHERE in SQL."""
+    c = Cursor(tokenize(sql), sql)
+    condition = c.sqlglot("condition", "a condition")
+    c.expect_end()
+    return condition
 
 
 def create_routine_load(c: Cursor) -> Statement:

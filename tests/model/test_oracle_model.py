@@ -11,8 +11,10 @@ import copy
 import functools
 import itertools
 import os
+import tempfile
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pymysql
@@ -23,6 +25,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from tests.model.oracle import DELETE_SIGN, SEQUENCE, OracleColumn, OracleTable, sort_rows
 from tests.query.routine_load_kit import kafka_source, new_topic, produce, show, wait_for
+from tests.query.stream_load_kit import curl_2pc, curl_load
 
 pytestmark = pytest.mark.integration
 
@@ -237,6 +240,40 @@ class TableMachine(RuleBasedStateMachine):
         self.produced += produce(self.topic, [{n: r.get(n) for n in self.oracle.names} for r in batch])
         wait_for(lambda: show(self.conn, f"{self.name}_job")["Statistic"]["loadedRows"] >= self.produced,
                  f"{self.produced} rows loaded by {self.name}_job", timeout=30)
+        self.oracle.insert(batch)
+
+    @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4), SEQUENCES, s.booleans()),
+                       min_size=1, max_size=6), two_phase=s.booleans())
+    def stream_load(self, rows: list[tuple[int, list[Any], int | None, bool]], two_phase: bool) -> None:
+        """Rows sent by Stream Load (curl, CSV, NULL as \\N) fold like an INSERT of them: on a Unique Key
+        table with merge_type MERGE (a row whose `del` field is 1 deletes its key) and the sequence
+        column mapped by function_column.sequence_col; half the time through two-phase commit."""
+        rows = [r for r in rows if self.high or r[0] < 4]
+        if not rows:
+            return
+        unique = self.keys_model == "UNIQUE"
+        fields = [*self.oracle.names, *(["sq"] if self.sequenced else []), *(["del"] if unique else [])]
+        headers = {"column_separator": ",", "columns": ", ".join(fields), "label": f"sl_{uuid.uuid4().hex}"}
+        if unique:
+            headers |= {"merge_type": "MERGE", "delete": "del = 1"}
+        if self.sequenced:
+            headers["function_column.sequence_col"] = "sq"
+        if two_phase:
+            headers["two_phase_commit"] = "true"
+        values = self.oracle.names[1:]
+        batch = [{"k": k, **dict(zip(values, vs, strict=False)),
+                  **({DELETE_SIGN: int(sign)} if unique else {}), **({SEQUENCE: seq} if self.sequenced else {})}
+                 for k, vs, seq, sign in rows]
+        text = "".join(",".join("\\N" if v is None else str(v) for v in
+                                [*(r.get(n) for n in self.oracle.names), *([r[SEQUENCE]] if self.sequenced else []),
+                                 *([r[DELETE_SIGN]] if unique else [])]) + "\n" for r in batch)
+        with tempfile.NamedTemporaryFile("w", suffix=".csv") as body:
+            body.write(text)
+            body.flush()
+            reply = curl_load(Path(body.name), "model_test", self.name, headers)
+        assert reply["Status"] == "Success" and reply["NumberLoadedRows"] == len(batch), reply
+        if two_phase:
+            assert curl_2pc("model_test", "commit", txn_id=reply["TxnId"])["status"] == "Success"
         self.oracle.insert(batch)
 
     def _placeable(self, rows: list[tuple[int, list[Any]]]) -> list[tuple[int, list[Any]]]:

@@ -1,0 +1,152 @@
+"""One Stream Load, from its spooled body to its reply: read with the request's format, mapped and
+checked like a routine load's batch (`projections.load_source`), and committed like an INSERT
+(`query.dml.commit_rows`, or a group commit batch, or a prepared transaction for 2PC).
+
+Runs on a worker thread. Nothing is written when the load fails: rows are checked and the filter
+ratio decided before any rowset file is written."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from projections.load_source import CARRIED, LoadedBatch, Rewrite, load_batch, plan_load, source_fields
+from projections.rows import REASON, RowsRejected
+from projections.state import TableState
+from query import group_commit
+from query.context import Context, SqlFailure
+from query.dml import AutoIncrement, commit_rows, with_stored_values
+from query.reads import duck_error
+from query.stream_load import error_log, transactions
+from query.stream_load.readers import Source, read_source
+from query.stream_load.reply import FAIL, LABEL_EXISTS, LoadReply
+from query.stream_load.request import BadRequest, StreamLoadRequest
+from schemas.errors import ErrorCode
+from schemas.model import Column
+
+log = logging.getLogger("strata.stream_load")
+
+
+def existing_label(ctx: Context, table: TableState, label: str) -> LoadReply | None:
+    """Doris' answer to a label already used on the table: the first job's status."""
+    used = ctx.projection.label(table.table_id, label)
+    if used is not None:
+        return LoadReply(label=label, status=LABEL_EXISTS, existing_job_status="FINISHED", txn_id=used.commit_number,
+                         message=f"[LABEL_ALREADY_EXISTS]Label [{label}] has already been used, relate to commit "
+                                 f"{used.commit_number} ({used.num_rows} rows), status=[VISIBLE]")
+    prepared = transactions.by_label(ctx, table.table_id, label)
+    if prepared is not None:
+        return LoadReply(label=label, status=LABEL_EXISTS, existing_job_status="RUNNING", txn_id=prepared.txn_id,
+                         message=f"[LABEL_ALREADY_EXISTS]Label [{label}] has already been used, relate to txn "
+                                 f"[{prepared.txn_id}], status=[PRECOMMITTED]")
+    return None
+
+
+def _loaded(ctx: Context, table: TableState, request: StreamLoadRequest, source: Source) -> LoadedBatch:
+    cur = ctx.cursor()
+    try:
+        plan = plan_load(request, table, parsed_sql=source.parsed_sql, delete_sql=request.delete_sql)
+        # An AUTO PARTITION table gets the partitions its rows need, created by this load's own commit.
+        next_id = ctx.projection.next_ids["partition"] if table.auto_partition is not None else None
+        return load_batch(cur, table, request, plan, source.records, next_partition_id=next_id,
+                          allocate=AutoIncrement.of(ctx, table), rewrite=_partial_rewrite(ctx, table, request))
+    finally:
+        cur.close()
+
+
+def _partial_rewrite(ctx: Context, table: TableState, request: StreamLoadRequest) -> Rewrite | None:
+    """`partial_columns: true`: the columns the load leaves out keep each key's stored values, as a
+    partial-update INSERT does (query.dml.with_stored_values)."""
+    if not request.partial_columns:
+        return None
+    if table.keys_model != "UNIQUE" or \
+            table.properties.get("enable_unique_key_merge_on_write", "true").lower() == "false":
+        raise BadRequest(f"partial_columns needs a merge-on-write UNIQUE KEY table; '{table.name}' is not one")
+    if request.merge_type != "APPEND":
+        raise BadRequest("partial_columns with merge_type DELETE or MERGE is not supported")
+
+    def rewrite(source_sql: str, targets: list[Column]) -> tuple[str, list[Column]]:
+        return with_stored_values(ctx, table, source_sql, targets, carry=CARRIED)
+    return rewrite
+
+
+def _error_rows(source: Source, bad: pa.Table) -> list[tuple[str, str]]:
+    texts = source.lines
+    out = []
+    for offset, reason in zip(bad["__o"].to_pylist(), bad[REASON].to_pylist(), strict=True):
+        text = texts[offset].as_py() if offset is not None and 0 <= offset < len(texts) else ""
+        out.append((str(reason), text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)))
+    return out
+
+
+def run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path, load_bytes: int,
+        base_url: str) -> LoadReply:
+    """Loads the body into `table`; the reply says what happened (it never raises for a bad load)."""
+    started = time.monotonic()
+    if request.user_label:
+        existing = existing_label(ctx, table, request.label)
+        if existing is not None:
+            existing.load_bytes = load_bytes
+            return existing
+    reply = LoadReply(label=request.label, load_bytes=load_bytes, two_phase_commit=request.two_phase_commit)
+    try:
+        _run(ctx, table, request, body, reply, base_url)
+    except BadRequest as exc:
+        reply.status, reply.message = FAIL, f"[INVALID_ARGUMENT]{exc}"
+    except RowsRejected as exc:
+        reply.status, reply.message = FAIL, f"[ANALYSIS_ERROR]{exc.message}"
+    except SqlFailure as exc:
+        status = LABEL_EXISTS if exc.code == ErrorCode.LABEL_ALREADY_EXISTS else FAIL
+        reply.status, reply.message = status, f"[{'LABEL_ALREADY_EXISTS' if status == LABEL_EXISTS else 'ERROR'}]" \
+                                              f"{exc.message}"
+        if status == LABEL_EXISTS:  # taken by a load that committed (or prepared) meanwhile
+            ctx.catch_up()
+            prepared = transactions.by_label(ctx, table.table_id, request.label)
+            reply.existing_job_status = "RUNNING" if prepared is not None else "FINISHED"
+    except duckdb.Error as exc:
+        reply.status, reply.message = FAIL, f"[ANALYSIS_ERROR]{duck_error(exc)[1]}"
+    if reply.status == FAIL:
+        reply.loaded_rows = 0
+    reply.load_time_ms = int((time.monotonic() - started) * 1000)
+    log.info("stream load %s into %s: %s, %d loaded, %d filtered, %d unselected", request.label, table.name,
+             reply.status, reply.loaded_rows, reply.filtered_rows, reply.unselected_rows)
+    return reply
+
+
+def _run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path, reply: LoadReply,
+         base_url: str) -> None:
+    source = read_source(request, body, source_fields(request, table))
+    loaded = _loaded(ctx, table, request, source)
+    reply.loaded_rows = loaded.rows.num_rows
+    reply.filtered_rows = loaded.bad.num_rows
+    reply.unselected_rows = loaded.unselected
+    reply.total_rows = reply.loaded_rows + reply.filtered_rows + reply.unselected_rows
+    if loaded.bad.num_rows:
+        name = error_log.write(ctx.config.home, _error_rows(source, loaded.bad))
+        reply.error_url = f"{base_url}/api/_load_error_log?file={name}"
+    checked = reply.loaded_rows + reply.filtered_rows
+    if reply.filtered_rows and reply.filtered_rows > request.max_filter_ratio * checked:
+        reply.status, reply.message = FAIL, "[DATA_QUALITY_ERROR]too many filtered rows"
+        return
+    target = loaded.table or table
+    if request.two_phase_commit:
+        reply.txn_id = transactions.prepare(ctx, target, loaded.rows, request, loaded.new_partitions)
+        reply.message = "OK"
+        return
+    if loaded.rows.num_rows == 0:
+        reply.message = "OK"  # nothing to commit: the label stays free, as Doris keeps no empty transaction
+        return
+    if request.group_commit != "off_mode":
+        if loaded.new_partitions:
+            raise BadRequest("group commit cannot load rows that need new AUTO PARTITION partitions")
+        _, reply.label = group_commit.registry(ctx).submit(table, loaded.rows, request.group_commit)
+        reply.group_commit = True
+        return
+    commit_rows(ctx, target, loaded.rows, label=request.label, source="stream_load",
+                new_partitions=loaded.new_partitions)
+    used = ctx.projection.label(table.table_id, request.label)
+    reply.txn_id = used.commit_number if used is not None else -1

@@ -1,0 +1,185 @@
+"""A Stream Load's spooled body as the input of `projections.load_source.load_batch`.
+
+Two shapes, both read from the spool file (decompressed on the fly), never from the request:
+- records (`load_source.RECORDS`): one per line for line-based CSV and JSON, or the whole body as
+  one JSON document; load_source parses them exactly as a routine load parses Kafka records;
+- fields already split (`__p, __o, __bad, __f0..__fn`, all text): CSV with quoting (pyarrow's CSV
+  reader) and Parquet, whose columns are matched by name. `PARSED_SQL` reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from projections.load_source import records_table
+from query.stream_load.request import BadRequest, StreamLoadRequest
+
+PARSED_SQL = "SELECT * FROM __records"
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Source:
+    """What `load_batch` reads: `records`, and `parsed_sql` when they hold fields, not raw records."""
+
+    records: pa.Table
+    parsed_sql: str | None
+    # The text of a record or row by its `__o`, for the error log (Doris prints the source line).
+    lines: pa.Array
+
+
+def open_body(path: Path, request: StreamLoadRequest) -> BinaryIO:
+    if request.compress_type is None:
+        return open(path, "rb")
+    return pa.CompressedInputStream(pa.OSFile(str(path), "rb"), request.compress_type)  # type: ignore[return-value]
+
+
+def _split_lines(body: BinaryIO, delimiter: bytes) -> Iterator[bytes]:
+    """The body's records between delimiters, read a chunk at a time; a last empty record is dropped."""
+    rest = b""
+    while True:
+        chunk = body.read(_CHUNK)
+        if not chunk:
+            break
+        parts = (rest + chunk).split(delimiter)
+        rest = parts.pop()
+        yield from parts
+    if rest:
+        yield rest
+
+
+def _records(lines: list[bytes]) -> Source:
+    table = records_table([0] * len(lines), list(range(len(lines))), lines)
+    return Source(table, None, table.column("__v").combine_chunks())
+
+
+def _csv_by_lines(request: StreamLoadRequest, body: BinaryIO) -> Source:
+    """Plain CSV (any separator and line delimiter, no enclose): load_source splits each line."""
+    delimiter = request.line_delimiter.encode()
+    lines = list(_split_lines(body, delimiter))[request.skip_lines:]
+    if delimiter == b"\n":
+        lines = [line.removesuffix(b"\r") for line in lines]
+    lines = [line for line in lines if line]
+    if request.trim_double_quotes:
+        separator = request.column_separator.encode()
+        lines = [separator.join(_unquoted(f) for f in line.split(separator)) for line in lines]
+    return _records(lines)
+
+
+def _unquoted(field: bytes) -> bytes:
+    return field[1:-1] if len(field) >= 2 and field.startswith(b'"') and field.endswith(b'"') else field
+
+
+def _csv_quoted(request: StreamLoadRequest, body: BinaryIO, count: int) -> Source:
+    """CSV with `enclose`/`escape`: pyarrow's reader, every field text; rows with another number of
+    fields are kept aside as bad rows with Doris' reason."""
+    bad: list[tuple[int, str, str]] = []
+
+    def invalid(row: pacsv.InvalidRow) -> str:
+        which = "less" if row.actual_columns < row.expected_columns else "more"
+        bad.append((row.number or 0, f"actual column number is {which} than schema column number "
+                                     f"({row.actual_columns} vs {row.expected_columns})", row.text))
+        return "skip"
+
+    names = [f"__f{i}" for i in range(count)]
+    try:
+        table = pacsv.read_csv(
+            body,
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=request.skip_lines, block_size=_CHUNK),
+            parse_options=pacsv.ParseOptions(delimiter=request.column_separator, quote_char=request.enclose or False,
+                                             escape_char=request.escape or False,
+                                             newlines_in_values=request.enclose is not None,
+                                             invalid_row_handler=invalid),
+            convert_options=pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()),
+                                                 null_values=["\\N"], strings_can_be_null=True,
+                                                 quoted_strings_can_be_null=False))
+    except pa.ArrowInvalid as exc:
+        raise BadRequest(f"the CSV body cannot be read: {exc}") from None
+    if request.trim_double_quotes:
+        table = pa.table([_trimmed(table.column(n)) for n in names], names=names)
+    good = table.num_rows
+    fields = [pa.concat_arrays([table.column(n).combine_chunks().cast(pa.string()),
+                                pa.nulls(len(bad), pa.string())]) for n in names]
+    reasons = pa.array([None] * good + [reason for _, reason, _ in bad], pa.string())
+    sep = request.column_separator
+    texts = [sep.join("\\N" if v is None else v for v in row) for row in zip(*(t.to_pylist() for t in
+                                                                              table.columns), strict=True)]
+    lines = pa.array(texts + [text for _, _, text in bad], pa.string())
+    total = good + len(bad)
+    parsed = pa.table([pa.array([0] * total, pa.int32()), pa.array(range(total), pa.int64()), reasons, *fields],
+                      names=["__p", "__o", "__bad", *names])
+    return Source(parsed, PARSED_SQL, lines)
+
+
+def _trimmed(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    quoted = pc.and_(pc.and_(pc.starts_with(column, '"'), pc.ends_with(column, '"')),
+                     pc.greater_equal(pc.utf8_length(column), 2))
+    return pc.if_else(quoted, pc.utf8_slice_codeunits(column, 1, -1), column)
+
+
+def _json(request: StreamLoadRequest, body: BinaryIO) -> Source:
+    if request.read_json_by_line:
+        delimiter = request.line_delimiter.encode()
+        lines = [line.strip() for line in _split_lines(body, delimiter)]
+        return _records([line for line in lines if line])
+    document = body.read()
+    return _records([document] if document.strip() else [])
+
+
+def _parquet(path: Path, fields: list[str]) -> Source:
+    """Parquet columns matched to the load's fields by name (any case); a field the file lacks is NULL."""
+    try:
+        table = pq.read_table(str(path))
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise BadRequest(f"the body is not a Parquet file: {exc}") from None
+    by_name = {n.lower(): n for n in table.column_names}
+    missing = [f for f in fields if f.lower() not in by_name]
+    if len(missing) == len(fields):
+        raise BadRequest(f"the Parquet file has none of the columns {', '.join(fields)}")
+    columns = []
+    for name in fields:
+        found = by_name.get(name.lower())
+        columns.append(pa.nulls(table.num_rows, pa.string()) if found is None else
+                       _as_text(table.column(found).combine_chunks()))
+    n = table.num_rows
+    parsed = pa.table([pa.array([0] * n, pa.int32()), pa.array(range(n), pa.int64()), pa.nulls(n, pa.string()),
+                       *columns], names=["__p", "__o", "__bad", *(f"__f{i}" for i in range(len(fields)))])
+    lines = pa.array([str(row) for row in table.select([by_name[f.lower()] for f in fields
+                                                        if f.lower() in by_name]).to_pylist()], pa.string())
+    return Source(parsed, PARSED_SQL, lines)
+
+
+def _as_text(values: pa.Array) -> pa.Array:
+    """A Parquet column as the text a CSV would hold: times without a zone, booleans as 0/1."""
+    kind = values.type
+    if pa.types.is_timestamp(kind):
+        values = values.cast(pa.timestamp(kind.unit))
+        return pc.strftime(values, "%Y-%m-%d %H:%M:%S")  # Arrow's %S carries the fraction of the unit
+    if pa.types.is_boolean(kind):
+        return values.cast(pa.int8()).cast(pa.string())
+    return values.cast(pa.string())
+
+
+def read_source(request: StreamLoadRequest, path: Path, fields: list[str]) -> Source:
+    """The body as load_batch's input; `fields` are the load's source fields (load_source.source_fields)."""
+    if request.format == "parquet":
+        if request.compress_type is not None:
+            raise BadRequest("compress_type does not apply to Parquet (its pages are compressed inside)")
+        return _parquet(path, fields)
+    with open_body(path, request) as body:
+        if request.format == "json":
+            return _json(request, body)
+        if request.enclose is not None or request.escape is not None:
+            if len(request.column_separator) != 1 or request.line_delimiter not in ("\n", "\r\n"):
+                raise BadRequest("enclose/escape with a multi-character column_separator or a line_delimiter "
+                                 "other than \\n is not supported")
+            return _csv_quoted(request, body, len(fields))
+        return _csv_by_lines(request, body)
