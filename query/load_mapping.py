@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC
 
 from sqlglot import exp
@@ -54,3 +55,16 @@ def mapping(columns: tuple[st.LoadColumn, ...], where: exp.Expr | None,
 def source_names(columns: tuple[st.LoadColumn, ...], table: TableState) -> set[str]:
     """The names a WHERE (or a Stream Load's `delete`) condition may use."""
     return {c.name for c in columns} or {c.name for c in table.schema_now.columns}
+
+
+def parse_jsonpaths(text: str | None) -> tuple[str, ...]:
+    """Doris' `jsonpaths` (a JSON array of paths such as ["$.id", "$.name"]); ValueError names the problem."""
+    if text is None:
+        return ()
+    try:
+        paths = json.loads(text)
+    except json.JSONDecodeError:
+        paths = None
+    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p.startswith("$") for p in paths):
+        raise ValueError(f"jsonpaths must be a JSON array of paths such as [\"$.id\", \"$.name\"], not '{text}'")
+    return tuple(paths)

@@ -23,7 +23,7 @@ from projections.rows import RowsRejected
 from projections.state import TableState
 from query.context import Context, Done, Rows, SessionState, SqlFailure
 from query.kafka_source import SourceUnavailable, topic_partitions, watermarks
-from query.load_mapping import mapping
+from query.load_mapping import mapping, parse_jsonpaths
 from query.parser import statements as st
 from query.reads import duck_error, format_instant
 from schemas import commands as cmd
@@ -76,15 +76,10 @@ def _separator(text: str | None) -> str:
 
 
 def _jsonpaths(text: str | None) -> tuple[str, ...]:
-    if text is None:
-        return ()
     try:
-        paths = json.loads(text)
-    except json.JSONDecodeError:
-        paths = None
-    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p.startswith("$") for p in paths):
-        raise _bad(f"jsonpaths must be a JSON array of paths such as [\"$.id\", \"$.name\"], not '{text}'")
-    return tuple(paths)
+        return parse_jsonpaths(text)
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
 
 
 def _offsets(source: dict[str, str], partitions: list[int], ends: Callable[[], dict[int, int]]) -> dict[int, int]:

@@ -6,7 +6,6 @@ machinery as a routine load turns its fields into rows."""
 from __future__ import annotations
 
 import codecs
-import json
 import re
 import uuid
 from collections.abc import Mapping
@@ -17,7 +16,7 @@ from sqlglot import exp
 
 from projections.state import TableState
 from query import group_commit
-from query.load_mapping import load_expression_sql, mapping, source_names
+from query.load_mapping import load_expression_sql, mapping, parse_jsonpaths, source_names
 from query.parser import SqlError
 from query.parser.misc import load_columns, load_condition
 from query.parser.statements import LoadColumn as ParsedColumn
@@ -119,15 +118,10 @@ def _int(headers: Mapping[str, str], name: str, default: int) -> int:
 
 
 def _jsonpaths(text: str | None) -> tuple[str, ...]:
-    if text is None:
-        return ()
     try:
-        paths = json.loads(text)
-    except json.JSONDecodeError:
-        paths = None
-    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p.startswith("$") for p in paths):
-        raise BadRequest(f"jsonpaths must be a JSON array of paths such as [\"$.id\", \"$.name\"], not '{text}'")
-    return tuple(paths)
+        return parse_jsonpaths(text)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def _parsed_columns(headers: Mapping[str, str], table: TableState, fmt: str) -> tuple[ParsedColumn, ...]:
