@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from projections.rows import REASON, Allocate, RowsRejected, split_rows, split_rows_creating_partitions
 from projections.state import TableState
 from schemas.errors import ErrorCode
-from schemas.model import SEQUENCE_COLUMN, Column, LoadColumn, Partition
+from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, Column, LoadColumn, Partition
 from storage.rowset_sql import converted_sql, quote_ident, quote_literal
 
 
@@ -123,9 +123,17 @@ def plan_load(spec: LoadMapping, table: TableState, *, parsed_sql: str | None = 
     """Builds the batch query; raises RowsRejected when the mapping names a column the table lacks.
     `parsed_sql` replaces the parsing of `__records` for a source its reader already split into fields
     (`__p, __o, __bad, __f0..__fn`); `delete_sql`, a condition over the fields, gives each row of a
-    Unique Key table its delete sign."""
+    Unique Key table its delete sign. So does a field (or COLUMNS expression) named __DORIS_DELETE_SIGN__:
+    a row whose value is 1 deletes its key, how CDC pipelines delete through a routine load."""
     schema = table.schema_now
     fields = source_fields(spec, table)
+    named_sign = next((n for n in [*fields, *(c.name for c in spec.columns if c.expr_sql is not None)]
+                       if n.upper() == DELETE_SIGN_COLUMN), None)
+    if named_sign is not None:
+        if delete_sql is not None:
+            raise RowsRejected(ErrorCode.WRONG_ARGUMENTS, f"the load gives both a delete condition and a "
+                                                          f"{DELETE_SIGN_COLUMN} column; give one")
+        delete_sql = f"TRY_CAST({quote_ident(named_sign)} AS INTEGER) = 1"
     if spec.jsonpaths and len(spec.jsonpaths) != len(fields):
         raise RowsRejected(ErrorCode.WRONG_ARGUMENTS, f"jsonpaths has {len(spec.jsonpaths)} paths but the job reads "
                                                       f"{len(fields)} source columns ({', '.join(fields)})")
@@ -152,7 +160,7 @@ def plan_load(spec: LoadMapping, table: TableState, *, parsed_sql: str | None = 
         seen.add(name.lower())
         column = schema.column(name)
         if column is None:
-            if name in dict(derived):
+            if name in dict(derived) and name != named_sign:
                 raise RowsRejected(ErrorCode.BAD_FIELD_ERROR, f"Unknown column '{name}' in table '{table.name}'")
             continue  # a source field only the mapping uses
         targets.append(column)

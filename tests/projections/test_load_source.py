@@ -15,6 +15,7 @@ from projections.state import TableState
 from schemas import events as ev
 from schemas.envelope import wrap_event
 from schemas.model import Column, Distribution, KeysModel, LoadColumn, Partition, RoutineLoadSpec, TableSchema
+from storage.paths import HIDDEN_DELETE_SIGN
 
 
 def _table(tmp_path: Path, keys_model: KeysModel = "DUPLICATE") -> TableState:
@@ -119,3 +120,16 @@ def test_a_mapping_that_names_no_such_column_is_refused(tmp_path: Path) -> None:
         plan_load(_spec(columns=(LoadColumn(name="name"),)), table)
     with pytest.raises(RowsRejected, match="jsonpaths has 1 paths"):
         plan_load(_spec(jsonpaths=("$.a",)), table)
+
+
+def test_a_delete_sign_field_deletes_keys_of_a_unique_table(tmp_path: Path) -> None:
+    # CDC through a routine load: the records carry __DORIS_DELETE_SIGN__ (1: the key goes), as
+    # Doris' hidden column; before, the field was silently dropped and every record upserted.
+    table = _table(tmp_path, "UNIQUE")
+    spec = _spec(columns=(LoadColumn(name="id"), LoadColumn(name="name"), LoadColumn(name="__DORIS_DELETE_SIGN__")))
+    batch = _run(table, spec, [b'{"id": 1, "name": "a", "__DORIS_DELETE_SIGN__": 0}',
+                               b'{"id": 2, "name": "b", "__DORIS_DELETE_SIGN__": 1}', b'{"id": 3, "name": "c"}'])
+    signs = dict(zip(batch.rows["c1"].to_pylist(), batch.rows[HIDDEN_DELETE_SIGN].to_pylist(), strict=True))
+    assert signs == {1: False, 2: True, 3: False}
+    with pytest.raises(RowsRejected, match="only a UNIQUE KEY table takes deletes"):
+        plan_load(spec, _table(tmp_path / "dup"))
