@@ -8,12 +8,14 @@ sandbox as a client's statement, so the page can never disagree with what that S
 
 from __future__ import annotations
 
+import threading
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from query import timeouts
 from query.console.data import Viewer, iso
-from query.context import Rows, SessionState, SqlFailure
+from query.context import Rows, SessionState, SqlFailure, StatementGuard
 from query.engine import Engine
 from query.parser import SqlError, parse_script
 
@@ -32,10 +34,19 @@ def table_name(db: str, table: str) -> str:
 
 
 def run_as(engine: Engine, viewer: Viewer, sql: str) -> Rows:
-    """`sql` (one SELECT) run on the engine as `viewer`, in the console's session time zone."""
+    """`sql` (one SELECT) run on the engine as `viewer`, in the console's session time zone, and
+    cancelled like a client's statement once the user's query_timeout passes."""
     session = SessionState(user=viewer.name, variables={"time_zone": TIME_ZONE})
     (statement,) = parse_script(sql)
-    result = engine.execute(session, statement)
+    limit_s, timed_out = timeouts.limit_of(statement, session.variables, viewer.user)
+    session.guard = StatementGuard()
+    timer = threading.Timer(limit_s, session.guard.cancel, args=(timed_out,))
+    timer.daemon = True
+    timer.start()
+    try:
+        result = engine.execute(session, statement)
+    finally:
+        timer.cancel()
     if not isinstance(result, Rows):
         raise SqlFailure(0, "the console's statement returned no rows")
     return result

@@ -248,6 +248,9 @@ def _check_pages(chromium: str, config: Settings, conn: Conn, db: str, remote: s
     assert f"FOR TIME AS OF '{first}'" in picked and 'id="as-of-line"' in picked
     assert picked.count('data-touched="true"') == 1
 
+    signin = browse(chromium, config, "/console/login", "console-sign-in")
+    assert 'action="/console/login"' in signin and 'type="password"' in signin
+
     pipelines = browse(chromium, config, "/console/pipelines", "console-pipelines")
     assert 'data-job="feed"' in pipelines and "RUNNING" in pipelines and "p0: 0" in pipelines
     assert 'class="tiering-tablet"' in pipelines and 'id="hit-rate"' in pipelines
