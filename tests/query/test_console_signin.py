@@ -262,3 +262,13 @@ def test_a_user_without_select_is_refused(browser: Browser, conn: Conn, db: str,
     run(conn, f"GRANT SELECT_PRIV ON {db}.u TO '{name}'")
     granted = _api(browser, f"{base}?at={commits[0]['ts_ms']}", basic=(name, password))["rows_as_of"]
     assert len(granted["rows"]) == 3
+
+
+def test_a_session_ends_with_its_user(browser: Browser, conn: Conn) -> None:
+    name, password = f"u_{uuid.uuid4().hex[:8]}", "pw-dropped"
+    run(conn, f"CREATE USER '{name}'@'%' IDENTIFIED BY '{password}'")
+    assert browser.sign_in(name, password).status == 303
+    assert browser.get("/console").status == 200
+    run(conn, f"DROP USER '{name}'")
+    assert browser.get("/console").status == 302
+    assert browser.get("/api/console/tables").status == 401
