@@ -96,8 +96,9 @@ def table_summary(ctx: Any, db: str, table: TableState, now: int) -> dict[str, A
         "db": db, "name": table.name, "table_id": table.table_id, "keys_model": table.keys_model,
         "partitions": len(table.live_partitions()),
         "buckets": table.distribution.buckets,
-        # Rows held by the latest snapshot's rowsets (before DELETE predicates and key merges apply).
-        "rows": sum(r.num_rows for r in latest.rowsets),
+        # Rows held by the latest snapshot's rowsets (before DELETE predicates and key merges apply);
+        # what SELECT COUNT(*) answers is `rows`, which the console adds (query.console.sql_reads).
+        "rows_stored": sum(r.num_rows for r in latest.rowsets),
         "live_rowsets": len(latest.rowsets),
         "kept_rowsets": len(records),
         "bytes_by_tier": dict(sorted(bytes_by_tier.items())),

@@ -1,6 +1,7 @@
 """Server-rendered HTML of the console: one function per view, each rendering the dict the JSON
-endpoint returns (query.console.data). No scripts, no external assets: inline CSS and SVG, so
-the pages work offline and in any browser (and in `chromium --dump-dom`)."""
+endpoint returns (query.console.data, query.console.sql_reads), and the sign-in form. No scripts,
+no external assets: inline CSS and SVG, so the pages work offline and in any browser (and in
+`chromium --dump-dom`)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,12 @@ pre{background:#fff;border:1px solid #dde1e7;padding:8px;white-space:pre-wrap}
 padding:10px;margin-bottom:12px}.legend span{display:inline-block;margin-right:14px}
 .sw{display:inline-block;width:12px;height:12px;vertical-align:middle;margin-right:4px;border:1px solid #0003}
 svg text{font:11px system-ui,sans-serif}
+.rows td{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
+tr.ch-insert td{background:#ecfdf3}tr.ch-delete td{background:#fef3f2}
+tr.ch-update_preimage td{background:#fffaeb}tr.ch-update_postimage td{background:#fef0c7}
+form.signin{background:#fff;border:1px solid #dde1e7;padding:16px;max-width:320px}
+form.signin label{display:block;margin:8px 0 4px}form.signin input{width:100%;box-sizing:border-box;padding:6px}
+form.signin button{margin-top:12px;padding:6px 16px}
 """
 
 KIND_COLORS = {"load": "#2f6fdf", "delete": "#d92d20", "update": "#f79009", "schema_change": "#7a5af8",
@@ -55,7 +62,8 @@ def page(title: str, viewer: str, body: str) -> str:
     return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{_e(title)} · Strata console</title>"
             f"<style>{CSS}</style></head><body><header><b>Strata console</b>"
             "<a href='/console'>Tables</a><a href='/console/pipelines'>Pipelines</a>"
-            f"<span class=who>signed in as <b id=viewer>{_e(viewer)}</b></span></header>"
+            + (f"<span class=who>signed in as <b id=viewer>{_e(viewer)}</b> · <a href='/console/logout'>sign out</a>"
+               "</span>" if viewer else "<span class=who>not signed in</span>") + "</header>"
             f"<main><h1>{_e(title)}</h1>{body}</main></body></html>")
 
 
@@ -64,11 +72,18 @@ def _table_href(db: str, table: str) -> str:
 
 
 # -- tables ----------------------------------------------------------------------------------------
+def _count_cell(t: dict[str, Any]) -> str:
+    if t.get("rows") is None:
+        return f"<td class='n muted' data-rows title='{_e(t.get('rows_error'))}'>—</td>"
+    return f"<td class=n data-rows>{t['rows']}</td>"
+
+
 def tables_page(data: dict[str, Any]) -> str:
     tiers: list[str] = data["tiers"] or ["ssd"]
-    out = [f"<p class=muted>As of {_e(data['generated_at'])} UTC. Rows are those of the latest snapshot's "
-           "rowsets (before DELETE predicates and key merges apply); bytes count every rowset kept, "
-           "stale ones for time travel included.</p>"]
+    out = [f"<p class=muted>As of {_e(data['generated_at'])} UTC. <b>rows</b> is what <code>SELECT COUNT(*)</code> "
+           "answers now (run as you; — without SELECT on the table); <b>rows stored</b> counts the rows in "
+           "the latest snapshot's rowsets, before DELETE predicates and key merges apply. Bytes count every "
+           "rowset kept, stale ones for time travel included.</p>"]
     if not data["databases"]:
         out.append("<p>No tables visible to this user.</p>")
     for db in data["databases"]:
@@ -77,8 +92,8 @@ def tables_page(data: dict[str, Any]) -> str:
             out.append("<p class=muted>no tables</p>")
             continue
         head = "".join(f"<th>{_e(t)}</th>" for t in tiers)
-        out.append("<table class=tables><tr><th>table</th><th>keys</th><th>partitions</th><th>rows stored</th>"
-                   f"<th>rowsets (live / kept)</th>{head}<th>commits</th><th>last commit</th>"
+        out.append("<table class=tables><tr><th>table</th><th>keys</th><th>partitions</th><th>rows</th>"
+                   f"<th>rows stored</th><th>rowsets (live / kept)</th>{head}<th>commits</th><th>last commit</th>"
                    "<th>time travel retention</th><th>earliest available</th></tr>")
         for t in db["tables"]:
             tt = t["time_travel"]
@@ -87,7 +102,8 @@ def tables_page(data: dict[str, Any]) -> str:
             out.append(f"<tr class=table-row data-table='{_e(t['name'])}'>"
                        f"<td><a href='{_table_href(t['db'], t['name'])}'>{_e(t['name'])}</a></td>"
                        f"<td>{_e(t['keys_model'])}</td><td class=n>{t['partitions']}</td>"
-                       f"<td class=n>{t['rows']}</td><td class=n>{t['live_rowsets']} / {t['kept_rowsets']}</td>"
+                       f"{_count_cell(t)}<td class=n data-rows-stored>{t['rows_stored']}</td>"
+                       f"<td class=n>{t['live_rowsets']} / {t['kept_rowsets']}</td>"
                        f"{cells}<td class=n>{t['commits']}</td><td>{_e(t['last_commit'])}</td>"
                        f"<td>{retention}</td><td>{_e(tt['earliest']) or '<span class=muted>—</span>'}</td></tr>")
         out.append("</table>")
@@ -214,7 +230,7 @@ def table_page(data: dict[str, Any], at_text: str = "") -> str:
     tt = t["time_travel"]
     retention = f"retention {tt['retention_days']} d, earliest {_e(tt['earliest'])}" if tt["enabled"] else "off"
     out = [f"<p><b>{_e(t['keys_model'])} KEY</b> · {t['partitions']} partition(s) × {t['buckets']} bucket(s) · "
-           f"{t['rows']} rows · {human_bytes(t['bytes'])} in "
+           f"{_count_text(data.get('count'))} · {t['rows_stored']} rows stored · {human_bytes(t['bytes'])} in "
            + ", ".join(f"{_e(k)}: {human_bytes(v)}" for k, v in t["bytes_by_tier"].items())
            + f" · time travel: {retention}</p>",
            "<h2>Timeline</h2><div class=card>", _commit_svg(data, href),
@@ -242,6 +258,10 @@ def table_page(data: dict[str, Any], at_text: str = "") -> str:
                            f"<td class=n>{r['num_rows']}</td></tr>")
             out.append("</table>")
         out.append("</div>")
+    if data.get("rows_as_of") is not None:
+        out.append(_rows_as_of(data["rows_as_of"]))
+    if data.get("diff") is not None:
+        out.append(_diff(data["diff"]))
     out.append("<h2>Commits</h2><table class=commits><tr><th>#</th><th>time (UTC)</th><th>kind</th>"
                "<th>rows added</th><th>rows removed</th><th>description</th><th></th></tr>")
     for c in reversed(data["commits"]):
@@ -249,7 +269,8 @@ def table_page(data: dict[str, Any], at_text: str = "") -> str:
         out.append(f"<tr class=commit data-kind='{_e(c['kind'])}'><td class=n>{c['number']}</td>"
                    f"<td>{_e(c['time'])}</td><td><i class=sw style='background:{color}'></i>{_e(c['kind'])}</td>"
                    f"<td class=n>{c['rows_added']}</td><td class=n>{c['rows_removed']}</td>"
-                   f"<td>{_e(c['description'])}</td><td><a href='{href}?at={c['ts_ms']}'>as of</a></td></tr>")
+                   f"<td>{_e(c['description'])}</td><td><a href='{href}?at={c['ts_ms']}'>as of</a> · "
+                   f"<a href='{href}?diff={c['number']}'>diff</a></td></tr>")
     out.append("</table>")
     if data["compactions"]:
         out.append("<h2>Compactions</h2><table class=compactions><tr><th>time (UTC)</th><th>tablet</th>"
@@ -327,3 +348,65 @@ def pipelines_page(data: dict[str, Any]) -> str:
 
 def error_page(title: str, message: str, viewer: str = "") -> str:
     return page(title, viewer, f"<p class=bad>{_e(message)}</p><p><a href='/console'>back to the tables</a></p>")
+
+
+# -- rows read through SQL ------------------------------------------------------------------------------
+def _count_text(count: dict[str, Any] | None) -> str:
+    if count is None or count["count"] is None:
+        reason = "" if count is None else count["error"]
+        return f"<span class=muted title='{_e(reason)}'>rows: — (no SELECT)</span>"
+    return f"<span id=row-count>{count['count']}</span> rows (<code>SELECT COUNT(*)</code>)"
+
+
+def _sql_block(answer: dict[str, Any], element_id: str) -> str:
+    return f"<pre id={element_id}>{_e(answer['set_time_zone'])};\n{_e(answer['sql'])};</pre>"
+
+
+def _rows_table(answer: dict[str, Any], css: str, change_column: str | None = None) -> str:
+    if answer["error"] is not None:
+        return f"<p class='bad refused'>{_e(answer['error'])}</p>"
+    if not answer["rows"]:
+        return "<p class=muted>No rows.</p>"
+    at = answer["columns"].index(change_column) if change_column in answer["columns"] else None
+    out = [f"<table class='rows {css}'><tr>" + "".join(f"<th>{_e(c)}</th>" for c in answer["columns"]) + "</tr>"]
+    for row in answer["rows"]:
+        kind = f" class=ch-{_e(row[at])}" if at is not None else ""
+        cells = "".join("<td class=muted>NULL</td>" if v is None else f"<td>{_e(v)}</td>" for v in row)
+        out.append(f"<tr{kind}>{cells}</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def _rows_as_of(answer: dict[str, Any]) -> str:
+    count = answer.get("count")
+    counted = "" if count is None or count["count"] is None else \
+        f" of <span id=as-of-count>{count['count']}</span> (<code>SELECT COUNT(*)</code> then)"
+    return (f"<h2>Rows as of {_e(answer['time'])} (UTC)</h2><div class=card id=rows-as-of>"
+            f"<p>Up to {answer['limit']} rows{counted}, as this SQL returns them (run as you):</p>"
+            + _sql_block(answer, "rows-as-of-sql") + _rows_table(answer, "as-of-rows") + "</div>")
+
+
+def _diff(answer: dict[str, Any]) -> str:
+    counts = ", ".join(f"{n} {_e(k)}" for k, n in sorted(answer["change_counts"].items())) or "no row changes"
+    return (f"<h2>Commit {answer['commit']}: what it changed</h2><div class=card id=diff>"
+            f"<p>{counts} (up to {answer['limit']} rows, from the change feed, run as you):</p>"
+            + _sql_block(answer, "diff-sql") + _rows_table(answer, "diff-rows", "_change_type") + "</div>")
+
+
+# -- sign-in ---------------------------------------------------------------------------------------------
+def sign_in_page(target: str, csrf: str, message: str = "") -> str:
+    problem = f"<p class=bad id=sign-in-error>{_e(message)}</p>" if message else ""
+    return page("Sign in", "", f"{problem}<form class=signin method=post action='/console/login'>"
+                f"<input type=hidden name=csrf value='{_e(csrf)}'><input type=hidden name=next value='{_e(target)}'>"
+                "<label for=user>SQL user</label><input id=user name=user autocomplete=username required autofocus>"
+                "<label for=password>Password</label>"
+                "<input id=password name=password type=password autocomplete=current-password>"
+                "<button>Sign in</button></form><p class=muted>Scripts may use HTTP Basic auth instead "
+                "(<code>curl -u user:password …/api/console/tables</code>).</p>")
+
+
+def sign_out_page(viewer: str, csrf: str | None) -> str:
+    if csrf is None:
+        return page("Sign out", viewer, "<p>Signed in with HTTP Basic auth: close the browser to forget it.</p>")
+    return page("Sign out", viewer, "<form method=post action='/console/logout'>"
+                f"<input type=hidden name=csrf value='{_e(csrf)}'><button>Sign out</button></form>")

@@ -5,6 +5,11 @@ configuration's (`STRATA_ROOT_PASSWORD`, empty: no password); any other user's i
 its stored mysql_native_password hash (SHA1(SHA1(password)), sealed on the log), compared in
 constant time. A wrong login waits like one on the SQL port (query.auth.FailedLogins) and gets
 401; an unknown user fails exactly like a wrong password.
+
+Browsers sign in with a form instead (query.console.web_sessions): a page asked for without
+credentials redirects to `/console/login`, whose form posts the same login checks (`http_login`,
+lockout included) and gets a session cookie. HTTP Basic stays accepted everywhere (scripts, the JSON
+API); `/api/...` without credentials still answers 401 with a Basic challenge.
 """
 
 from __future__ import annotations
@@ -18,13 +23,23 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
+from urllib.parse import urlencode
 
 from aiohttp import web
 from mysql_mimic.auth import NativePasswordAuthPlugin
 
 from projections.users import ROOT
 from query.auth import FailedLogins
-from query.console import data, html
+from query.console import data, html, sql_reads
+from query.console.web_sessions import (
+    LOGIN_COOKIE,
+    LOGIN_TTL_S,
+    SESSION_COOKIE,
+    SESSION_TTL_S,
+    SessionStore,
+    WebSession,
+    csrf_ok,
+)
 from query.engine import Engine
 from storage.secrets import SecretError
 
@@ -103,16 +118,60 @@ async def http_login(engine: Engine, failures: FailedLogins, name: str, password
     return viewer
 
 
-def _authenticated(engine: Engine, failures: FailedLogins, handler: Handler) -> Callable[
+def _session_viewer(engine: Engine, session: WebSession) -> data.Viewer | None:
+    """The viewer a session signed in, as that user is now: None once it is dropped or locked."""
+    if session.user.lower() == ROOT:
+        return data.Viewer(ROOT, None)
+    user = engine.ctx.projection.users.get(session.user.lower())
+    if user is None or engine.login_policy.locked(session.user) is not None:
+        return None
+    return data.Viewer(user.name, user)
+
+
+def safe_next(target: str | None) -> str:
+    """Where to go after signing in: a console page of this server, never another site."""
+    if not target or not target.startswith("/console") or target.startswith("/console/login"):
+        return "/console"
+    rest = target[len("/console"):]
+    if (rest and rest[0] not in "/?") or "\\" in target or "//" in target:
+        return "/console"
+    return target
+
+
+def _redirect(location: str, status: int = 302) -> web.Response:
+    return web.Response(status=status, headers={"Location": location})
+
+
+def _sign_in_redirect(request: web.Request) -> web.Response:
+    return _redirect(f"/console/login?{urlencode({'next': request.path_qs})}")
+
+
+def _authenticated(engine: Engine, failures: FailedLogins, sessions: SessionStore, handler: Handler) -> Callable[
         [web.Request], Awaitable[web.StreamResponse]]:
     async def wrapped(request: web.Request) -> web.StreamResponse:
         given = credentials(request)
-        if given is None:
-            return _unauthorized(request, "sign in with a SQL user (HTTP Basic auth)")
-        viewer = await http_login(engine, failures, *given)
-        if isinstance(viewer, str):
-            return _unauthorized(request, viewer)
-        return await handler(request, viewer)
+        if given is not None:
+            viewer = await http_login(engine, failures, *given)
+            if isinstance(viewer, str):
+                return _unauthorized(request, viewer)
+            return await handler(request, viewer)
+        token = request.cookies.get(SESSION_COOKIE)
+        session = sessions.get(token)
+        signed_in = _session_viewer(engine, session) if session is not None else None
+        if session is None or signed_in is None:
+            sessions.end(token)
+            if request.path.startswith("/api/"):
+                return _unauthorized(request, "sign in with a SQL user (HTTP Basic auth)")
+            return _sign_in_redirect(request)
+        if request.method != "GET":
+            # A form posted from another site carries the cookie only if SameSite fails; it never has the token.
+            form = await request.post()
+            posted = form.get("csrf")
+            given_csrf = posted if isinstance(posted, str) else request.headers.get("X-CSRF-Token")
+            if not csrf_ok(session, given_csrf):
+                return _html(html.error_page("Refused", "missing or wrong CSRF token", signed_in.name), 403)
+        request["console_session"] = session
+        return await handler(request, signed_in)
     return wrapped
 
 
@@ -171,25 +230,65 @@ def _html(text: str, status: int = 200) -> web.Response:
     return web.Response(text=text, status=status, content_type="text/html", charset="utf-8")
 
 
+def parse_commit(text: str | None) -> int | None:
+    """`?diff=` as a commit number (1 and up)."""
+    if text is None or not text.strip():
+        return None
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"'{text}' is not a commit number")
+    return int(text)
+
+
+def _set_cookie(response: web.Response, request: web.Request, name: str, value: str, max_age: int,
+                path: str) -> None:
+    response.set_cookie(name, value, max_age=max_age, path=path, httponly=True, samesite="Strict",
+                        secure=request.secure)
+
+
 def add_routes(app: web.Application, engine: Engine) -> None:
-    """Registers /console… (HTML) and /api/console/… (JSON) on the SQL server's HTTP app."""
+    """Registers / (to the console), /console… (HTML), its sign-in and /api/console/… (JSON) on the
+    SQL server's HTTP app."""
     ctx = engine.ctx
     failures = FailedLogins()
+    sessions = SessionStore()
+
+    def with_counts(listing: dict[str, Any], viewer: data.Viewer) -> dict[str, Any]:
+        """Each table's rows as `SELECT COUNT(*)` answers them (None when the viewer may not SELECT)."""
+        for database in listing["databases"]:
+            for t in database["tables"]:
+                counted = sql_reads.count_rows(engine, viewer, t["db"], t["name"])
+                t["rows"], t["rows_error"] = counted["count"], counted["error"]
+        return listing
+
+    def listing(viewer: data.Viewer) -> dict[str, Any]:
+        return with_counts(data.tables(ctx, viewer), viewer)
 
     async def api_tables(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
-        return web.json_response(await _off_loop(data.tables, ctx, viewer))
+        return web.json_response(await _off_loop(listing, viewer))
 
     async def page_tables(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
-        return _html(html.tables_page(await _off_loop(data.tables, ctx, viewer)))
+        return _html(html.tables_page(await _off_loop(listing, viewer)))
+
+    def table_facts(viewer: data.Viewer, db: str, name: str, at: int | None, diff: int | None) -> dict[str, Any]:
+        found = data.table_timeline(ctx, viewer, db, name, at)
+        # The names as the catalog spells them, for the SQL shown.
+        db, name = found["table"]["db"], found["table"]["name"]
+        found["count"] = sql_reads.count_rows(engine, viewer, db, name)
+        found["rows_as_of"] = None if at is None else {
+            **sql_reads.rows_as_of(engine, viewer, db, name, at),
+            "count": sql_reads.count_rows(engine, viewer, db, name, at)}
+        found["diff"] = None if diff is None else sql_reads.commit_diff(engine, viewer, db, name, diff)
+        return found
 
     async def _timeline(request: web.Request, viewer: data.Viewer) -> tuple[dict[str, Any] | None, int, str]:
         try:
             at = parse_at(request.query.get("at"))
+            diff = parse_commit(request.query.get("diff"))
         except ValueError as exc:
             return None, 400, str(exc)
         try:
-            found = await _off_loop(data.table_timeline, ctx, viewer, request.match_info["db"],
-                                    request.match_info["table"], at)
+            found = await _off_loop(table_facts, viewer, request.match_info["db"], request.match_info["table"],
+                                    at, diff)
         except data.NotFound as exc:
             return None, 404, str(exc)
         return found, 200, ""
@@ -212,9 +311,58 @@ def add_routes(app: web.Application, engine: Engine) -> None:
     async def page_pipelines(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
         return _html(html.pipelines_page(await _off_loop(data.pipelines, ctx, viewer)))
 
-    def guard(handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-        return _authenticated(engine, failures, handler)
+    # -- sign-in ---------------------------------------------------------------------------------
+    def sign_in_form(request: web.Request, target: str, message: str = "", status: int = 200) -> web.Response:
+        login_cookie = sessions.new_login_cookie()
+        response = _html(html.sign_in_page(target, sessions.login_csrf(login_cookie), message), status)
+        _set_cookie(response, request, LOGIN_COOKIE, login_cookie, LOGIN_TTL_S, "/console/login")
+        return response
 
+    async def login_page(request: web.Request) -> web.StreamResponse:
+        target = safe_next(request.query.get("next"))
+        session = sessions.get(request.cookies.get(SESSION_COOKIE))
+        if session is not None and _session_viewer(engine, session) is not None:
+            return _redirect(target)
+        return sign_in_form(request, target)
+
+    async def login(request: web.Request) -> web.StreamResponse:
+        form = await request.post()
+        fields = {k: v for k, v in form.items() if isinstance(v, str)}
+        target = safe_next(fields.get("next"))
+        if not sessions.login_csrf_ok(request.cookies.get(LOGIN_COOKIE), fields.get("csrf")):
+            return sign_in_form(request, target, "The sign-in form expired or was not this server's; try again.",
+                                403)
+        viewer = await http_login(engine, failures, fields.get("user", ""), fields.get("password", ""))
+        if isinstance(viewer, str):
+            return sign_in_form(request, target, viewer, 401)
+        sessions.end(request.cookies.get(SESSION_COOKIE))  # a fresh token on every sign-in (no fixation)
+        token, _ = sessions.start(viewer.name)
+        response = _redirect(target, 303)
+        _set_cookie(response, request, SESSION_COOKIE, token, SESSION_TTL_S, "/")
+        response.del_cookie(LOGIN_COOKIE, path="/console/login")
+        return response
+
+    async def logout_page(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
+        session: WebSession | None = request.get("console_session")
+        return _html(html.sign_out_page(viewer.name, session.csrf if session is not None else None))
+
+    async def logout(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
+        sessions.end(request.cookies.get(SESSION_COOKIE))  # the guard checked its CSRF token
+        response = _redirect("/console/login", 303)
+        response.del_cookie(SESSION_COOKIE, path="/")
+        return response
+
+    async def root(request: web.Request) -> web.StreamResponse:
+        return _redirect("/console")
+
+    def guard(handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        return _authenticated(engine, failures, sessions, handler)
+
+    app.router.add_get("/", root)
+    app.router.add_get("/console/login", login_page)
+    app.router.add_post("/console/login", login)
+    app.router.add_get("/console/logout", guard(logout_page))
+    app.router.add_post("/console/logout", guard(logout))
     app.router.add_get("/console", guard(page_tables))
     app.router.add_get("/console/", guard(page_tables))
     app.router.add_get("/console/table/{db}/{table}", guard(page_table))

@@ -79,10 +79,17 @@ def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
 
 
 def browse(chromium: str, config: Settings, path: str, shot: str) -> str:
-    """The DOM Chromium renders for `path` (signed in as root through the URL), plus a screenshot."""
-    url = f"http://root:@127.0.0.1:{config.http_port}{path}"
+    """The DOM Chromium renders for the page `path` serves root, plus a screenshot. A browser sends
+    no credentials until it is challenged, and the console answers a browser without a session with
+    its sign-in form (tests/query/test_console_signin.py), so the page is fetched signed in and
+    handed to Chromium as a file: it needs nothing else (no external assets)."""
+    status, served = get(config, path)
+    assert status == 200, (path, status, served)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="strata-chromium-") as profile:
+        page_file = Path(profile) / "page.html"
+        page_file.write_text(served, encoding="utf-8")
+        url = page_file.as_uri()
         flags = [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
                  f"--user-data-dir={profile}"]
         dom = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True, timeout=120)
@@ -163,8 +170,9 @@ def _check_json(config: Settings, db: str, remote: str, user: str, password: str
     t = next(x for x in mine["tables"] if x["name"] == "t")
     assert (t["keys_model"], t["partitions"], t["time_travel"]["retention_days"]) == ("DUPLICATE", 1, 3)
     assert t["time_travel"]["earliest"] is not None and set(t["bytes_by_tier"]) == {remote}
-    # Rows stored in the latest snapshot's rowsets: the DELETE predicate still applies on read.
-    assert t["bytes_by_tier"][remote] > 0 and t["rows"] == 9, t
+    # Rows stored in the latest snapshot's rowsets (the DELETE predicate still applies on read), and
+    # what SELECT COUNT(*) answers.
+    assert t["bytes_by_tier"][remote] > 0 and t["rows_stored"] == 9 and t["rows"] == 8, t
     assert remote in listing["tiers"]
     shown = json.dumps(listing)
     res = next(r for r in listing["resources"] if r["name"] == remote.removeprefix("remote:"))
@@ -215,7 +223,7 @@ def _check_json(config: Settings, db: str, remote: str, user: str, password: str
                   {"user": "nobody_here", "password": ""}):
         status, body = get(config, "/api/console/tables", **login)
         assert status == 401 and "Access denied" in body["msg"], (login, status, body)
-    no_auth = urllib.request.Request(_base(config) + "/console")
+    no_auth = urllib.request.Request(_base(config) + "/api/console/tables")
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(no_auth, timeout=10)
     assert caught.value.code == 401 and "Basic" in caught.value.headers["WWW-Authenticate"]
@@ -239,6 +247,9 @@ def _check_pages(chromium: str, config: Settings, conn: Conn, db: str, remote: s
     picked = browse(chromium, config, f"/console/table/{quote(db)}/t?at={quote(str(first))}", "console-as-of")
     assert f"FOR TIME AS OF '{first}'" in picked and 'id="as-of-line"' in picked
     assert picked.count('data-touched="true"') == 1
+
+    signin = browse(chromium, config, "/console/login", "console-sign-in")
+    assert 'action="/console/login"' in signin and 'type="password"' in signin
 
     pipelines = browse(chromium, config, "/console/pipelines", "console-pipelines")
     assert 'data-job="feed"' in pipelines and "RUNNING" in pipelines and "p0: 0" in pipelines

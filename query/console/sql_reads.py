@@ -1,0 +1,101 @@
+"""What the console shows of a table's rows, read by running SQL on the engine as the viewer.
+
+Rows as of a moment, a commit's changes and row counts are the answers of the SQL shown next to
+them, run through `Engine.execute` with a session of the viewer's user: the same parser, access
+checks (a user without SELECT_PRIV is refused as on the SQL port), snapshot resolution and
+sandbox as a client's statement, so the page can never disagree with what that SQL returns.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from query import timeouts
+from query.console.data import Viewer, iso
+from query.context import Rows, SessionState, SqlFailure, StatementGuard
+from query.engine import Engine
+from query.parser import SqlError, parse_script
+
+# The session time zone the console's SQL runs in, and names in the SET it shows.
+TIME_ZONE = "UTC"
+PAGE_ROWS = 100
+DIFF_ROWS = 1000
+
+
+def backquoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def table_name(db: str, table: str) -> str:
+    return f"{backquoted(db)}.{backquoted(table)}"
+
+
+def run_as(engine: Engine, viewer: Viewer, sql: str) -> Rows:
+    """`sql` (one SELECT) run on the engine as `viewer`, in the console's session time zone, and
+    cancelled like a client's statement once the user's query_timeout passes."""
+    session = SessionState(user=viewer.name, variables={"time_zone": TIME_ZONE})
+    (statement,) = parse_script(sql)
+    limit_s, timed_out = timeouts.limit_of(statement, session.variables, viewer.user)
+    session.guard = StatementGuard()
+    timer = threading.Timer(limit_s, session.guard.cancel, args=(timed_out,))
+    timer.daemon = True
+    timer.start()
+    try:
+        result = engine.execute(session, statement)
+    finally:
+        timer.cancel()
+    if not isinstance(result, Rows):
+        raise SqlFailure(0, "the console's statement returned no rows")
+    return result
+
+
+def _cell(value: Any) -> Any:
+    """A value as JSON and HTML show it (times and decimals as the SQL client prints them)."""
+    if isinstance(value, datetime | date | Decimal):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
+def _answer(engine: Engine, viewer: Viewer, sql: str) -> dict[str, Any]:
+    shown = {"sql": sql, "time_zone": TIME_ZONE, "set_time_zone": f"SET time_zone = '{TIME_ZONE}'"}
+    try:
+        rows = run_as(engine, viewer, sql)
+    except SqlFailure as exc:
+        return {**shown, "error": exc.message, "error_code": int(exc.code), "columns": [], "rows": []}
+    except SqlError as exc:
+        return {**shown, "error": str(exc), "error_code": 0, "columns": [], "rows": []}
+    return {**shown, "error": None, "columns": list(rows.columns),
+            "rows": [[_cell(v) for v in row] for row in rows.rows]}
+
+
+def rows_as_of(engine: Engine, viewer: Viewer, db: str, table: str, at_ms: int) -> dict[str, Any]:
+    """The first page of `db.table` as it was at `at_ms` (UTC milliseconds)."""
+    sql = f"SELECT * FROM {table_name(db, table)} FOR TIME AS OF '{iso(at_ms)}' LIMIT {PAGE_ROWS}"
+    return {"ts_ms": at_ms, "time": iso(at_ms), "limit": PAGE_ROWS, **_answer(engine, viewer, sql)}
+
+
+def commit_diff(engine: Engine, viewer: Viewer, db: str, table: str, commit: int) -> dict[str, Any]:
+    """The rows commit `commit` inserted, deleted and updated, from the change feed."""
+    sql = (f"SELECT * FROM {table_name(db, table)}@incr('startVersion'='{commit - 1}', 'endVersion'='{commit}') "
+           f"LIMIT {DIFF_ROWS}")
+    answer = _answer(engine, viewer, sql)
+    kinds: dict[str, int] = {}
+    if answer["error"] is None and "_change_type" in answer["columns"]:
+        at = answer["columns"].index("_change_type")
+        for row in answer["rows"]:
+            kinds[row[at]] = kinds.get(row[at], 0) + 1
+    return {"commit": commit, "limit": DIFF_ROWS, "change_counts": kinds, **answer}
+
+
+def count_rows(engine: Engine, viewer: Viewer, db: str, table: str, at_ms: int | None = None) -> dict[str, Any]:
+    """`SELECT COUNT(*)` of the table (now, or as of `at_ms`): what a SELECT returns, after DELETE
+    predicates and key merges, unlike the rows stored in the snapshot's rowsets."""
+    as_of = f" FOR TIME AS OF '{iso(at_ms)}'" if at_ms is not None else ""
+    answer = _answer(engine, viewer, f"SELECT COUNT(*) FROM {table_name(db, table)}{as_of}")
+    count = answer["rows"][0][0] if answer["error"] is None and answer["rows"] else None
+    return {"sql": answer["sql"], "count": count, "error": answer["error"]}
