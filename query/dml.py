@@ -177,6 +177,12 @@ def _targets(table: TableState, names: tuple[str, ...] | None, *, partial: bool 
 def _source_sql(ctx: Context, session: SessionState, s: st.Insert, targets: list[Column],
                 cur: duckdb.DuckDBPyConnection) -> str:
     """The statement's VALUES or query as one SELECT of columns a0..an, checked against the targets."""
+    if s.literal_rows is not None:
+        if len(s.literal_rows.duck_types) != len(targets):
+            raise SqlFailure(ErrorCode.WRONG_VALUE_COUNT, "Column count doesn't match value count")
+        view = f"__values_{uuid.uuid4().hex}"
+        cur.register(view, s.literal_rows.data)
+        return s.literal_rows.select_sql(view)
     if isinstance(s.query, exp.Values):
         for row in s.query.expressions:
             width = len(row.expressions) if isinstance(row, exp.Tuple) else 1

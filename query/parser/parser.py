@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
 from query.parser import ddl, dml, loads, misc, users, views
 from query.parser.cursor import Cursor
 from query.parser.errors import UnsupportedStatement
 from query.parser.lexing import split_statements, syntax_error, tokenize
-from query.parser.statements import Passthrough, Statement
+from query.parser.literal_insert import parse_literal_insert
+from query.parser.statements import Insert, Passthrough, QualifiedName, Statement
 
 Rule = Callable[[Cursor], Statement]
 
@@ -186,8 +188,19 @@ def _parse_tokens(tokens: list[Token], sql: str) -> Statement:
     return rule(c)
 
 
+def _literal_insert(sql: str) -> Statement | None:
+    """A bulk `INSERT … VALUES` of literals, scanned without the tokenizer (query.parser.literal_insert)."""
+    found = parse_literal_insert(sql)
+    if found is None:
+        return None
+    return Insert(QualifiedName(found.table, found.db), found.columns, None, exp.Values(expressions=[]),
+                  literal_rows=found.rows)
+
+
 def parse_statement(sql: str) -> Statement:
     """Parse exactly one statement; a trailing semicolon is allowed."""
+    if (fast := _literal_insert(sql)) is not None:
+        return fast
     chunks = list(split_statements(tokenize(sql)))
     if not chunks:
         raise syntax_error(sql, None, "empty statement")
@@ -198,4 +211,6 @@ def parse_statement(sql: str) -> Statement:
 
 def parse_script(sql: str) -> list[Statement]:
     """Parse ``;``-separated statements; error positions refer to the whole script."""
+    if (fast := _literal_insert(sql)) is not None:
+        return [fast]
     return [_parse_tokens(tokens, sql) for tokens in split_statements(tokenize(sql))]

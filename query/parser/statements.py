@@ -14,6 +14,8 @@ from typing import Literal, TypeAlias
 
 from sqlglot import exp
 
+from query.parser.literal_insert import LiteralRows
+
 Properties: TypeAlias = dict[str, str]
 KeysModel: TypeAlias = Literal["DUPLICATE", "UNIQUE", "AGGREGATE"]
 
@@ -101,6 +103,9 @@ class Insert(Statement):
     overwrite: bool = False
     # INSERT OVERWRITE … PARTITION (*): the partitions replaced are those the rows fall in.
     detect_partitions: bool = False
+    # A VALUES list of literals scanned without the parser (query.parser.literal_insert); `query` is
+    # then an empty exp.Values.
+    literal_rows: LiteralRows | None = None
 
 
 @dataclass(frozen=True)
