@@ -324,8 +324,8 @@ def _view_sql(ctx: Context, session: SessionState, ref: TableRef, view: ViewStat
     columns picked by name, so columns added to a table later stay out of it, as in Doris."""
     if ref.as_of is not None or ref.incr is not None or ref.history is not None or selected_partitions(ref.node):
         raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
-                         f"'{view.name}' is a view: FOR TIME AS OF, FOR SYSTEM_TIME, @incr and PARTITION apply to "
-                         "tables; put the clause on the tables inside the view's definition")
+                         f"'{view.name}' is a view: FOR TIME AS OF, FOR TAG AS OF, FOR SYSTEM_TIME, @incr and "
+                         "PARTITION apply to tables; put the clause on the tables inside the view's definition")
     key = (view.db_id, view.name.lower())
     if key in expanding:
         raise SqlFailure(ErrorCode.VIEW_RECURSIVE, f"view '{view.name}' reads itself (through "
