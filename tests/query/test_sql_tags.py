@@ -188,3 +188,23 @@ def test_tag_privileges(conn: pymysql.connections.Connection, db: str,
     fails(me, "ALTER TABLE open CREATE TAG b", 1142, "ALTER_PRIV")
     fails(me, "ALTER TABLE open DROP TAG a", 1142, "ALTER_PRIV")
     assert [r[0] for r in rows(conn, "SHOW TAGS ON open")] == ["a"]
+
+
+@pytest.mark.parametrize("properties", ["", _TIME_TRAVEL], ids=["plain", "time_travel"])
+def test_a_tag_as_of_an_instant(conn: pymysql.connections.Connection, db: str, recycling: Recycling,
+                                properties: str) -> None:
+    run(conn, f"CREATE TABLE t (k INT) {_TAIL} {properties}")
+    run(conn, "INSERT INTO t VALUES (1)")
+    time.sleep(0.01)
+    instant = str(rows(conn, "SELECT CAST(NOW(3) AS CHAR)")[0][0])
+    time.sleep(0.01)
+    run(conn, "INSERT INTO t VALUES (2)")
+    run(conn, f"ALTER TABLE t CREATE TAG then AS OF '{instant}'")
+    assert rows(conn, "SHOW TAGS ON t")[0][1] == 1
+    run(conn, "ADMIN COMPACT TABLE t WHERE type='BASE'")
+    time.sleep(1.2)  # beyond the recycler's one-second retention
+    recycling.recycle(db, "t")
+    assert rows(conn, "SELECT * FROM t FOR TAG AS OF 'then'") == [(1,)]
+    # A new tag cannot name it now: the recycler deleted a rowset of a later snapshot, and what a new tag
+    # may name starts after what was deleted (projections.retention.whole_since_ms).
+    fails(conn, f"ALTER TABLE t CREATE TAG again AS OF '{instant}'", 1210)
