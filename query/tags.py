@@ -63,7 +63,8 @@ def create_tag(ctx: Context, session: SessionState, s: st.CreateTag) -> Done:
     ctx.catch_up()
     table = ctx.table(session, s.table)
     days = _retention_days(s.properties)
-    if s.name.lower() in table.tags:
+    existing = table.tags.get(s.name.lower())
+    if existing is not None and existing.live_at(now_ms()):  # an expired tag's name may be used again
         raise SqlFailure(ErrorCode.UNKNOWN_ERROR, f"tag '{s.name}' already exists on table '{table.name}'")
     number, ts = _tagged_moment(ctx, session, table, s.as_of)
     retention_ms = None if days is None else int(days * ctx.config.time_travel_day_s * 1000)

@@ -477,7 +477,8 @@ class Rules:
 
     def create_tag(self, c: cmd.CreateTag, ts: int) -> Decision:
         table = _live_table(self.state, c.table_id)
-        if c.name.lower() in table.tags:
+        existing = table.tags.get(c.name.lower())
+        if existing is not None and existing.live_at(ts):  # an expired tag's name may be used again
             raise Rejected(ErrorCode.UNKNOWN_ERROR, f"tag '{c.name}' already exists on table '{table.name}'")
         number = table.commit_number if c.commit_number is None else c.commit_number
         commit = self.state.commit(c.table_id, number) if number else None

@@ -67,3 +67,6 @@ def test_an_expired_tag_keeps_nothing(state: Projection) -> None:
     fold(state, cmd.CreateTag(table_id=FIXTURE_TABLE, name="brief", commit_number=1, retention_ms=100), 4000)
     rejected(state, cmd.RecycleRowsets(table_id=FIXTURE_TABLE, rowset_ids=("r0",)), 4099, ErrorCode.CONFLICT)
     fold(state, cmd.RecycleRowsets(table_id=FIXTURE_TABLE, rowset_ids=("r0",)), 4100)
+    # Its name is free again: a new tag of that name replaces it.
+    fold(state, cmd.CreateTag(table_id=FIXTURE_TABLE, name="Brief"), 4101)
+    assert state.tables[FIXTURE_TABLE].tags["brief"].ts_ms == 4101
