@@ -42,6 +42,7 @@ from projections.state import (
     RowsetRecord,
     SchemaAt,
     TableState,
+    TagState,
     ViewState,
 )
 from projections.store import ProjectionStore
@@ -57,7 +58,8 @@ USER_PREFIX = b"usr/"
 VIEW_PREFIX = b"vw/"
 # Bump when the key layout or a stored value's shape changes: a projection written in another
 # format is rebuilt from the log (the truth) instead of being misread.
-FORMAT_VERSION = b"8"  # 8: views (vw/), name takeovers, AUTO PARTITION, AUTO_INCREMENT, sequence columns
+FORMAT_VERSION = b"9"  # 8: views (vw/), name takeovers, AUTO PARTITION, AUTO_INCREMENT, sequence columns;
+#                        9: tags and the recycled-through instant on TableState
 FORMAT_KEY = b"m/format"
 # Events that change only a table's data or where it lies, never what a statement's names resolve
 # to, its columns' types or who may read it: they leave `catalog_generation` alone. Every other kind,
@@ -128,6 +130,8 @@ class Projection:
             ev.TableOverwritten: self._table_overwritten,
             ev.RowsetsMoved: self._rowsets_moved,
             ev.RowsetsRecycled: self._rowsets_recycled,
+            ev.TagCreated: self._tag_created,
+            ev.TagDropped: self._tag_dropped,
             ev.ResourceCreated: self._named_put("resource"),
             ev.ResourceAltered: self._named_merge("resource"),
             ev.ResourceDropped: self._named_drop("resource"),
@@ -326,7 +330,8 @@ class Projection:
             table = self.tables[table_id]
             draft = self._drafts[table_id] = table.model_copy(update={
                 "partitions": dict(table.partitions), "schemas": list(table.schemas),
-                "properties": dict(table.properties), "name_takeovers": list(table.name_takeovers)})
+                "properties": dict(table.properties), "name_takeovers": list(table.name_takeovers),
+                "tags": dict(table.tags)})
         return draft
 
     def _partition(self, draft: TableState, partition_id: int) -> PartitionState:
@@ -617,9 +622,21 @@ class Projection:
         for rowset_id in e.rowset_ids:
             locator = keys.rowset_locator_key(rowset_id)
             key = self.store.get(locator)
+            record = self.rowset_record(rowset_id) if key and table is not None else None
+            if record is not None and record.stale_ts_ms is not None:
+                draft = self._table(e.table_id)
+                draft.recycled_through_ts_ms = max(draft.recycled_through_ts_ms or 0, record.stale_ts_ms)
             if key:
                 self.store.delete(key)
                 self.store.delete(locator)
+
+    def _tag_created(self, e: ev.TagCreated, ts: int) -> None:
+        self._table(e.table_id).tags[e.name.lower()] = TagState(
+            name=e.name, commit_number=e.commit_number, ts_ms=e.ts_ms, created_ts_ms=ts,
+            retention_days=e.retention_days, expires_ts_ms=e.expires_ts_ms)
+
+    def _tag_dropped(self, e: ev.TagDropped, ts: int) -> None:
+        self._table(e.table_id).tags.pop(e.name.lower(), None)
 
     def _trim_history(self, table: TableState, horizon: int) -> None:
         """Drops version-index entries before the horizon but the last one at or before it, which

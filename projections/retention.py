@@ -4,6 +4,7 @@ recycler share."""
 from __future__ import annotations
 
 from projections.state import TableState
+from schemas.model import Rowset
 
 
 def retention_ms(table: TableState, day_s: float) -> int:
@@ -22,3 +23,29 @@ def earliest_instant_ms(table: TableState, now_ms: int, day_s: float) -> int | N
         return None
     return max(table.time_travel_since_ts_ms, table.created_ts_ms, now_ms - retention_ms(table, day_s),
                table.history_horizon_ts_ms or 0)
+
+
+def tag_instants_ms(table: TableState, now_ms: int) -> list[int]:
+    """The instants of `table`'s live tags: snapshots whose rowsets must outlive any retention."""
+    return sorted({tag.ts_ms for tag in table.tags.values() if tag.live_at(now_ms)})
+
+
+def needed_by_tags(rowset: Rowset, stale_ts_ms: int | None, instants: list[int]) -> bool:
+    """Whether a snapshot at one of `instants` reads `rowset`: it was visible then and not yet
+    replaced (compacted, hidden by a restore, or its partition dropped)."""
+    return any(rowset.visible_ts_ms <= t and (stale_ts_ms is None or t < stale_ts_ms) for t in instants)
+
+
+def capped_horizon_ms(table: TableState, horizon_ms: int | None, now_ms: int) -> int | None:
+    """A recycle's version-index horizon, never past the oldest live tag: the trim keeps the last
+    entry at or before the horizon, so every tag at or after it still resolves."""
+    instants = tag_instants_ms(table, now_ms)
+    if horizon_ms is None or not instants:
+        return horizon_ms
+    return min(horizon_ms, instants[0])
+
+
+def whole_since_ms(table: TableState) -> int:
+    """The earliest instant whose snapshot is still whole, so a tag may name it: nothing the recycler
+    deleted was visible then, and the version index still resolves it."""
+    return max(table.recycled_through_ts_ms or 0, table.history_horizon_ts_ms or 0)

@@ -93,6 +93,21 @@ class SchemaAt(BaseModel):
     table_schema: TableSchema
 
 
+class TagState(BaseModel):
+    """A named snapshot of a table (ALTER TABLE … CREATE TAG): readable, and its rowsets kept, while
+    it is live — until DROP TAG, or until `expires_ts_ms` (None: forever)."""
+
+    name: str
+    commit_number: int
+    ts_ms: int
+    created_ts_ms: int
+    retention_days: int | None = None
+    expires_ts_ms: int | None = None
+
+    def live_at(self, now_ms: int) -> bool:
+        return self.expires_ts_ms is None or now_ms < self.expires_ts_ms
+
+
 class TableState(BaseModel):
     """A table in the catalog. Once the fold has published it (`Projection.tables`) it is never
     changed, nor are its partitions, schemas and properties: a newer state replaces it, so a reader
@@ -125,6 +140,11 @@ class TableState(BaseModel):
     name_takeovers: list[NameTakeover] = Field(default_factory=list)
     # The next value the AUTO_INCREMENT column hands out; None until the first allocation.
     auto_increment_next: int | None = None
+    # Tags by lower-cased name (names are case-insensitive, as table names are).
+    tags: dict[str, TagState] = Field(default_factory=dict)
+    # The newest instant at which a rowset the recycler deleted was still visible: snapshots at
+    # or after it are whole (nothing they read is gone), so a tag may name them.
+    recycled_through_ts_ms: int | None = None
 
     @property
     def schema_now(self) -> TableSchema:

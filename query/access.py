@@ -123,6 +123,8 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
         return [("DROP_PRIV", _db(session, s.table), s.table.name)]
     if isinstance(s, st.RecoverTable):
         return [("CREATE_PRIV", _db(session, s.table), ANY)]
+    if isinstance(s, st.CreateTag | st.DropTag):
+        return [("ALTER_PRIV", _db(session, s.table), s.table.name)]
     if isinstance(s, st.AlterTable | st.RestoreTable):
         # REPLACE WITH TABLE changes the other table too (its name, or it is dropped).
         others = [a.other for a in s.actions if isinstance(a, st.ReplaceWithTable)] if isinstance(s, st.AlterTable) \
@@ -137,7 +139,8 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
     if isinstance(s, st.Describe | st.ShowColumns | st.ShowIndex) and \
             _db(session, s.table).lower() == INFORMATION_SCHEMA:
         return []  # everyone may read information_schema's columns; its rows are filtered (`visible`)
-    if isinstance(s, st.ShowCreateTable | st.ShowPartitions | st.Describe | st.ShowTimeTravel | st.ShowColumns
+    if isinstance(s, st.ShowCreateTable | st.ShowPartitions | st.Describe | st.ShowTimeTravel | st.ShowTags
+                  | st.ShowColumns
                   | st.ShowIndex):
         return [("SELECT_PRIV", _db(session, s.table), s.table.name)]
     if isinstance(s, st.CreateRoutineLoad):

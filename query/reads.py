@@ -14,7 +14,7 @@ from sqlglot import exp
 from projections.names import name_holder_at, name_taken_ts_ms
 from projections.retention import earliest_instant_ms
 from projections.snapshot import Snapshot, resolve
-from projections.state import TableState, ViewState
+from projections.state import TableState, TagState, ViewState
 from query import history, information_schema
 from query.change_feed import changes_sql, check_history, commit_at, commits_between
 from query.context import Context, Rows, SessionState, SqlFailure
@@ -23,6 +23,7 @@ from query.functions import to_duckdb
 from query.labels import column_labels
 from query.parser import (
     AsOf,
+    AsOfTag,
     AsOfTime,
     AsOfVersion,
     IncrementalArgumentError,
@@ -33,7 +34,7 @@ from query.parser import (
     table_refs,
 )
 from query.parser.refs import TableRef, is_dual
-from query.parser.statements import HistoryRead, QualifiedName
+from query.parser.statements import HistoryRead, Moment, QualifiedName
 from query.relation import snapshot_sql
 from query.s3_source import bind_s3_calls
 from query.sandbox import check_expression
@@ -69,8 +70,23 @@ def now_ms() -> int:
     return int(datetime.now(tz=UTC).timestamp() * 1000)
 
 
+def live_tag(table: TableState, name: str, session: SessionState) -> TagState:
+    """The tag `name` of `table`, refused once dropped or expired."""
+    tag = table.tags.get(name.lower())
+    if tag is None:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"table '{table.name}' has no tag '{name}' (SHOW TAGS ON "
+                                                    f"{table.name} lists them)")
+    if not tag.live_at(now_ms()):
+        assert tag.expires_ts_ms is not None
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"tag '{tag.name}' of '{table.name}' expired at "
+                                                    f"{format_instant(tag.expires_ts_ms, session)}")
+    return tag
+
+
 def _named_instant(ctx: Context, session: SessionState, table: TableState, as_of: AsOf) -> tuple[int, str]:
     """The instant a time-travel clause names, and how to name it in an error."""
+    if isinstance(as_of, AsOfTag):
+        return live_tag(table, as_of.name, session).ts_ms, f"tag '{as_of.name}'"
     if isinstance(as_of, AsOfVersion):
         _check_time_travel(table)
         commit = ctx.projection.commit(table.table_id, as_of.n)
@@ -132,7 +148,10 @@ def as_of_table(ctx: Context, session: SessionState, table: TableState, as_of: A
     """The table a name denoted at the instant a time-travel clause names, and that instant: a read
     before ALTER TABLE … REPLACE WITH TABLE gave the name to `table` reads the table that held it
     then (projections.names). FOR VERSION AS OF numbers `table`'s own commits, so a commit made
-    before it took the name is refused rather than read under a name it did not have."""
+    before it took the name is refused rather than read under a name it did not have. A tag is
+    `table`'s own and keeps its snapshot whatever the time-travel window (or its absence) says."""
+    if isinstance(as_of, AsOfTag):
+        return table, live_tag(table, as_of.name, session).ts_ms
     ts, named = _named_instant(ctx, session, table, as_of)
     holder = name_holder_at(ctx.projection, table, ts)
     if holder is None:
@@ -155,7 +174,7 @@ def snapshot_for(ctx: Context, session: SessionState, name: QualifiedName, as_of
     return resolve(ctx.projection, holder, ts)
 
 
-def _incr_commit(ctx: Context, session: SessionState, table: TableState, bound: AsOf, which: str) -> int:
+def _incr_commit(ctx: Context, session: SessionState, table: TableState, bound: Moment, which: str) -> int:
     """An @incr bound as a commit number: the last commit at or before an instant."""
     if isinstance(bound, AsOfVersion):
         if bound.n > table.commit_number:
@@ -173,7 +192,7 @@ def _incr_commit(ctx: Context, session: SessionState, table: TableState, bound: 
     return commit_at(ctx.projection, table, ts)
 
 
-def _check_start_after_takeover(ctx: Context, session: SessionState, table: TableState, bound: AsOf,
+def _check_start_after_takeover(ctx: Context, session: SessionState, table: TableState, bound: Moment,
                                 start: int) -> None:
     """A change feed reads one table id's commits: it cannot start before the table took its name
     by ALTER TABLE … REPLACE WITH TABLE (the rows the name showed changed then without a commit of it)."""
@@ -305,8 +324,8 @@ def _view_sql(ctx: Context, session: SessionState, ref: TableRef, view: ViewStat
     columns picked by name, so columns added to a table later stay out of it, as in Doris."""
     if ref.as_of is not None or ref.incr is not None or ref.history is not None or selected_partitions(ref.node):
         raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
-                         f"'{view.name}' is a view: FOR TIME AS OF, FOR SYSTEM_TIME, @incr and PARTITION apply to "
-                         "tables; put the clause on the tables inside the view's definition")
+                         f"'{view.name}' is a view: FOR TIME AS OF, FOR TAG AS OF, FOR SYSTEM_TIME, @incr and "
+                         "PARTITION apply to tables; put the clause on the tables inside the view's definition")
     key = (view.db_id, view.name.lower())
     if key in expanding:
         raise SqlFailure(ErrorCode.VIEW_RECURSIVE, f"view '{view.name}' reads itself (through "

@@ -269,6 +269,29 @@ class RestoreTable(Command):
 
 
 @register
+class CreateTag(Command):
+    """ALTER TABLE … CREATE TAG: names the table's snapshot at `ts_ms`, whose latest commit is
+    `commit_number`. The sequencer fills what is None: the latest commit, and the instant of the
+    commit (the decision's own instant for the latest commit: the table as it is then, whatever
+    compaction did since). `retention_ms` counts from the tag's creation; None keeps it forever."""
+
+    TYPE: ClassVar[str] = "CreateTag"
+    table_id: int
+    name: str
+    commit_number: int | None = None
+    ts_ms: int | None = None
+    retention_days: int | None = None
+    retention_ms: int | None = None
+
+
+@register
+class DropTag(Command):
+    TYPE: ClassVar[str] = "DropTag"
+    table_id: int
+    name: str
+
+
+@register
 class CommitCompaction(Command):
     TYPE: ClassVar[str] = "CommitCompaction"
     table_id: int

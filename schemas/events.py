@@ -284,6 +284,27 @@ class TableRestored(Event):
 
 
 @register
+class TagCreated(Event):
+    """A tag names the table's snapshot at `ts_ms` (commit `commit_number`) and keeps every rowset
+    that snapshot needs until it is dropped or `expires_ts_ms` passes (None: never)."""
+
+    TYPE: ClassVar[str] = "TagCreated"
+    table_id: int
+    name: str
+    commit_number: int
+    ts_ms: int
+    retention_days: int | None = None
+    expires_ts_ms: int | None = None
+
+
+@register
+class TagDropped(Event):
+    TYPE: ClassVar[str] = "TagDropped"
+    table_id: int
+    name: str
+
+
+@register
 class CompactionCommitted(Event):
     TYPE: ClassVar[str] = "CompactionCommitted"
     table_id: int

@@ -5,7 +5,8 @@ by reads at instants before it went stale. Every instant a query may name lies i
 `[now − retention, now]`, so a rowset stale since before `now − retention − grace` is needed by
 none of them (the grace covers queries already running). The decision is anchored to query
 instants, not to when the inputs were written. Tables without time travel keep stale rowsets
-only for the grace.
+only for the grace. Whatever the retention, a rowset a live tag's snapshot reads is kept (and the
+sequencer refuses a recycle that would delete one, so a tag created meanwhile is safe too).
 
 Every deletion is first an event (`RowsetsRecycled`, which also trims the version index to the
 horizon); files are removed only after the event is in the log. A crash between the two leaves
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from projections.projection import Projection
 from projections.proposer import CommandFailed, Proposer
 from projections.remote import RemoteStores
-from projections.retention import retention_ms
+from projections.retention import needed_by_tags, retention_ms, tag_instants_ms
 from projections.state import TableState
 from schemas import commands as cmd
 from schemas.model import Rowset
@@ -91,9 +92,11 @@ class Recycler:
 
     def recycle_table(self, table: TableState) -> int:
         horizon = self.horizon_ms(table)
+        tagged = tag_instants_ms(table, int(self.clock() * 1000))
         with self.projection.lock:
             due = [r.rowset for r in self.projection.rowset_records(table.table_id)
-                   if r.stale_ts_ms is not None and r.stale_ts_ms <= horizon]
+                   if r.stale_ts_ms is not None and r.stale_ts_ms <= horizon
+                   and not needed_by_tags(r.rowset, r.stale_ts_ms, tagged)]
         if not due:
             return 0
         try:

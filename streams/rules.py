@@ -13,6 +13,7 @@ from typing import Any
 from projections.auto_partitions import widened
 from projections.cooldown import effective
 from projections.projection import Projection
+from projections.retention import capped_horizon_ms, needed_by_tags, tag_instants_ms, whole_since_ms
 from projections.routine_loads import creator_refusal, source_refusal
 from projections.snapshot import cover_tablet
 from projections.state import TableState
@@ -106,6 +107,8 @@ class Rules:
             cmd.RecycleRowsets: self.recycle_rowsets,
             cmd.MoveRowsets: self.move_rowsets,
             cmd.RestoreTable: self.restore_table,
+            cmd.CreateTag: self.create_tag,
+            cmd.DropTag: self.drop_tag,
             cmd.CreateResource: self.create_resource,
             cmd.AlterResource: self.alter_resource,
             cmd.DropResource: self.drop_resource,
@@ -456,16 +459,46 @@ class Rules:
                         c.table_id)
 
     def recycle_rowsets(self, c: cmd.RecycleRowsets, ts: int) -> Decision:
-        if c.table_id not in self.state.tables:
+        table = self.state.tables.get(c.table_id)
+        if table is None:
             raise Rejected(ErrorCode.NO_SUCH_TABLE, f"table id {c.table_id} does not exist")
+        # A tag created after the recycler planned this pass still wins: the check is here, in order.
+        tagged = tag_instants_ms(table, ts)
         for rowset_id in c.rowset_ids:
             record = self.state.rowset_record(rowset_id)
             if record is None:
                 raise Rejected(ErrorCode.CONFLICT, f"rowset {rowset_id} is already recycled")
             if record.stale_ts_ms is None:
                 raise Rejected(ErrorCode.CONFLICT, f"rowset {rowset_id} is live (restored?); it cannot be recycled")
+            if needed_by_tags(record.rowset, record.stale_ts_ms, tagged):
+                raise Rejected(ErrorCode.CONFLICT, f"rowset {rowset_id} is read by a tag of '{table.name}'")
         return Decision(ev.RowsetsRecycled(table_id=c.table_id, rowset_ids=c.rowset_ids,
-                                           horizon_ts_ms=c.horizon_ts_ms), c.table_id)
+                                           horizon_ts_ms=capped_horizon_ms(table, c.horizon_ts_ms, ts)), c.table_id)
+
+    def create_tag(self, c: cmd.CreateTag, ts: int) -> Decision:
+        table = _live_table(self.state, c.table_id)
+        existing = table.tags.get(c.name.lower())
+        if existing is not None and existing.live_at(ts):  # an expired tag's name may be used again
+            raise Rejected(ErrorCode.UNKNOWN_ERROR, f"tag '{c.name}' already exists on table '{table.name}'")
+        number = table.commit_number if c.commit_number is None else c.commit_number
+        commit = self.state.commit(c.table_id, number) if number else None
+        if commit is None:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"table '{table.name}' has no commit {number} to tag"
+                           if number else f"table '{table.name}' has no commit to tag yet")
+        at = c.ts_ms if c.ts_ms is not None else ts if number == table.commit_number else commit.ts_ms
+        if at < whole_since_ms(table) or at > ts:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"table '{table.name}' no longer keeps its snapshot of commit "
+                                                      f"{number} (compacted and recycled since); a tag can name "
+                                                      "only a snapshot still kept")
+        expires = None if c.retention_ms is None else ts + c.retention_ms
+        return Decision(ev.TagCreated(table_id=c.table_id, name=c.name, commit_number=number, ts_ms=at,
+                                      retention_days=c.retention_days, expires_ts_ms=expires), c.table_id)
+
+    def drop_tag(self, c: cmd.DropTag, ts: int) -> Decision:
+        table = _live_table(self.state, c.table_id)
+        if c.name.lower() not in table.tags:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"tag '{c.name}' does not exist on table '{table.name}'")
+        return Decision(ev.TagDropped(table_id=c.table_id, name=table.tags[c.name.lower()].name), c.table_id)
 
     def move_rowsets(self, c: cmd.MoveRowsets, ts: int) -> Decision:
         _live_table(self.state, c.table_id)

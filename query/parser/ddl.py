@@ -20,6 +20,8 @@ from query.parser.statements import (
     AddPartition,
     AlterAction,
     AlterTable,
+    AsOfTime,
+    AsOfVersion,
     AutoPartition,
     BatchRange,
     ColumnDef,
@@ -28,16 +30,19 @@ from query.parser.statements import (
     CreateTable,
     CreateTableAs,
     CreateTableLike,
+    CreateTag,
     DefaultMarker,
     Distribution,
     DropColumn,
     DropPartition,
+    DropTag,
     KeysModel,
     ModifyColumn,
     ModifyPartition,
     PartitionDef,
     PartitionSpec,
     Properties,
+    QualifiedName,
     RenameColumn,
     RenameTable,
     ReplaceWithTable,
@@ -528,6 +533,23 @@ def _alter_action(c: Cursor) -> AlterAction:
     raise c.error("expected ADD, DROP, MODIFY, RENAME or SET")
 
 
+def _tag_statement(c: Cursor, table: QualifiedName) -> CreateTag | DropTag:
+    """``CREATE TAG name [AS OF …] [PROPERTIES (…)]`` or ``DROP TAG name``: one per statement."""
+    if c.accept("DROP", "TAG"):
+        name = c.identifier("a tag name")
+        c.expect_end()
+        return DropTag(table, name)
+    c.expect("CREATE", "TAG")
+    name = c.identifier("a tag name")
+    as_of = None
+    if c.accept("AS", "OF"):
+        as_of = AsOfVersion(c.integer("a commit number")) if c.accept("VERSION") else \
+            AsOfTime(c.string("a quoted timestamp literal"))
+    properties = c.properties() if c.accept("PROPERTIES") else {}
+    c.expect_end()
+    return CreateTag(table, name, as_of, properties)
+
+
 def _replace_with_table(c: Cursor) -> ReplaceWithTable:
     """After ``REPLACE WITH TABLE``: the other table's bare name (Doris takes no database there),
     ``PROPERTIES ('swap' = …)`` and ``FORCE``."""
@@ -546,9 +568,11 @@ def _replace_with_table(c: Cursor) -> ReplaceWithTable:
     return ReplaceWithTable(other, swap, c.accept("FORCE"))
 
 
-def alter_table(c: Cursor) -> AlterTable:
+def alter_table(c: Cursor) -> AlterTable | CreateTag | DropTag:
     """Everything after ``ALTER TABLE``."""
     table = c.qualified_name()
+    if c.at("CREATE", "TAG") or c.at("DROP", "TAG"):
+        return _tag_statement(c, table)
     actions = tuple(c.csv(lambda: _alter_action(c)))
     c.expect_end()
     return AlterTable(table, actions)

@@ -41,6 +41,7 @@ from query.parser.errors import UnsupportedStatement
 TIME_TRAVEL_TIME_WORDS = frozenset({"TIME", "SYSTEM_TIME", "TIMESTAMP"})
 VERSION_KIND = "VERSION"
 TIME_KIND = "TIMESTAMP"
+TAG_KIND = "TAG"
 INCR_KIND = "INCR"
 HISTORY_KIND = "HISTORY"
 # The meta key of a SELECT item's source text (see the module docstring).
@@ -207,6 +208,8 @@ class StrataParser(DorisParser):
             kind = TIME_KIND
         elif self._match_text_seq(VERSION_KIND):
             kind = VERSION_KIND
+        elif self._match_text_seq(TAG_KIND):
+            kind = TAG_KIND
         else:
             # Not time travel (e.g. FOR UPDATE); let the caller interpret FOR.
             self._retreat(index)
@@ -217,6 +220,10 @@ class StrataParser(DorisParser):
         literal: exp.Expr
         if kind == TIME_KIND:
             literal = self._parse_instant("AS OF")
+        elif kind == TAG_KIND:
+            if not self._match(TokenType.STRING):
+                self.raise_error("FOR TAG AS OF expects a quoted tag name")
+            literal = exp.Literal.string(self._prev.text)
         else:
             if not (self._curr.token_type == TokenType.NUMBER and self._curr.text.isdigit()):
                 self.raise_error("VERSION AS OF expects an integer version")

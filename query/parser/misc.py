@@ -19,7 +19,6 @@ from query.parser.statements import (
     AdminShowReplica,
     AlterResource,
     AlterStoragePolicy,
-    AsOf,
     AsOfTime,
     AsOfVersion,
     CreateDatabase,
@@ -34,6 +33,7 @@ from query.parser.statements import (
     Explain,
     Kill,
     LoadColumn,
+    Moment,
     Passthrough,
     QualifiedName,
     RecoverDatabase,
@@ -64,6 +64,7 @@ from query.parser.statements import (
     ShowTableStatus,
     ShowTablet,
     ShowTablets,
+    ShowTags,
     ShowTimeTravel,
     ShowTransaction,
     Statement,
@@ -94,7 +95,7 @@ def _like(c: Cursor) -> str | None:
     return _like_pattern(c) if c.accept("LIKE") else None
 
 
-def parse_as_of(c: Cursor) -> AsOf:
+def parse_as_of(c: Cursor) -> Moment:
     """``TIME AS OF '<ts>'`` (also TIMESTAMP / SYSTEM_TIME) or ``VERSION AS OF <n>``."""
     if c.accept("SYSTEM", "TIME") or c.accept_any(TIME_TRAVEL_TIME_WORDS):
         c.expect("AS", "OF")
@@ -439,6 +440,9 @@ def show(c: Cursor) -> Statement:
     if c.accept("TIME", "TRAVEL"):
         c.expect("ON")
         return _done(c, ShowTimeTravel(c.qualified_name()))
+    if c.accept("TAGS"):
+        c.expect_any(("ON", "FROM"), "ON")
+        return _done(c, ShowTags(c.qualified_name()))
     if c.accept("RESOURCES"):
         return _show_resources(c)
     if c.accept("GRANTS"):

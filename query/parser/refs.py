@@ -7,8 +7,17 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from query.parser.dialect import HISTORY_KIND, INCR_KIND, TIME_KIND, VERSION_KIND
-from query.parser.statements import AsOf, AsOfTime, AsOfVersion, ChangeRange, HistoryRead, IncrementalRead
+from query.parser.dialect import HISTORY_KIND, INCR_KIND, TAG_KIND, TIME_KIND, VERSION_KIND
+from query.parser.statements import (
+    AsOf,
+    AsOfTag,
+    AsOfTime,
+    AsOfVersion,
+    ChangeRange,
+    HistoryRead,
+    IncrementalRead,
+    Moment,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,6 +51,8 @@ def as_of(table: exp.Table) -> AsOf | None:
         return AsOfVersion(int(literal.name))
     if version.name == TIME_KIND:
         return AsOfTime(literal.name)
+    if version.name == TAG_KIND:
+        return AsOfTag(literal.name)
     return None
 
 
@@ -71,7 +82,7 @@ _END_KEYS = {"endtimestamp": "time", "endversion": "version", "endsnapshotid": "
 _KNOWN = "'startTimestamp', 'endTimestamp', 'startVersion', 'endVersion'"
 
 
-def _bound(key: str, kind: str, value: str) -> AsOf:
+def _bound(key: str, kind: str, value: str) -> Moment:
     if kind == "time":
         if not value.strip():
             raise IncrementalArgumentError(f"@incr '{key}' is empty; expected 'YYYY-MM-DD HH:MM:SS[.ffffff]'")
@@ -85,8 +96,8 @@ def _bound(key: str, kind: str, value: str) -> AsOf:
 def change_range(read: IncrementalRead) -> ChangeRange:
     """The commits ``read`` names: a start (exclusive) is required, the end (inclusive) defaults to
     the latest commit. Keys are matched case-insensitively; unknown or repeated keys are refused."""
-    start: AsOf | None = None
-    end: AsOf | None = None
+    start: Moment | None = None
+    end: Moment | None = None
     seen: set[str] = set()
     for key, value in read.params:
         lowered = key.lower()

@@ -45,7 +45,16 @@ class AsOfVersion:
     n: int
 
 
-AsOf: TypeAlias = AsOfTime | AsOfVersion
+@dataclass(frozen=True)
+class AsOfTag:
+    """A tag's name (``FOR TAG AS OF 'name'``): the snapshot the tag keeps."""
+
+    name: str
+
+
+# A point in a table's own history, by time or commit number (RESTORE, @incr bounds, a tag's target).
+Moment: TypeAlias = AsOfTime | AsOfVersion
+AsOf: TypeAlias = Moment | AsOfTag
 
 
 @dataclass(frozen=True)
@@ -72,8 +81,8 @@ class ChangeRange:
     """The commits an incremental read covers: after ``start`` (exclusive) up to ``end`` (inclusive;
     None: the latest commit). Each bound is a commit number or an instant."""
 
-    start: AsOf
-    end: AsOf | None
+    start: Moment
+    end: Moment | None
 
 
 class Statement:
@@ -528,7 +537,28 @@ class ShowTimeTravel(Statement):
 @dataclass(frozen=True)
 class RestoreTable(Statement):
     table: QualifiedName
-    as_of: AsOf
+    as_of: Moment
+
+
+@dataclass(frozen=True)
+class CreateTag(Statement):
+    """ALTER TABLE t CREATE TAG name [AS OF …] [PROPERTIES ("retention_days" = "n")]."""
+
+    table: QualifiedName
+    name: str
+    as_of: Moment | None = None
+    properties: Properties = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DropTag(Statement):
+    table: QualifiedName
+    name: str
+
+
+@dataclass(frozen=True)
+class ShowTags(Statement):
+    table: QualifiedName
 
 
 @dataclass(frozen=True)

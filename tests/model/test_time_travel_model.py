@@ -4,7 +4,8 @@ recycler runs with a one-second retention), every instant recorded so far that i
 window must read exactly what the oracle held then — and instants the recycler trimmed must be refused.
 The change feed (`t@incr`) of each step's commits, applied to the rows before the step, must give the
 rows after it: every write path reports what it changed; and the row versions `FOR SYSTEM_TIME ALL`
-gives, taken at each recorded instant, must be the rows held then."""
+gives, taken at each recorded instant, must be the rows held then. Tags made along the way must read
+exactly what the oracle held when each was made, even once the recycler trimmed that instant's history."""
 
 from __future__ import annotations
 
@@ -71,6 +72,8 @@ class TimeTravelMachine(TableMachine):
         self.taken_ms = 0
         # (commit number, column names, commit instant, rows) at the last check: where the next feed starts.
         self.feed_start: tuple[int, list[str], int, list[tuple[Any, ...]]] | None = None
+        # tag name → (column names, rows) the oracle held when the tag was made
+        self.tags: dict[str, tuple[list[str], list[tuple[Any, ...]]]] = {}
 
     def _latest_commit(self) -> tuple[int, int] | None:
         """(commit number, instant) of the table's latest commit."""
@@ -80,6 +83,7 @@ class TimeTravelMachine(TableMachine):
     def name_taken(self) -> None:
         time.sleep(0.002)  # the REPLACE's own millisecond is behind us: reads from here see the new table
         self.taken_ms = int(time.time() * 1000)
+        self.tags.clear()  # a tag belongs to its table, which no longer has the name
 
     def _read_at(self, instant: int) -> tuple[list[str], list[tuple[Any, ...]]] | None:
         """Column names and rows of the table at `instant`; None when the read is refused as outside the
@@ -107,6 +111,16 @@ class TimeTravelMachine(TableMachine):
         instant = data.draw(s.sampled_from(sorted(t for t in self.snapshots if t >= self.taken_ms)))
         self.sql(f"RESTORE TABLE {self.name} TO TIME AS OF '{_instant(instant)}'")
         self.oracle = copy.deepcopy(self.snapshots[instant])
+
+    @precondition(lambda self: hasattr(self, "oracle"))
+    @rule()
+    def tag(self) -> None:
+        """Tags the latest state: the oracle's rows now are what the tag must read from here on."""
+        if self._latest_commit() is None:
+            return  # nothing to tag yet
+        name = f"tag_{len(self.tags)}_{time.monotonic_ns()}"
+        self.sql(f"ALTER TABLE {self.name} CREATE TAG {name}")
+        self.tags[name] = (list(self.oracle.names), self.oracle.result())
 
     @precondition(lambda self: bool(self.history))
     @rule()
@@ -148,6 +162,13 @@ class TimeTravelMachine(TableMachine):
                 assert got == held, f"columns and rows at {_instant(instant)}"
         self._feed_agrees(number, names, latest[1], now, earliest)
         self._versions_agree(names, max(earliest, self.taken_ms))
+
+    @invariant()
+    def every_tag_reads_what_it_held(self) -> None:
+        for name, held in self.tags.items():
+            self.cur.execute(f"SELECT * FROM {self.name} FOR TAG AS OF '{name}'")
+            got = [d[0] for d in self.cur.description], sort_rows(list(self.cur.fetchall()))
+            assert got == held, f"columns and rows of tag {name}"
 
     def _versions_agree(self, names: list[str], start: int) -> None:
         """`FOR SYSTEM_TIME ALL`: the versions valid at each recorded instant of the kept history (from
