@@ -6,7 +6,6 @@ from __future__ import annotations
 import pymysql
 
 from query.parser.literal_insert import parse_literal_insert
-
 from tests.query.sqlkit import fails, rows, run
 
 COLUMNS = ("k INT, i INT, b BIGINT, d DECIMAL(10,1), f DOUBLE, s VARCHAR(20), dt DATETIME(3), dd DATE, "
@@ -35,7 +34,7 @@ def test_errors_match(conn: pymysql.connections.Connection, db: str) -> None:
     assert rows(conn, "SELECT count(*) FROM t") == [(0,)]
     # A value that does not convert fails the statement on both paths alike.
     with conn.cursor() as cur:
-        codes = []
+        codes: list[int | None] = []
         for tail in ("", " /* parser */"):
             try:
                 cur.execute(f"INSERT INTO t VALUES (1, 'not a date'){tail}")
