@@ -16,7 +16,7 @@ import pymysql
 import pytest
 
 from infra.cli import BadInput, parse_until, table_at
-from projections.replay import UNTIL_MARKER, ReplayResult, format_instant_ms, replay, until_dir_name, until_of
+from projections.replay import UNTIL_MARKER, format_instant_ms, replay, until_dir_name, until_of
 from schemas.config import Settings, settings
 from tests.query.sqlkit import rows, run
 
@@ -44,12 +44,6 @@ def ordered(items: list[Row]) -> list[Row]:
     return sorted(items, key=lambda r: tuple((v is not None, v) for v in r))
 
 
-def replayed(config: Settings, path: Path, db: str, table: str, at: str) -> tuple[ReplayResult, list[Row]]:
-    result = replay(config, path, until_ms=parse_until(at))
-    data = table_at(config, path, db, table)
-    return result, ordered([tuple(r.values()) for r in data.to_pylist()])
-
-
 def make_history(conn: pymysql.connections.Connection) -> list[str]:
     """A unique-key table (updates, deletes, upserts) and a duplicate-key one, with instants between
     the statements; compacted at the end, so the replayed past must read rowsets now stale."""
@@ -72,27 +66,32 @@ def make_history(conn: pymysql.connections.Connection) -> list[str]:
     return marks
 
 
+@pytest.mark.timeout(900)  # a dozen replays of a log every earlier test of the run wrote to
 def test_replay_until_equals_for_time_as_of(conn: pymysql.connections.Connection, db: str, config: Settings,
                                             tmp_path: Path) -> None:
     before_tables = instant()
     marks = make_history(conn)
     latest = {t: ordered(rows(conn, f"SELECT * FROM {t}")) for t in ("u", "d")}
     for i, at in enumerate(marks):
+        # One replay per instant (each folds the whole log up to it), read for both tables.
+        result = replay(config, tmp_path / f"r{i}", until_ms=parse_until(at))
+        assert result.until_ms == parse_until(at) and result.instant == format_instant_ms(parse_until(at))
         for table in ("u", "d"):
+            got = ordered([tuple(r.values()) for r in table_at(config, tmp_path / f"r{i}", db, table).to_pylist()])
             if table == "d" and i == 0:
                 # d exists but has no commit yet: SQL refuses the instant, the replay holds it empty.
-                assert replayed(config, tmp_path / "d0", db, "d", at)[1] == []
+                assert got == []
                 continue
             expected = ordered(rows(conn, f"SELECT * FROM {table} FOR TIME AS OF '{at}'"))
-            result, got = replayed(config, tmp_path / f"r{i}", db, table, at)
             assert got == expected, f"{table} at {at} (after statement {i + 1})"
-            assert result.until_ms == parse_until(at) and result.instant == format_instant_ms(parse_until(at))
             # The history differs from the latest state before the last change of each table.
             last_change = 7 if table == "u" else 6
             assert (got == latest[table]) == (i >= last_change), f"{table} at {at}: {got} vs latest {latest[table]}"
     # Spot checks, so a replay that folded everything (or nothing) cannot pass by agreeing with itself.
-    assert replayed(config, tmp_path / "first", db, "u", marks[0])[1] == [(1, "a", 1.5), (2, "b", 2.5), (3, "c", None)]
-    assert replayed(config, tmp_path / "third", db, "u", marks[2])[1][1] == (2, "B", 20)
+    def u_at(i: int) -> list[Row]:
+        return ordered([tuple(r.values()) for r in table_at(config, tmp_path / f"r{i}", db, "u").to_pylist()])
+    assert u_at(0) == [(1, "a", 1.5), (2, "b", 2.5), (3, "c", None)]
+    assert u_at(2)[1] == (2, "B", 20)
     # Before the tables existed, the replayed catalog has no such table.
     replay(config, tmp_path / "early", until_ms=parse_until(before_tables))
     with pytest.raises(BadInput, match="no table"):
