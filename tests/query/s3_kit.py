@@ -5,7 +5,9 @@ string a test can look for), a fresh bucket, and objects put and read with MinIO
 from __future__ import annotations
 
 import io
+import time
 import uuid
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -15,6 +17,7 @@ from minio.credentials import StaticProvider
 from minio.minioadmin import MinioAdmin
 
 from schemas.config import load_settings
+from tests.query.sqlkit import Conn, columns, rows
 
 S3User = tuple[str, str]
 
@@ -76,3 +79,17 @@ def get(bucket: str, key: str) -> bytes:
 
 def listed(bucket: str, prefix: str = "") -> list[str]:
     return sorted(o.object_name or "" for o in minio().list_objects(bucket, prefix=prefix, recursive=True))
+
+
+def finished_job(conn: Conn, kind: str, label: str, timeout_s: float = 60) -> dict[str, Any]:
+    """The SHOW LOAD / SHOW EXPORT (`kind`) row of the job `label` once it is FINISHED or CANCELLED (or as
+    it stands after `timeout_s`)."""
+    names = columns(conn, f'SHOW {kind} WHERE LABEL = "{label}"')
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = rows(conn, f'SHOW {kind} WHERE LABEL = "{label}"')
+        assert len(found) == 1, found
+        job = dict(zip(names, found[0], strict=True))
+        if job["State"] in ("FINISHED", "CANCELLED") or time.monotonic() > deadline:
+            return job
+        time.sleep(0.2)

@@ -10,8 +10,8 @@ from typing import Any
 import pyarrow as pa
 import pymysql
 
-from tests.query.s3_kit import S3User, keys, put, put_parquet
-from tests.query.sqlkit import Conn, columns, fails, rows, run
+from tests.query.s3_kit import S3User, finished_job, keys, put, put_parquet
+from tests.query.sqlkit import Conn, fails, rows, run
 
 # Doris' 5001 'label already used' travels as 1105 with 'errCode = 5001' in the message.
 WRONG_ARGUMENTS, NOT_SUPPORTED, LABEL_EXISTS = 1210, 1235, 1105
@@ -23,16 +23,7 @@ def _load(conn: Conn, label: str, data: str, user: S3User, properties: str = "")
 
 
 def _job(conn: Conn, label: str, timeout_s: float = 60) -> dict[str, Any]:
-    """The job's SHOW LOAD row once it is FINISHED or CANCELLED."""
-    names = columns(conn, f'SHOW LOAD WHERE LABEL = "{label}"')
-    deadline = time.monotonic() + timeout_s
-    while True:
-        found = rows(conn, f'SHOW LOAD WHERE LABEL = "{label}"')
-        assert len(found) == 1, found
-        job = dict(zip(names, found[0], strict=True))
-        if job["State"] in ("FINISHED", "CANCELLED") or time.monotonic() > deadline:
-            return job
-        time.sleep(0.2)
+    return finished_job(conn, "LOAD", label, timeout_s)
 
 
 def _table(conn: Conn, name: str = "t") -> None:

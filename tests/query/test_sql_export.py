@@ -11,22 +11,14 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from tests.query.s3_kit import S3User, get, keys, listed
+from tests.query.s3_kit import S3User, finished_job, get, keys, listed
 from tests.query.sqlkit import Conn, columns, fails, rows, run
 
 WRONG_ARGUMENTS, NOT_SUPPORTED = 1210, 1235
 
 
 def _job(conn: Conn, label: str, timeout_s: float = 60) -> dict[str, Any]:
-    names = columns(conn, f'SHOW EXPORT WHERE LABEL = "{label}"')
-    deadline = time.monotonic() + timeout_s
-    while True:
-        found = rows(conn, f'SHOW EXPORT WHERE LABEL = "{label}"')
-        assert len(found) == 1, found
-        job = dict(zip(names, found[0], strict=True))
-        if job["State"] in ("FINISHED", "CANCELLED") or time.monotonic() > deadline:
-            return job
-        time.sleep(0.2)
+    return finished_job(conn, "EXPORT", label, timeout_s)
 
 
 def _table(conn: Conn) -> None:

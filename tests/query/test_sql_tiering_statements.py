@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 from minio import Minio
-from minio.credentials import StaticProvider
-from minio.minioadmin import MinioAdmin
 
 from query.context import SqlFailure
 from query.tiering import parse_cooldown_ttl
@@ -43,19 +41,6 @@ def test_cooldown_ttl_refuses_zero_negative_and_garbage(text: str) -> None:
 # -- fixtures -----------------------------------------------------------------------------------------
 def _unique(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
-@pytest.fixture(scope="session")
-def s3_user(server: None) -> tuple[str, str]:
-    """A MinIO user of its own, so the secret key differs from every other property value and a
-    test can assert it appears nowhere."""
-    config = load_settings()
-    root = StaticProvider(config.minio_root_user, config.minio_root_password.get_secret_value())
-    access, secret = f"strata{uuid.uuid4().hex[:8]}", f"sk-{uuid.uuid4().hex}"
-    admin = MinioAdmin(endpoint=config.minio_endpoint, credentials=root, secure=False)
-    admin.user_add(access, secret)
-    admin.attach_policy(["readwrite"], user=access)
-    return access, secret
 
 
 @pytest.fixture
