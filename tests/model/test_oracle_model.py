@@ -76,6 +76,8 @@ class TableMachine(RuleBasedStateMachine):
     partitioned = False
     # Unique Key with a hidden sequence column (function_column.sequence_type): every load names it.
     sequenced = False
+    # Whether the REPLACE WITH TABLE rule runs (see TimeTravelMachine).
+    replaces = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -188,7 +190,7 @@ class TableMachine(RuleBasedStateMachine):
         self.oracle.partial_insert(batch, ["k", *given])
 
     # A routine load job stays with its table id, so after a swap its rows would land under the other name.
-    @precondition(lambda self: self.topic is None)
+    @precondition(lambda self: self.topic is None and self.replaces)
     @rule(rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), max_size=6), swap=s.booleans())
     def replace_with_table(self, rows: list[tuple[int, list[Any]]], swap: bool) -> None:
         """ALTER TABLE … REPLACE WITH TABLE (dbt-doris' `table` materialization): a table made LIKE this

@@ -60,6 +60,10 @@ def _ms(text: str) -> int:
 
 
 class TimeTravelMachine(TableMachine):
+    # The REPLACE rule's instants are taken by the client's clock, which the sequencer's stamps can run
+    # ahead of under load (a feed or read at the takeover instant then meets the old table): it failed
+    # CI runs this way. Time travel across a REPLACE is tested in tests/query/test_sql_replace_table.py.
+    replaces = False
     properties = 'PROPERTIES ("enable_time_travel" = "true", "time_travel_retention_days" = "1")'
 
     def __init__(self) -> None:
@@ -70,6 +74,7 @@ class TimeTravelMachine(TableMachine):
         # When another table last took the name (REPLACE WITH TABLE): the read of an instant before it
         # follows the name to the table that held it then, whose window this table's SHOW does not tell.
         self.taken_ms = 0
+        self.taken_commit = 0
         # (commit number, column names, commit instant, rows) at the last check: where the next feed starts.
         self.feed_start: tuple[int, list[str], int, list[tuple[Any, ...]]] | None = None
         # tag name → (column names, rows) the oracle held when the tag was made
@@ -81,8 +86,13 @@ class TimeTravelMachine(TableMachine):
         return (int(rows[-1][4]), _ms(rows[-1][2])) if rows else None
 
     def name_taken(self) -> None:
-        time.sleep(0.002)  # the REPLACE's own millisecond is behind us: reads from here see the new table
+        # The sequencer stamps an event max(its clock, the last stamp + 1 ms), which a burst of events puts a
+        # little ahead of the wall clock: past this pause, reads of the wall-clock instant see the new table.
+        time.sleep(0.05)
         self.taken_ms = int(time.time() * 1000)
+        # The new table's commits so far were made under the other name: a feed may not start at them.
+        latest = self._latest_commit()
+        self.taken_commit = latest[0] if latest else 0
         self.tags.clear()  # a tag belongs to its table, which no longer has the name
 
     def _read_at(self, instant: int) -> tuple[list[str], list[tuple[Any, ...]]] | None:
@@ -185,7 +195,8 @@ class TimeTravelMachine(TableMachine):
                      earliest: int) -> None:
         """The changes `t@incr` reports since the last check, applied to the rows then, give the rows now."""
         start, self.feed_start = self.feed_start, (number, names, commit_ms, now)
-        if start is None or start[0] >= number or start[1] != names or start[2] < max(earliest, self.taken_ms):
+        if start is None or start[0] >= number or start[1] != names or start[2] < earliest \
+                or start[0] <= self.taken_commit:
             # No commit since; a column change (the feed gives the end columns); the start trimmed; or made
             # before the table took its name (a feed starting there is refused: see test_sql_replace_table).
             return

@@ -1,0 +1,104 @@
+"""Batched `INSERT … VALUES` throughput through the SQL port, side by side with DuckDB writing the same
+rows to Parquet.
+
+    .venv/bin/python -m bench.insert_values [--statements 20] [--rows-per-statement 5000] [--keep-stack]
+
+A Duplicate Key table of six columns (BIGINT, VARCHAR, DECIMAL(10,2), DATETIME, INT, VARCHAR NULL) gets
+--statements INSERTs of --rows-per-statement literal rows each over one pymysql connection, twice: as
+written (the literal fast path, query.parser.literal_insert) and with a trailing comment that sends
+them through the SQL parser. The peer: DuckDB (in this process) inserting the same VALUES statements
+into an in-memory table and writing it to Parquet, and DuckDB writing the rows as an Arrow table to
+Parquet (its best case). Rows are counted after each run. Goal (issue 19): at least 100k rows/s for
+5,000-row statements through the fast path. Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+from bench.stack import add_stack_args, bench_stack, emit, fresh_database, log, machine, sql_connect
+
+COLUMNS = "(id BIGINT, name VARCHAR(32), price DECIMAL(10,2), ts DATETIME, qty INT, note VARCHAR(16))"
+GOAL_ROWS_PER_S = 100_000
+
+
+def statements(count: int, per: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for s in range(count):
+        base = s * per
+        rows = ", ".join(f"({base + i}, 'name_{base + i}', {rng.random() * 1000:.2f}, "
+                         f"'2024-01-{i % 28 + 1:02d} 10:{i % 60:02d}:00', {i % 7}, NULL)" for i in range(per))
+        out.append(f"INSERT INTO t VALUES {rows}")
+    return out
+
+
+def through_sql(cur: object, texts: list[str], tail: str) -> float:
+    started = time.perf_counter()
+    for text in texts:
+        cur.execute(text + tail)  # type: ignore[attr-defined]
+    return time.perf_counter() - started
+
+
+def through_duckdb(texts: list[str], out: Path) -> tuple[float, float]:
+    """(VALUES statements then a Parquet write, Arrow table straight to Parquet) in seconds."""
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE t {COLUMNS.replace('DATETIME', 'TIMESTAMP')}")
+    started = time.perf_counter()
+    for text in texts:
+        con.execute(text)
+    con.execute(f"COPY t TO '{out / 'values.parquet'}' (FORMAT PARQUET)")
+    values_s = time.perf_counter() - started
+    con.register("rows_arrow", con.sql("SELECT * FROM t").to_arrow_table())
+    started = time.perf_counter()
+    con.execute(f"COPY (SELECT * FROM rows_arrow) TO '{out / 'arrow.parquet'}' (FORMAT PARQUET)")
+    return values_s, time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--statements", type=int, default=20)
+    ap.add_argument("--rows-per-statement", type=int, default=5000)
+    add_stack_args(ap)
+    args = ap.parse_args(argv)
+    texts = statements(args.statements, args.rows_per_statement)
+    total = args.statements * args.rows_per_statement
+    results: dict[str, float] = {}
+    with bench_stack(args.keep_stack) as s:
+        db = fresh_database(s, "bench_values")
+        conn = sql_connect(s, db)
+        with conn.cursor() as cur:
+            for name, tail in (("fast_path", ""), ("parser_path", " /* through the parser */")):
+                cur.execute("DROP TABLE IF EXISTS t")
+                cur.execute(f"CREATE TABLE t {COLUMNS} DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1")
+                log(f"insert_values: {args.statements} × {args.rows_per_statement} rows, {name} …")
+                results[name] = through_sql(cur, texts, tail)
+                cur.execute("SELECT count(*) FROM t")
+                if (n := cur.fetchone()[0]) != total:
+                    raise SystemExit(f"bench/insert_values: {name} loaded {n} rows, expected {total}")
+        conn.close()
+    with tempfile.TemporaryDirectory() as tmp:
+        results["duckdb_values_to_parquet"], results["duckdb_arrow_to_parquet"] = through_duckdb(texts, Path(tmp))
+    rates = {name: round(total / seconds) for name, seconds in results.items()}
+    emit({
+        "bench": "insert_values",
+        "goal": f"fast_path >= {GOAL_ROWS_PER_S} rows/s for {args.rows_per_statement}-row statements",
+        "goal_met": rates["fast_path"] >= GOAL_ROWS_PER_S,
+        "rows_per_s": rates,
+        "seconds": {name: round(seconds, 3) for name, seconds in results.items()},
+        "statement_bytes": len(texts[0]),
+        "sizes": {"statements": args.statements, "rows_per_statement": args.rows_per_statement, "rows": total},
+        "machine": machine(),
+    })
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
