@@ -65,9 +65,6 @@ class LocatedParseError(ParseError):
 
 
 class StrataParser(DorisParser):
-    # A partition selection met where sqlglot reads a table alias (see `_parse_table_alias`).
-    _late_partition: exp.Partition | None = None
-
     FUNCTION_PARSERS = {**DorisParser.FUNCTION_PARSERS,
                         "GROUP_CONCAT": lambda self: self._parse_group_concat()}
 
@@ -274,11 +271,6 @@ class StrataParser(DorisParser):
             parse_partition=parse_partition,
             consume_pipe=consume_pipe,
         )
-        late, self._late_partition = self._late_partition, None
-        if late is not None:
-            if not isinstance(table, exp.Table) or table.args.get("partition"):
-                self.raise_error("a table reference selects partitions once")
-            table.set("partition", late)
         # sqlglot only looks for the clause before the alias (Doris' order); also accept it after.
         if isinstance(table, exp.Table) and not schema and not table.args.get("version"):
             version = self._parse_time_travel()
@@ -289,15 +281,6 @@ class StrataParser(DorisParser):
               and self._curr.token_type == TokenType.FOR):
             self.raise_error("an @incr read cannot also have FOR ... AS OF (the range names its own end)")
         return table
-
-    def _parse_table_alias(self, alias_tokens: Collection[TokenType] | None = None) -> exp.TableAlias | None:
-        # Doris selects partitions after the time-travel clause (`t FOR TIME AS OF '…' PARTITION (p1)`),
-        # where sqlglot, which looks for them before it, would read an alias `PARTITION` with a column
-        # list: a silent read of every partition. The selection is kept for `_parse_table` to attach.
-        if self._curr is not None and self._curr.text.upper() == "PARTITION" and self._next is not None \
-                and self._next.token_type in (TokenType.L_PAREN, TokenType.VAR, TokenType.IDENTIFIER):
-            self._late_partition = self._parse_partition()
-        return super()._parse_table_alias(alias_tokens)
 
     def parse_fragment(
         self, tokens: list[Token], sql: str, start: int, production: Production
