@@ -18,11 +18,14 @@ def earliest_instant_ms(table: TableState, now_ms: int, day_s: float) -> int | N
     """The earliest instant a time-travel read of `table` can name now; None without time travel.
 
     History starts when time travel was enabled, reaches back at most the retention, and never
-    before what the recycler already trimmed."""
+    before what the recycler already removed: neither the version index it trimmed nor a snapshot
+    missing a rowset it deleted. A tag caps the trim at its instant but not the deletion of rowsets
+    it does not read, so after such a recycle the index reaches further back than whole snapshots do
+    (the tag itself still reads: query.tags resolves it apart from this window)."""
     if not table.time_travel or table.time_travel_since_ts_ms is None:
         return None
     return max(table.time_travel_since_ts_ms, table.created_ts_ms, now_ms - retention_ms(table, day_s),
-               table.history_horizon_ts_ms or 0)
+               whole_since_ms(table))
 
 
 def tag_instants_ms(table: TableState, now_ms: int) -> list[int]:

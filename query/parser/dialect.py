@@ -44,6 +44,8 @@ TIME_KIND = "TIMESTAMP"
 TAG_KIND = "TAG"
 INCR_KIND = "INCR"
 HISTORY_KIND = "HISTORY"
+# The arg of an exp.Version holding a partition selection written after it, until the table takes it.
+_LATE_PARTITION = "late_partition"
 # The meta key of a SELECT item's source text (see the module docstring).
 SOURCE_TEXT = "source_text"
 # The meta key of a function call's name as written, lower case (query.functions maps it).
@@ -163,13 +165,19 @@ class StrataParser(DorisParser):
             # likewise: both are partition selections in Doris, so they are taken here first.
             if self._curr.text.upper() == "PARTITIONS" and self._next is not None \
                     and self._next.token_type == TokenType.L_PAREN:
-                self._advance()
-                parts.set("partition", self.expression(exp.Partition(
-                    subpartition=False, expressions=self._parse_wrapped_csv(self._parse_partition_name))))
+                parts.set("partition", self._parse_partition_selection())
             elif self._curr.text.upper() == "TEMPORARY" and self._next is not None \
                     and self._next.text.upper() in ("PARTITION", "PARTITIONS"):
                 raise UnsupportedStatement("TEMPORARY PARTITION is not supported: Strata has no temporary partitions")
         return parts
+
+    def _parse_partition_selection(self) -> exp.Partition | None:
+        """`PARTITION (p1, …)`, `PARTITION p1` or `PARTITIONS (p1, …)` (a plain word to sqlglot)."""
+        if self._curr is not None and self._curr.text.upper() == "PARTITIONS":
+            self._advance()
+            return self.expression(exp.Partition(
+                subpartition=False, expressions=self._parse_wrapped_csv(self._parse_partition_name)))
+        return self._parse_partition()
 
     def _parse_partition(self) -> exp.Partition | None:
         if not self._match_texts(self.PARTITION_KEYWORDS):
@@ -192,7 +200,16 @@ class StrataParser(DorisParser):
     def _parse_version(self) -> exp.Version | None:
         if self._at_incr():
             return self._parse_incr()
-        return self._parse_time_travel()
+        version = self._parse_time_travel()
+        # Doris selects partitions after the clause too (`t FOR TIME AS OF '…' PARTITION (p1)`), where
+        # sqlglot, which looks for them before it, would read an alias `PARTITION` with a column list:
+        # a silent read of every partition. The selection rides on the clause until `_parse_table`
+        # moves it to the table.
+        if version is not None and self._curr is not None and self._curr.text.upper() in ("PARTITION", "PARTITIONS") \
+                and self._next is not None and self._next.token_type in (TokenType.L_PAREN, TokenType.VAR,
+                                                                          TokenType.IDENTIFIER):
+            version.set(_LATE_PARTITION, self._parse_partition_selection())
+        return version
 
     def _parse_time_travel(self) -> exp.Version | None:
         index = self._index
@@ -271,6 +288,12 @@ class StrataParser(DorisParser):
             parse_partition=parse_partition,
             consume_pipe=consume_pipe,
         )
+        late = table.args["version"].args.pop(_LATE_PARTITION, None) \
+            if isinstance(table, exp.Table) and isinstance(table.args.get("version"), exp.Version) else None
+        if late is not None:
+            if table.args.get("partition"):
+                self.raise_error("a table reference selects partitions once")
+            table.set("partition", late)
         # sqlglot only looks for the clause before the alias (Doris' order); also accept it after.
         if isinstance(table, exp.Table) and not schema and not table.args.get("version"):
             version = self._parse_time_travel()

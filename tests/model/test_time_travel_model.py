@@ -59,7 +59,6 @@ def _ms(text: str) -> int:
     return int(datetime.strptime(text, "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=UTC).timestamp() * 1000)
 
 
-TAGS_IN_MODEL = False
 
 
 class TimeTravelMachine(TableMachine):
@@ -125,10 +124,7 @@ class TimeTravelMachine(TableMachine):
         self.sql(f"RESTORE TABLE {self.name} TO TIME AS OF '{_instant(instant)}'")
         self.oracle = copy.deepcopy(self.snapshots[instant])
 
-    # Off until the defect it found is mended: after a tag caps a recycle, SHOW TIME TRAVEL's EarliestTime is
-    # older than what reads and RESTORE accept (a restore to an instant SHOW calls kept was refused 1210).
-    # Tags are tested in tests/query/test_sql_tags.py meanwhile.
-    @precondition(lambda self: hasattr(self, "oracle") and TAGS_IN_MODEL)
+    @precondition(lambda self: hasattr(self, "oracle"))
     @rule()
     def tag(self) -> None:
         """Tags the latest state: the oracle's rows now are what the tag must read from here on."""
@@ -167,9 +163,10 @@ class TimeTravelMachine(TableMachine):
             return
         number, latest_ms = latest[0], max(latest[1], self.taken_ms)
         names, now = list(self.oracle.names), self.oracle.result()
-        self.history[latest_ms] = (names, now)
-        self.snapshots[latest_ms] = copy.deepcopy(self.oracle)
         earliest = self._earliest_ms() or 0
+        if latest_ms >= earliest:  # a recycle can trim past the latest commit: that instant is gone too
+            self.history[latest_ms] = (names, now)
+            self.snapshots[latest_ms] = copy.deepcopy(self.oracle)
         for instant, held in sorted(self.history.items()):
             got = self._read_at(instant)
             # Before the window this table's SHOW tells: refused, or (an instant before a REPLACE, read

@@ -76,3 +76,20 @@ def test_temporary_partitions_are_refused() -> None:
         parse_statement("SELECT * FROM t TEMPORARY PARTITION (p1)")
     with pytest.raises(UnsupportedStatement, match="ADD PARTITIONS"):
         parse_statement("ALTER TABLE t ADD PARTITIONS FROM (1) TO (10) INTERVAL 1")
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM t FOR TIME AS OF '2026-01-01 00:00:00' PARTITION (p1) x",  # Doris' own order
+    "SELECT * FROM t PARTITION (p1) FOR TIME AS OF '2026-01-01 00:00:00' x",
+    "SELECT * FROM t FOR TIME AS OF '2026-01-01 00:00:00' PARTITION p1 AS x",
+])
+def test_a_partition_selection_after_the_time_travel_clause(sql: str) -> None:
+    # sqlglot read `PARTITION (p1)` after the clause as an alias with a column list: every partition was
+    # read and the first column renamed p1.
+    stmt = parse_statement(sql)
+    assert isinstance(stmt, Query)
+    table = stmt.expr.find(exp.Table)
+    assert table is not None and table.alias == "x" and table.args["version"] is not None
+    assert [p.name for p in table.args["partition"].expressions] == ["p1"]
+    with pytest.raises(SqlSyntaxError, match="selects partitions once"):
+        parse_statement("SELECT * FROM t PARTITION (p1) FOR TIME AS OF '2026-01-01' PARTITION (p2)")

@@ -195,6 +195,10 @@ def test_default_partition_keeps_time_travel(conn: pymysql.connections.Connectio
     assert rows(conn, "SELECT v FROM tt ORDER BY v") == [(1,), (2,), (3,)]
     assert rows(conn, f"SELECT v FROM tt FOR TIME AS OF '{before}' ORDER BY v") == [(1,)]
     fails(conn, f"SELECT v FROM tt PARTITION p_rest FOR TIME AS OF '{before}'", 1735)
+    # Doris' own order, the selection after the clause: the partition, not an alias named PARTITION.
+    now = scalar(conn, "SELECT DATE_FORMAT(NOW(6), '%Y-%m-%d %H:%i:%s.%f')")
+    assert rows(conn, f"SELECT v FROM tt FOR TIME AS OF '{now}' PARTITION (p_rest) ORDER BY v") == [(2,), (3,)]
+    assert rows(conn, f"SELECT x.v FROM tt FOR TIME AS OF '{now}' PARTITION p1 x") == [(1,)]
 
 
 # -- partition selections and compact dates -----------------------------------------------------
