@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as s
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from tests.depth import examples
 from tests.model.oracle import DELETE_SIGN, SEQUENCE, OracleColumn, OracleTable, sort_rows
 from tests.query.routine_load_kit import kafka_source, new_topic, produce, show, wait_for
 from tests.query.stream_load_kit import curl_2pc, curl_load
@@ -398,7 +399,7 @@ class AggregateMaxMachine(TableMachine):
     value_aggregation = "MAX"
 
 
-_settings = settings(max_examples=25, stateful_step_count=20, deadline=None,
+_settings = settings(max_examples=examples(ci=12, nightly=25), stateful_step_count=20, deadline=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 TestDuplicate = TableMachine.TestCase
@@ -411,5 +412,5 @@ TestPartitionedDuplicate = PartitionedDuplicateMachine.TestCase
 for _case in (TestDuplicate, TestUnique, TestSequencedUnique, TestAggregateSum, TestAggregateMax):
     _case.settings = _settings
 for _case in (TestPartitionedUnique, TestPartitionedDuplicate):
-    _case.settings = settings(_settings, max_examples=10)
+    _case.settings = settings(_settings, max_examples=examples(ci=5, nightly=10))
 del _case

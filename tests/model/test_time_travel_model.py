@@ -29,6 +29,7 @@ from projections.replica import Replica
 from schemas.config import load_settings
 from storage.tiers import LocalTiers
 from streams.recycler import Recycler
+from tests.depth import examples
 from tests.model.oracle import OracleTable, sort_rows
 from tests.model.test_oracle_model import TableMachine
 
@@ -234,7 +235,7 @@ class AggregateTimeTravelMachine(TimeTravelMachine):
     value_aggregation = "SUM"
 
 
-_settings = settings(max_examples=10, stateful_step_count=15, deadline=None,
+_settings = settings(max_examples=examples(ci=5, nightly=10), stateful_step_count=15, deadline=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 TestDuplicateTimeTravel = TimeTravelMachine.TestCase
 TestUniqueTimeTravel = UniqueTimeTravelMachine.TestCase
