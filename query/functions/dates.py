@@ -193,22 +193,60 @@ def _convert_tz(call: Call) -> exp.Expr:
     return wall_clock(target_zone, at) if target_zone is not None else render("TIMEZONE({1}, {0})", [at, target])
 
 
+def _week_rule(mode_arg: exp.Expr | None, name: str) -> tuple[bool, bool, bool]:
+    """MySQL's week mode (0-7) as (Monday first, weeks numbered 1-53 across years, week 1 is the
+    first with a first-day rather than the first with four days): MySQL's `week_mode`."""
+    if mode_arg is None:
+        mode = 0
+    elif isinstance(mode_arg, exp.Literal) and not mode_arg.is_string and mode_arg.this.isdigit():
+        mode = int(mode_arg.this)
+    else:
+        raise FunctionError(NOT_SUPPORTED_YET, f"{name}: the mode must be a whole number literal (0 to 7)")
+    flags = mode & 7
+    if not flags & 1:
+        flags ^= 4
+    return bool(flags & 1), bool(flags & 2), bool(flags & 4)
+
+
+def _week_sql(monday_first: bool, whole_years: bool, first_day_rule: bool) -> tuple[str, str]:
+    """(week, year it belongs to) of the date `{0}` under a week rule, as DuckDB SQL.
+
+    Week 1 of year y starts on its first first-day (Sunday or Monday) or, under the four-day rule, on
+    the first-day of the week holding January 1st when that week has four days of y (ISO's rule).
+    Before it: week 0, or with `whole_years` the last week of y-1; with `whole_years`, days from the
+    start of week 1 of y+1 on are week 1 of y+1."""
+    day = "CAST(CAST({0} AS TIMESTAMP) AS DATE)"
+    dow = "(ISODOW({j}) - 1)" if monday_first else "DAYOFWEEK({j})"  # days since the week's first day
+
+    def start(year: str) -> str:
+        j = f"MAKE_DATE(CAST({year} AS INTEGER), 1, 1)"
+        lag = dow.format(j=j)
+        shift = f"(7 - {lag}) % 7" if first_day_rule else f"CASE WHEN {lag} < 4 THEN -{lag} ELSE 7 - {lag} END"
+        return f"({j} + CAST({shift} AS INTEGER))"
+
+    def number(since: str) -> str:
+        return f"(DATE_DIFF('day', {since}, {day}) // 7 + 1)"
+
+    this, before, after = start(f"YEAR({day})"), start(f"YEAR({day}) - 1"), start(f"YEAR({day}) + 1")
+    if not whole_years:
+        return f"CASE WHEN {day} < {this} THEN 0 ELSE {number(this)} END", f"YEAR({day})"
+    week = f"CASE WHEN {day} < {this} THEN {number(before)} WHEN {day} >= {after} THEN 1 ELSE {number(this)} END"
+    year = (f"CASE WHEN {day} < {this} THEN YEAR({day}) - 1 WHEN {day} >= {after} THEN YEAR({day}) + 1 "
+            f"ELSE YEAR({day}) END")
+    return week, year
+
+
 def _week(call: Call) -> exp.Expr:
-    mode = call.args[1] if len(call.args) > 1 else exp.Literal.number(0)
-    if not (isinstance(mode, exp.Literal) and mode.this in ("0", "3")):
-        raise FunctionError(NOT_SUPPORTED_YET, f"{call.name}: only modes 0 (the default) and 3 (ISO) are supported")
-    if mode.this == "3":
-        return render("WEEK(CAST({0} AS TIMESTAMP))", call.args[:1])
-    return render("CAST(STRFTIME(CAST({0} AS TIMESTAMP), '%U') AS INTEGER)", call.args[:1])
+    """WEEK(d[, mode]): MySQL's eight week modes (https://dev.mysql.com/doc/refman/8.0/en/date-and-time-functions.html#function_week)."""
+    week, _ = _week_sql(*_week_rule(call.args[1] if len(call.args) > 1 else None, call.name))
+    return render(f"CAST({week} AS INTEGER)", call.args[:1])
 
 
 def _yearweek(call: Call) -> exp.Expr:
-    if len(call.args) > 1 and not (isinstance(call.args[1], exp.Literal) and call.args[1].this == "0"):
-        raise FunctionError(NOT_SUPPORTED_YET, f"{call.name}: only mode 0 (the default) is supported")
-    # Mode 0: weeks start on Sunday; a week belongs to the year its Sunday is in.
-    sunday = render("CAST(CAST({0} AS TIMESTAMP) AS DATE) - CAST(STRFTIME(CAST({0} AS TIMESTAMP), '%w') AS INTEGER)",
-                    call.args[:1])
-    return render("YEAR({0}) * 100 + CAST(STRFTIME({0}, '%U') AS INTEGER)", [sunday])
+    """YEARWEEK(d[, mode]): the year the week belongs to and its number, weeks never 0 (MySQL)."""
+    monday_first, _, first_day_rule = _week_rule(call.args[1] if len(call.args) > 1 else None, call.name)
+    week, year = _week_sql(monday_first, True, first_day_rule)
+    return render(f"CAST(({year}) * 100 + {week} AS INTEGER)", call.args[:1])
 
 
 _TS = "CAST({0} AS TIMESTAMP)"

@@ -288,9 +288,9 @@ class StrataParser(DorisParser):
             parse_partition=parse_partition,
             consume_pipe=consume_pipe,
         )
-        late = table.args["version"].args.pop(_LATE_PARTITION, None) \
-            if isinstance(table, exp.Table) and isinstance(table.args.get("version"), exp.Version) else None
-        if late is not None:
+        version_clause = table.args.get("version") if isinstance(table, exp.Table) else None
+        late = version_clause.args.pop(_LATE_PARTITION, None) if isinstance(version_clause, exp.Version) else None
+        if table is not None and late is not None:
             if table.args.get("partition"):
                 self.raise_error("a table reference selects partitions once")
             table.set("partition", late)

@@ -5,8 +5,14 @@ https://doris.apache.org/docs/sql-manual/sql-functions/scalar-functions/date-tim
 
 from __future__ import annotations
 
+import datetime as dt
+
+import duckdb
+from sqlglot import exp
+
+from query.functions.dates import _week_rule, _week_sql
 from tests.query.functionkit import check
-from tests.query.sqlkit import Conn, run
+from tests.query.sqlkit import Conn, fails, run
 
 
 def test_unix_time_in_the_session_zone(conn: Conn) -> None:
@@ -72,6 +78,11 @@ def test_calendar(conn: Conn) -> None:
         ("convert_tz('2019-08-01 13:21:03', 'Asia/Shanghai', 'America/Los_Angeles')", "2019-07-31 22:21:03"),
         ("convert_tz('2019-08-01 13:21:03', '+08:00', '+00:00')", "2019-08-01 05:21:03"),
         ("week('2020-01-01')", "0"),  # week
+        # MySQL's manual (function_week, function_yearweek): the eight modes.
+        ("week('2008-02-20')", "7"), ("week('2008-02-20', 0)", "7"), ("week('2008-02-20', 1)", "8"),
+        ("week('2008-12-31', 1)", "53"), ("week('2000-01-01', 0)", "0"), ("week('2000-01-01', 2)", "52"),
+        ("yearweek('1987-01-01')", "198652"), ("week('2024-12-30', 3)", "1"), ("week('2024-12-30', 1)", "53"),
+        ("yearweek('2024-12-30', 3)", "202501"), ("week('2023-01-01', 5)", "0"), ("week('2023-01-01', 7)", "52"),
         ("yearweek('2021-01-01')", "202052"), ("yearweek('2020-07-01')", "202026"),  # yearweek
         ("last_day('2000-02-03')", "2000-02-29"),  # last-day
         ("makedate(2021, 1)", "2021-01-01"), ("makedate(2021, 100)", "2021-04-10"),  # makedate
@@ -81,3 +92,34 @@ def test_calendar(conn: Conn) -> None:
         ("to_days('2007-10-07')", "733321"), ("from_days(730669)", "2000-07-03"),
         ("quarter('2025-05-01')", "2"), ("weekofyear('2008-02-20 00:00:00')", "8"),
     ])
+
+
+def test_week_modes_against_independent_calendars() -> None:
+    """Every day of twelve years: mode 0 is strftime's %U, 5 is %W, 3 is ISO 8601, 1 is ISO's week
+    inside the year (0 before it, 53 after), 2 and 7 are 0 and 5 with week 0 the last of the year before."""
+    first = dt.date(1999, 12, 1)
+    days = [first + dt.timedelta(days=n) for n in range(365 * 12)]
+    con = duckdb.connect()
+
+    def weeks(mode: int, part: int = 0) -> dict[dt.date, int]:
+        sql = _week_sql(*_week_rule(exp.Literal.number(mode), "week"))[part].replace("{0}", "d")
+        found = con.execute(f"SELECT d, {sql} FROM (SELECT CAST(range AS DATE) AS d FROM "
+                            f"range(DATE '{first}', DATE '{days[-1]}', INTERVAL 1 DAY))").fetchall()
+        return {d: int(w) for d, w in found}
+
+    by_mode = {m: weeks(m) for m in range(8)}
+    iso_years = weeks(3, 1)
+    for day in days[:-1]:
+        iso_year, iso_week, _ = day.isocalendar()
+        assert by_mode[0][day] == int(day.strftime("%U")), day
+        assert by_mode[5][day] == int(day.strftime("%W")), day
+        assert (by_mode[3][day], iso_years[day]) == (iso_week, iso_year), day
+        assert by_mode[1][day] == (iso_week if iso_year == day.year else 0 if iso_year < day.year else 53), day
+        for wrapped, base in ((2, 0), (7, 5)):
+            before = by_mode[base].get(dt.date(day.year - 1, 12, 31))
+            if before is not None:
+                assert by_mode[wrapped][day] == (by_mode[base][day] or before), day
+
+
+def test_a_week_mode_that_is_not_a_literal_is_refused(conn: Conn) -> None:
+    fails(conn, "SELECT week('2024-01-01', 1 + 1)", 1235, "mode")
