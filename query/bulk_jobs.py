@@ -137,16 +137,9 @@ def _error_text(kind: str, message: str) -> str:
     return f"type:{'ETL_RUN_FAIL' if kind == 'LOAD' else 'RUN_FAIL'}; msg:{message}"
 
 
-_runner_lock = threading.Lock()
-
-
 def runner(ctx: Context) -> BulkJobRunner:
     """The server's runner, made on first use (and by `start`)."""
-    with _runner_lock:
-        if ctx.bulk_jobs is None:
-            ctx.bulk_jobs = BulkJobRunner(ctx)
-        found: BulkJobRunner = ctx.bulk_jobs
-        return found
+    return ctx.made_once("bulk_jobs", BulkJobRunner)
 
 
 # -- SHOW / CANCEL ---------------------------------------------------------------------------------

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import duckdb
 
@@ -28,6 +28,8 @@ from storage.tiers import LocalTiers
 if TYPE_CHECKING:
     from query.bulk_jobs import BulkJobRunner
     from query.group_commit import GroupCommits
+
+_Service = TypeVar("_Service")
 
 
 class SqlFailure(Exception):
@@ -158,6 +160,17 @@ class Context:
     bulk_jobs: BulkJobRunner | None = None
     # The server's live SQL sessions (SHOW PROCESSLIST, KILL, max_user_connections).
     sessions: SessionDirectory = field(default_factory=lambda: SessionDirectory())
+    _services_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def made_once(self, attribute: str, make: Callable[[Context], _Service]) -> _Service:
+        """The server's one `attribute` (a field above that starts None), made by `make` on first use:
+        background services start with the first statement that needs them, once per server."""
+        with self._services_lock:
+            found = getattr(self, attribute)
+            if found is None:
+                found = make(self)
+                setattr(self, attribute, found)
+            return cast(_Service, found)
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection for one statement (cursors are independent connections). Inside a

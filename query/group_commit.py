@@ -228,13 +228,6 @@ class GroupCommits:
             batcher.close()
 
 
-_registry_lock = threading.Lock()
-
-
 def registry(ctx: Context) -> GroupCommits:
     """The server's GroupCommits, made on first use (the Context field starts empty)."""
-    with _registry_lock:
-        if ctx.group_commits is None:
-            ctx.group_commits = GroupCommits(ctx)
-        found: GroupCommits = ctx.group_commits
-        return found
+    return ctx.made_once("group_commits", GroupCommits)
