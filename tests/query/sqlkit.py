@@ -59,6 +59,12 @@ def fails(conn: pymysql.connections.Connection, sql: str, code: int, *fragments:
     return message
 
 
+def label_used(exc: pymysql.MySQLError) -> bool:
+    """Whether `exc` is Doris' "label already used": error 1105 with `errCode = 5001` in the message,
+    as Doris sends it (its own code 5001 is not a MySQL error number)."""
+    return exc.args[0] == 1105 and "errCode = 5001" in str(exc.args[1])
+
+
 def sorted_rows(conn: pymysql.connections.Connection, sql: str) -> list[Row]:
     """Rows in a stable order for comparing (NULLs first)."""
     return sorted(rows(conn, sql), key=lambda r: tuple((v is not None, v) for v in r))

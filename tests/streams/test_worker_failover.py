@@ -21,6 +21,7 @@ from infra.layout import Layout
 from infra.supervisor import running_pid
 from schemas.config import REPO_ROOT, load_settings
 from schemas.topics import WORKER_SLOTS
+from tests.query.sqlkit import label_used
 from tests.streams.workerkit import free_port, health, slots, start_worker, until
 
 pytestmark = pytest.mark.integration
@@ -35,7 +36,7 @@ def _insert(cur: Any, label: str, k: int, timeout: float = 120.0) -> float:
             cur.execute(f"INSERT INTO ha WITH LABEL {label} VALUES ({k}, {k * 10})")
             return time.monotonic() - t0
         except pymysql.MySQLError as exc:
-            if attempt and exc.args[0] == 5001:
+            if attempt and label_used(exc):
                 return time.monotonic() - t0
             if time.monotonic() - t0 > timeout:
                 raise
