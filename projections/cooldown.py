@@ -15,6 +15,7 @@ removed by the caller later, once no query can still be reading them.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import shutil
@@ -108,6 +109,10 @@ class TabletPlan:
     next_due_ms: int | None
 
 
+def _shared(projection: Projection, table: TableState, rowset: Rowset) -> bool:
+    return rowset.shared_file is not None or projection.shared(table.table_id, rowset)
+
+
 def plan_tablet(projection: Projection, table: TableState, partition: PartitionState, bucket: int,
                 now_ms: int, default_cooldown_s: float | None = None) -> TabletPlan:
     if not any(effective(table, partition, key) for key in TIERING_PROPERTIES):
@@ -115,9 +120,12 @@ def plan_tablet(projection: Projection, table: TableState, partition: PartitionS
         default = ssd_cooldown_ms(table, partition, default_cooldown_s)
         if default is None or default > now_ms:
             return TabletPlan([], default)
-    live = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
+    # A file a clone shares with its source stays where it is (both tables' records name it there):
+    # cooldown stops below it, gap-free, and goes on once compaction has replaced it.
+    live = list(itertools.takewhile(lambda r: not _shared(projection, table, r),
+                                    cover_tablet(projection, table.table_id, partition, bucket, partition.version)))
     stale = [r.rowset for r in projection.rowset_records(table.table_id, partition.partition_id)
-             if r.stale_ts_ms is not None and r.rowset.bucket == bucket]
+             if r.stale_ts_ms is not None and r.rowset.bucket == bucket and not _shared(projection, table, r.rowset)]
     moves: list[Move] = []
     next_due: list[int] = []
     policy = policy_of(projection, table, partition)
@@ -182,7 +190,7 @@ class Cooler:
         Raises `ResourceError` (store down or refusing) or `CorruptRowset`."""
         rowset = move.rowset
         try:  # the path came from the log: only an id-built one is read, uploaded or removed
-            check_rowset_path(rowset.path, rowset.partition_id, rowset.bucket, rowset.rowset_id)
+            check_rowset_path(rowset.path, rowset.partition_id, rowset.bucket, rowset.rowset_id)  # never shared
             source = self.tiers.locate(rowset.tier, rowset.path)
         except UnsafePath as exc:
             raise CorruptRowset(str(exc)) from None
