@@ -161,3 +161,25 @@ def test_clone_errors_and_if_not_exists(conn: pymysql.connections.Connection, db
     assert [r[0] for r in rows(conn, "SHOW TABLES")] == ["c", "plain", "t"]
     run(conn, "CREATE TABLE d CLONE plain")  # the latest state needs no time travel
     assert rows(conn, "SELECT * FROM d") == [(1,)]
+
+
+def test_restore_and_time_travel_on_both_sides(conn: pymysql.connections.Connection, db: str) -> None:
+    run(conn, f"CREATE TABLE t (k INT, v INT) {_UNIQUE} {_TIME_TRAVEL}")
+    run(conn, "INSERT INTO t VALUES (1, 1), (2, 2)")
+    before_clone = _now(conn)
+    run(conn, "CREATE TABLE c CLONE t")
+    cloned = _now(conn)
+    run(conn, "INSERT INTO t VALUES (1, 10)")
+    run(conn, "INSERT INTO c VALUES (2, 20), (3, 30)")
+    run(conn, "ADMIN COMPACT TABLE t WHERE type='BASE'")
+    run(conn, "ADMIN COMPACT TABLE c WHERE type='BASE'")
+    # Each side's past reads as before its own writes and compactions.
+    assert sorted_rows(conn, f"SELECT * FROM t FOR TIME AS OF '{before_clone}'") == [(1, 1), (2, 2)]
+    assert sorted_rows(conn, f"SELECT * FROM c FOR TIME AS OF '{cloned}'") == [(1, 1), (2, 2)]
+    run(conn, f"RESTORE TABLE c TO TIME AS OF '{cloned}'")
+    assert sorted_rows(conn, "SELECT * FROM c") == [(1, 1), (2, 2)]
+    assert sorted_rows(conn, "SELECT * FROM t") == [(1, 10), (2, 2)]
+    run(conn, f"RESTORE TABLE t TO TIME AS OF '{before_clone}'")
+    run(conn, "INSERT INTO c VALUES (4, 4)")
+    assert sorted_rows(conn, "SELECT * FROM t") == [(1, 1), (2, 2)]
+    assert sorted_rows(conn, "SELECT * FROM c") == [(1, 1), (2, 2), (4, 4)]
