@@ -121,8 +121,9 @@ def plan_tablet(projection: Projection, table: TableState, partition: PartitionS
         if default is None or default > now_ms:
             return TabletPlan([], default)
     # A file a clone shares with its source stays where it is (both tables' records name it there):
-    # cooldown stops below it, gap-free, and goes on once compaction has replaced it.
-    live = list(itertools.takewhile(lambda r: not _shared(projection, table, r),
+    # cooldown stops below the first such rowset not cold yet, gap-free, and goes on once compaction
+    # has replaced it.
+    live = list(itertools.takewhile(lambda r: resource_of(r.tier) is not None or not _shared(projection, table, r),
                                     cover_tablet(projection, table.table_id, partition, bucket, partition.version)))
     stale = [r.rowset for r in projection.rowset_records(table.table_id, partition.partition_id)
              if r.stale_ts_ms is not None and r.rowset.bucket == bucket and not _shared(projection, table, r.rowset)]

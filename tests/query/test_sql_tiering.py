@@ -278,10 +278,11 @@ def test_remote_orphans_and_a_purged_tables_objects_are_removed(
 
 
 def test_a_clone_shares_cooled_files_and_shared_files_stay_where_they_are(
-        conn: Conn, db: str, resource: tuple[str, str]) -> None:
-    """A clone of a cooled table reads its source's objects; a file a clone shares is not cooled (both
-    tables' records name it where it is) until compaction has replaced it on the sharing side."""
-    name, _ = resource
+        conn: Conn, db: str, resource: tuple[str, str], config: Settings, minio: Minio) -> None:
+    """A clone of a cooled table reads its source's objects, which outlive the source; a file a clone
+    shares is not cooled (both tables' records name it where it is) until compaction has replaced it on
+    the sharing side."""
+    name, bucket = resource
     policy = _policy(conn, name)
     tail = f'DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ("storage_policy"="{policy}")'
     run(conn, f"CREATE TABLE cold (k INT) {tail}")
@@ -291,6 +292,23 @@ def test_a_clone_shares_cooled_files_and_shared_files_stay_where_they_are(
     assert set(tiers(conn, db, "cold_clone")) == {f"remote:{name}"}
     run(conn, "INSERT INTO cold VALUES (2)")
     assert sorted_rows(conn, "SELECT * FROM cold_clone") == [(1,)]
+    shared = _objects(minio, bucket)
+    wait_cooled(conn, db, "cold", name)
+    run(conn, "DROP TABLE cold FORCE")
+    replica = Replica.open(config, Path(tempfile.mkdtemp(prefix="tier-gc-")), f"tier-gc-{uuid.uuid4().hex[:6]}")
+    try:
+        recycler = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
+                            RemoteStores(replica.projection, config), grace_s=0.0, day_s=1.0)
+        replica.follower.wait_for_now(30)
+        recycler.remove_remote_orphans([name])  # the source's own second object goes, the shared one stays
+        assert _objects(minio, bucket) == shared
+        assert sorted_rows(conn, "SELECT * FROM cold_clone") == [(1,)]
+        run(conn, "DROP TABLE cold_clone FORCE")
+        replica.follower.wait_for_now(30)
+        recycler.remove_remote_orphans([name])
+        assert _objects(minio, bucket) == []
+    finally:
+        replica.close()
     run(conn, "CREATE TABLE hot (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
     run(conn, "INSERT INTO hot VALUES (1)")
     run(conn, "CREATE TABLE hot_clone CLONE hot")
