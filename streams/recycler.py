@@ -17,7 +17,10 @@ file (`Rowset.shared_file`) and the projection folds, per file, the rowsets of a
 it (`Projection.file_holders`). Recycling or purging a record releases its hold; the file itself
 is deleted only by whichever release leaves no holder — here, after the recycle event is folded,
 or by the orphan sweep, which keeps every file some record still holds. The clone's event is keyed
-by its source, so it is ordered before any later recycle of the source's rowsets.
+by its source, so it is ordered before any later recycle of the source's rowsets: a hold is only
+ever added on the partition of a table that holds the file already, and released on its holder's
+own partition, so a replica behind on some partition of `strata.events` (another worker's) sees a
+superset of the holders and at worst keeps a file for the orphan sweep, never deletes a held one.
 
 The same holds on remote resources: a recycled cooled rowset's object is removed after its event,
 and objects no rowset names there — uploads a crash or a refused commit left, a dropped table's
