@@ -183,3 +183,23 @@ def test_restore_and_time_travel_on_both_sides(conn: pymysql.connections.Connect
     run(conn, "INSERT INTO c VALUES (4, 4)")
     assert sorted_rows(conn, "SELECT * FROM t") == [(1, 1), (2, 2)]
     assert sorted_rows(conn, "SELECT * FROM c") == [(1, 1), (2, 2), (4, 4)]
+
+
+def test_every_write_path_on_one_side_leaves_the_other_alone(conn: pymysql.connections.Connection,
+                                                             db: str) -> None:
+    run(conn, "CREATE TABLE t (k INT, v INT) DUPLICATE KEY(k) PARTITION BY RANGE(k) (PARTITION p1 VALUES LESS "
+              f"THAN (10), PARTITION p2 VALUES LESS THAN (20)) DISTRIBUTED BY HASH(k) BUCKETS 1 {_TIME_TRAVEL}")
+    run(conn, "INSERT INTO t VALUES (1, 1), (11, 11)")
+    run(conn, "CREATE TABLE c CLONE t")
+    run(conn, "INSERT OVERWRITE TABLE c PARTITION (p1) VALUES (2, 2)")
+    run(conn, "ALTER TABLE c DROP PARTITION p2")
+    run(conn, 'ALTER TABLE c ADD COLUMN w INT DEFAULT "5"')
+    run(conn, "ALTER TABLE c RENAME c2")
+    assert sorted_rows(conn, "SELECT * FROM c2") == [(2, 2, 5)]
+    assert sorted_rows(conn, "SELECT * FROM t") == [(1, 1), (11, 11)]
+    run(conn, "TRUNCATE TABLE t")
+    run(conn, "ALTER TABLE t ADD PARTITION p3 VALUES LESS THAN (30)")
+    run(conn, "INSERT INTO t VALUES (21, 21)")
+    assert sorted_rows(conn, "SELECT * FROM t") == [(21, 21)]
+    assert sorted_rows(conn, "SELECT * FROM c2") == [(2, 2, 5)]
+    assert [r[1] for r in rows(conn, "SHOW PARTITIONS FROM c2")] == ["p1"]
