@@ -43,6 +43,8 @@ DATETIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 # The properties (of a table or a partition) that make its data move.
 # Copies of one tablet's due rowsets made at once (uploads overlap; commits stay in version order).
 COPY_THREADS = 4
+# How often a tablet whose cooldown waits for a file a clone shares is planned again.
+SHARED_RECHECK_MS = 60_000
 TIERING_PROPERTIES = ("storage_policy", "storage_medium", "storage_cooldown_time")
 
 
@@ -122,13 +124,17 @@ def plan_tablet(projection: Projection, table: TableState, partition: PartitionS
             return TabletPlan([], default)
     # A file a clone shares with its source stays where it is (both tables' records name it there):
     # cooldown stops below the first such rowset not cold yet, gap-free, and goes on once compaction
-    # has replaced it.
+    # has replaced it. The other table's release is an event of that table, not of this one: the
+    # tablet is looked at again after a while.
+    cover = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
     live = list(itertools.takewhile(lambda r: resource_of(r.tier) is not None or not _shared(projection, table, r),
-                                    cover_tablet(projection, table.table_id, partition, bucket, partition.version)))
-    stale = [r.rowset for r in projection.rowset_records(table.table_id, partition.partition_id)
-             if r.stale_ts_ms is not None and r.rowset.bucket == bucket and not _shared(projection, table, r.rowset)]
+                                    cover))
+    stale_records = [r.rowset for r in projection.rowset_records(table.table_id, partition.partition_id)
+                     if r.stale_ts_ms is not None and r.rowset.bucket == bucket]
+    stale = [r for r in stale_records if not _shared(projection, table, r)]
     moves: list[Move] = []
-    next_due: list[int] = []
+    next_due: list[int] = [now_ms + SHARED_RECHECK_MS] if len(live) < len(cover) or len(stale) < len(stale_records) \
+        else []
     policy = policy_of(projection, table, partition)
     resource = policy["properties"].get("storage_resource") if policy else None
     if resource and resource in projection.named["resource"]:

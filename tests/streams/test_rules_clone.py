@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from projections.cooldown import SHARED_RECHECK_MS, TabletPlan, plan_tablet
 from projections.projection import Projection
 from schemas import commands as cmd
 from schemas import events as ev
@@ -143,3 +144,24 @@ def test_the_recycler_deletes_a_shared_file_on_its_last_release(state: Projectio
     assert not files[first.shared_file.rowset_id].exists() and recycler.refused_paths == 0  # type: ignore[union-attr]
     recycler.remove_orphans()  # and the sweep takes a file no holder is left for
     assert not any(path.exists() for path in files.values())
+
+
+def test_cooldown_plans_stop_below_a_shared_file_and_look_again_later(state: Projection) -> None:
+    p1 = _loaded(state)
+    clone_id = _clone(state, 3000).table_id
+    now = 10_000_000
+
+    def plan(table_id: int) -> TabletPlan:
+        table = state.tables[table_id]
+        partition = table.partitions[p1 if table_id == FIXTURE_TABLE else min(table.partitions)]
+        return plan_tablet(state, table, partition, 0, now, default_cooldown_s=0.0)
+
+    fold(state, cmd.CommitRowsets(table_id=FIXTURE_TABLE, label="c", rowsets=(rowset(p1, "r2"),), num_rows=1), 3001)
+    for table_id in (FIXTURE_TABLE, clone_id):  # r0 is shared: nothing above it moves either (gap-free)
+        assert plan(table_id).moves == [] and plan(table_id).next_due_ms == now + SHARED_RECHECK_MS
+    _compact(state, clone_id, min(state.tables[clone_id].partitions),
+             tuple(r.rowset.rowset_id for r in state.rowset_records(clone_id)), "cmerged", 4000)
+    fold(state, cmd.RecycleRowsets(table_id=clone_id, rowset_ids=tuple(
+        r.rowset.rowset_id for r in state.rowset_records(clone_id) if r.rowset.shared_file)), 5000)
+    assert [m.rowset.rowset_id for m in plan(FIXTURE_TABLE).moves] == ["r0", "r1", "r2"]
+    assert [m.rowset.rowset_id for m in plan(clone_id).moves] == ["cmerged"]
