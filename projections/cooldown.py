@@ -15,6 +15,7 @@ removed by the caller later, once no query can still be reading them.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import shutil
@@ -42,6 +43,8 @@ DATETIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 # The properties (of a table or a partition) that make its data move.
 # Copies of one tablet's due rowsets made at once (uploads overlap; commits stay in version order).
 COPY_THREADS = 4
+# How often a tablet whose cooldown waits for a file a clone shares is planned again.
+SHARED_RECHECK_MS = 60_000
 TIERING_PROPERTIES = ("storage_policy", "storage_medium", "storage_cooldown_time")
 
 
@@ -108,6 +111,10 @@ class TabletPlan:
     next_due_ms: int | None
 
 
+def _shared(projection: Projection, table: TableState, rowset: Rowset) -> bool:
+    return rowset.shared_file is not None or projection.shared(table.table_id, rowset)
+
+
 def plan_tablet(projection: Projection, table: TableState, partition: PartitionState, bucket: int,
                 now_ms: int, default_cooldown_s: float | None = None) -> TabletPlan:
     if not any(effective(table, partition, key) for key in TIERING_PROPERTIES):
@@ -115,11 +122,19 @@ def plan_tablet(projection: Projection, table: TableState, partition: PartitionS
         default = ssd_cooldown_ms(table, partition, default_cooldown_s)
         if default is None or default > now_ms:
             return TabletPlan([], default)
-    live = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
-    stale = [r.rowset for r in projection.rowset_records(table.table_id, partition.partition_id)
-             if r.stale_ts_ms is not None and r.rowset.bucket == bucket]
+    # A file a clone shares with its source stays where it is (both tables' records name it there):
+    # cooldown stops below the first such rowset not cold yet, gap-free, and goes on once compaction
+    # has replaced it. The other table's release is an event of that table, not of this one: the
+    # tablet is looked at again after a while.
+    cover = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
+    live = list(itertools.takewhile(lambda r: resource_of(r.tier) is not None or not _shared(projection, table, r),
+                                    cover))
+    stale_records = [r.rowset for r in projection.rowset_records(table.table_id, partition.partition_id)
+                     if r.stale_ts_ms is not None and r.rowset.bucket == bucket]
+    stale = [r for r in stale_records if not _shared(projection, table, r)]
     moves: list[Move] = []
-    next_due: list[int] = []
+    next_due: list[int] = [now_ms + SHARED_RECHECK_MS] if len(live) < len(cover) or len(stale) < len(stale_records) \
+        else []
     policy = policy_of(projection, table, partition)
     resource = policy["properties"].get("storage_resource") if policy else None
     if resource and resource in projection.named["resource"]:
@@ -182,7 +197,7 @@ class Cooler:
         Raises `ResourceError` (store down or refusing) or `CorruptRowset`."""
         rowset = move.rowset
         try:  # the path came from the log: only an id-built one is read, uploaded or removed
-            check_rowset_path(rowset.path, rowset.partition_id, rowset.bucket, rowset.rowset_id)
+            check_rowset_path(rowset.path, rowset.partition_id, rowset.bucket, rowset.rowset_id)  # never shared
             source = self.tiers.locate(rowset.tier, rowset.path)
         except UnsafePath as exc:
             raise CorruptRowset(str(exc)) from None

@@ -76,6 +76,15 @@ def rowset_locator_key(rowset_id: str) -> bytes:
     return b"i/" + rowset_id.encode()
 
 
+def file_holder_prefix(file_rowset_id: str) -> bytes:
+    """Every rowset (of any table) whose file is `file_rowset_id`'s: the file's holders."""
+    return b"fh/" + file_rowset_id.encode() + b"/"
+
+
+def file_holder_key(file_rowset_id: str, rowset_id: str) -> bytes:
+    return file_holder_prefix(file_rowset_id) + rowset_id.encode()
+
+
 def table_prefixes(table_id: int) -> tuple[bytes, ...]:
     """Every per-commit key range of one table (rowsets, versions, deletes, history, labels)."""
     t = f"{table_id:010d}/".encode()

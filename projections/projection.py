@@ -58,8 +58,8 @@ USER_PREFIX = b"usr/"
 VIEW_PREFIX = b"vw/"
 # Bump when the key layout or a stored value's shape changes: a projection written in another
 # format is rebuilt from the log (the truth) instead of being misread.
-FORMAT_VERSION = b"9"  # 8: views (vw/), name takeovers, AUTO PARTITION, AUTO_INCREMENT, sequence columns;
-#                        9: tags and the recycled-through instant on TableState
+FORMAT_VERSION = b"10"  # 8: views (vw/), name takeovers, AUTO PARTITION, AUTO_INCREMENT, sequence columns;
+#                         9: tags and the recycled-through instant on TableState; 10: file holders (fh/)
 FORMAT_KEY = b"m/format"
 # Events that change only a table's data or where it lies, never what a statement's names resolve
 # to, its columns' types or who may read it: they leave `catalog_generation` alone. Every other kind,
@@ -108,6 +108,7 @@ class Projection:
             ev.DatabaseCreated: self._database_created,
             ev.DatabaseDropped: self._database_dropped,
             ev.TableCreated: self._table_created,
+            ev.TableCloned: self._table_cloned,
             ev.TableDropped: self._table_dropped,
             ev.ViewCreated: self._view_created,
             ev.ViewAltered: self._view_altered,
@@ -299,6 +300,16 @@ class Projection:
         raw = self.store.get(key) if key else None
         return RowsetRecord.model_validate_json(raw) if raw else None
 
+    def file_holders(self, file_rowset_id: str) -> list[str]:
+        """The rowsets, of any table, whose records name the file of rowset `file_rowset_id` (its own
+        record while it lives, and every clone's): the file may go only once none is left."""
+        prefix = keys.file_holder_prefix(file_rowset_id)
+        return [key[len(prefix):].decode() for key, _ in self.store.scan(prefix)]
+
+    def shared(self, table_id: int, rowset: Rowset) -> bool:
+        """Whether another rowset record (a clone's, or a clone's source's) names `rowset`'s file."""
+        return len(self.file_holders(rowset.file_ids(table_id)[2])) > 1
+
     def deletes(self, table_id: int, partition_id: int) -> list[DeleteRecord]:
         return [DeleteRecord.model_validate_json(raw)
                 for _, raw in self.store.scan(keys.delete_prefix(table_id, partition_id))]
@@ -365,6 +376,12 @@ class Projection:
         key = keys.rowset_key(table_id, rs.partition_id, rs.bucket, rs.start_version, rs.end_version, rs.rowset_id)
         self.store.put(key, _dump(record))
         self.store.put(keys.rowset_locator_key(rs.rowset_id), key)
+        self.store.put(keys.file_holder_key(rs.file_ids(table_id)[2], rs.rowset_id), b"")
+
+    def _forget_rowset(self, table_id: int, rowset: Rowset) -> None:
+        """Drops a rowset's record and its hold on its file (the record's key is the caller's)."""
+        self.store.delete(keys.rowset_locator_key(rowset.rowset_id))
+        self.store.delete(keys.file_holder_key(rowset.file_ids(table_id)[2], rowset.rowset_id))
 
     # -- handlers ------------------------------------------------------------------------------------
     def _database_created(self, e: ev.DatabaseCreated, ts: int) -> None:
@@ -397,6 +414,27 @@ class Projection:
         self.next_ids["table"] = max(self.next_ids["table"], e.table_id + 1)
         for p in e.partitions:
             self.next_ids["partition"] = max(self.next_ids["partition"], p.partition_id + 1)
+
+    def _table_cloned(self, e: ev.TableCloned, ts: int) -> None:
+        """A clone: its own table, whose first commit is the source's snapshot. Its history starts
+        here (every schema it has is in force from now on; older ones only project older files)."""
+        self._table_created(ev.TableCreated(
+            db_id=e.db_id, table_id=e.table_id, name=e.name, keys_model=e.keys_model, table_schema=e.schemas[0],
+            partition_kind=e.partition_kind, partition_columns=e.partition_columns, partitions=e.partitions,
+            distribution=e.distribution, properties=e.properties, comment=e.comment,
+            next_column_id=e.next_column_id, auto_partition=e.auto_partition), ts)
+        table = self._table(e.table_id)
+        table.schemas = [SchemaAt(ts_ms=ts, table_schema=schema) for schema in e.schemas]
+        table.auto_increment_next = e.auto_increment_next
+        self._bump_versions(table, e.partition_versions, ts)
+        for rowset in e.rowsets:
+            self._put_rowset(e.table_id, RowsetRecord(rowset=rowset))
+        for delete in e.deletes:
+            record = DeleteRecord(partition_id=delete.partition_id, version=delete.version,
+                                  predicate=delete.predicate, ts_ms=ts)
+            self.store.put(keys.delete_key(e.table_id, delete.partition_id, delete.version), _dump(record))
+        self._record_commit(table, ts, "clone", partition_versions=e.partition_versions,
+                            rows_added=sum(r.num_rows for r in e.rowsets), description=e.description)
 
     def _view_key(self, view_id: int) -> bytes:
         return VIEW_PREFIX + f"{view_id:010d}".encode()
@@ -432,7 +470,7 @@ class Projection:
         self._drafts.pop(table_id, None)
         self._dirty_tables.add(table_id)
         for _, raw in list(self.store.scan(keys.rowset_prefix(table_id))):
-            self.store.delete(keys.rowset_locator_key(RowsetRecord.model_validate_json(raw).rowset.rowset_id))
+            self._forget_rowset(table_id, RowsetRecord.model_validate_json(raw).rowset)
         for prefix in keys.table_prefixes(table_id):
             for key, _ in list(self.store.scan(prefix)):
                 self.store.delete(key)
@@ -611,7 +649,10 @@ class Projection:
         for move in e.moves:
             record = self.rowset_record(move.rowset_id)
             if record is not None:
-                moved: Rowset = record.rowset.model_copy(update={"tier": move.to_tier, "path": move.path})
+                # The moved copy is the rowset's own file, at the path built from its own ids.
+                self._forget_rowset(e.table_id, record.rowset)
+                moved: Rowset = record.rowset.model_copy(update={"tier": move.to_tier, "path": move.path,
+                                                                 "shared_file": None})
                 self._put_rowset(e.table_id, record.model_copy(update={"rowset": moved}))
         self.store.put(keys.move_key(e.table_id, ts), _dump(MoveRecord(ts_ms=ts, moves=list(e.moves))))
 
@@ -622,13 +663,15 @@ class Projection:
         for rowset_id in e.rowset_ids:
             locator = keys.rowset_locator_key(rowset_id)
             key = self.store.get(locator)
-            record = self.rowset_record(rowset_id) if key and table is not None else None
-            if record is not None and record.stale_ts_ms is not None:
+            record = self.rowset_record(rowset_id) if key else None
+            if record is not None and record.stale_ts_ms is not None and table is not None:
                 draft = self._table(e.table_id)
                 draft.recycled_through_ts_ms = max(draft.recycled_through_ts_ms or 0, record.stale_ts_ms)
             if key:
                 self.store.delete(key)
                 self.store.delete(locator)
+            if record is not None:
+                self._forget_rowset(e.table_id, record.rowset)
 
     def _tag_created(self, e: ev.TagCreated, ts: int) -> None:
         self._table(e.table_id).tags[e.name.lower()] = TagState(

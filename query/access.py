@@ -105,8 +105,9 @@ def _kind_needs(ctx: Context, session: SessionState, s: st.Statement) -> list[Ne
         return [("LOAD_PRIV", _db(session, s.table), s.table.name)]
     if isinstance(s, st.Delete | st.Update | st.TruncateTable):
         return [("LOAD_PRIV", _db(session, s.table), s.table.name)]
-    if isinstance(s, st.CreateTable | st.CreateTableLike):
-        extra = [("SELECT_PRIV", _db(session, s.source), s.source.name)] if isinstance(s, st.CreateTableLike) else []
+    if isinstance(s, st.CreateTable | st.CreateTableLike | st.CreateTableClone):
+        extra = [("SELECT_PRIV", _db(session, s.source), s.source.name)] \
+            if isinstance(s, st.CreateTableLike | st.CreateTableClone) else []
         return [("CREATE_PRIV", _db(session, s.table), ANY), *extra]
     if isinstance(s, st.CreateTableAs):
         return [("CREATE_PRIV", _db(session, s.table), ANY)]

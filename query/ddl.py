@@ -9,6 +9,7 @@ from projections.state import PartitionState, TableState
 from query import unique_key
 from query.context import Context, Done, SessionState, SqlFailure
 from query.parser import statements as st
+from query.reads import as_of_ms, live_tag
 from query.table_definition import (
     PropertyCheck,
     auto_partitioning,
@@ -99,6 +100,29 @@ def create_table_like(ctx: Context, session: SessionState, s: st.CreateTableLike
         partition_kind=source.partition_kind, partition_columns=source.partition_columns,  # type: ignore[arg-type]
         partitions=partitions, distribution=source.distribution, properties=dict(source.properties),
         comment=source.comment))
+    return Done()
+
+
+def create_table_clone(ctx: Context, session: SessionState, s: st.CreateTableClone) -> Done:
+    """CREATE TABLE t2 CLONE t [AS OF …]: t's snapshot (now, at an instant, a commit or a tag) as t2's
+    first commit, sharing t's files (the recycler keeps a file while any table holds it). t2 has t's
+    schema, keys, partitions and distribution as they were then, and t's properties as they are now;
+    its own history starts at its creation."""
+    ctx.catch_up()
+    source = ctx.table(session, s.source)
+    db_id, db_name = ctx.database_id(session, s.table.db)
+    if ctx.projection.table_by_name(db_id, s.table.name) is not None or \
+            ctx.projection.view_by_name(db_id, s.table.name) is not None:
+        if s.if_not_exists:
+            return Done()
+        raise SqlFailure(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{s.table.name}' already exists")
+    ts = None
+    if isinstance(s.as_of, st.AsOfTag):  # a tag keeps its snapshot whatever the time-travel window says
+        ts = live_tag(source, s.as_of.name, session).ts_ms
+    elif s.as_of is not None:
+        ts = as_of_ms(ctx, session, source, s.as_of)
+    ctx.propose(cmd.CloneTable(db=db_name, name=s.table.name, source_table_id=source.table_id, source_ts_ms=ts),
+                table_id=source.table_id)
     return Done()
 
 

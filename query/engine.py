@@ -73,6 +73,7 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
     st.CreateTable: ddl.create_table,
     st.CreateTableAs: create_table_as,
     st.CreateTableLike: ddl.create_table_like,
+    st.CreateTableClone: ddl.create_table_clone,
     st.DropTable: ddl.drop_table,
     st.CreateView: views.create_view,
     st.AlterView: views.alter_view,

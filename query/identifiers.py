@@ -105,7 +105,7 @@ def check(statement: st.Statement) -> None:
         check_table(statement.table.name)
         for partition in _partitions(statement.partition):
             check_partition(partition)
-    elif isinstance(statement, st.CreateTableLike):
+    elif isinstance(statement, st.CreateTableLike | st.CreateTableClone):
         check_table(statement.table.name)
     elif isinstance(statement, st.CreateView):
         check_table(statement.view.name)  # a view's name follows the table rules (one namespace)

@@ -73,6 +73,18 @@ class CreateTable(Command):
 
 
 @register
+class CloneTable(Command):
+    """CREATE TABLE … CLONE: a table `db`.`name` whose first commit is `source_table_id`'s snapshot at
+    `source_ts_ms` (None: its latest state), reading the source's files without copying them."""
+
+    TYPE: ClassVar[str] = "CloneTable"
+    db: str
+    name: str
+    source_table_id: int
+    source_ts_ms: int | None = None
+
+
+@register
 class CreateView(Command):
     """A view in `db`: its query as text (table names qualified) and its columns. With `or_replace`
     an existing view of that name is redefined in place (its id kept)."""

@@ -14,6 +14,7 @@ from schemas.model import (
     AutoPartitioning,
     BulkJobKind,
     BulkJobState,
+    ClonedDelete,
     Distribution,
     KeysModel,
     LoadProgress,
@@ -64,6 +65,35 @@ class TableCreated(Event):
     # The next column unique id the table will hand out (ids are never reused).
     next_column_id: int
     auto_partition: AutoPartitioning | None = None
+
+
+@register
+class TableCloned(Event):
+    """A table made from `source_table_id`'s snapshot at `source_ts_ms`, as its first commit: the
+    snapshot's partitions (new ids) at their versions, its rowsets (new ids, each naming the file
+    it shares in `shared_file`), its delete predicates and its schemas (oldest first)."""
+
+    TYPE: ClassVar[str] = "TableCloned"
+    db_id: int
+    table_id: int
+    name: str
+    source_table_id: int
+    source_ts_ms: int
+    keys_model: KeysModel
+    schemas: tuple[TableSchema, ...]
+    partition_kind: Literal["UNPARTITIONED", "RANGE", "LIST"]
+    partition_columns: tuple[str, ...] = ()
+    partitions: tuple[Partition, ...]
+    distribution: Distribution
+    properties: dict[str, str] = Field(default_factory=dict)
+    comment: str = ""
+    next_column_id: int
+    auto_partition: AutoPartitioning | None = None
+    auto_increment_next: int | None = None
+    partition_versions: dict[int, int] = Field(default_factory=dict)
+    rowsets: tuple[Rowset, ...] = ()
+    deletes: tuple[ClonedDelete, ...] = ()
+    description: str = ""
 
 
 @register

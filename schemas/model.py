@@ -142,6 +142,24 @@ class RowsetMove(Frozen):
     path: str
 
 
+class SharedFile(Frozen):
+    """The rowset whose file a clone's rowset reads (CREATE TABLE … CLONE): the file's path is built
+    from these ids, not from the clone's, and it stays until no rowset of any table names it."""
+
+    table_id: int
+    partition_id: int
+    rowset_id: str
+
+
+class ClonedDelete(Frozen):
+    """A delete predicate a clone takes from its source's snapshot: rows of the partition written
+    below `version` matching `predicate` (None: every row) are gone."""
+
+    partition_id: int
+    version: int
+    predicate: str | None
+
+
 class Rowset(NewRowset):
     """A committed rowset: rows of one tablet written at versions [start_version, end_version]."""
 
@@ -156,10 +174,19 @@ class Rowset(NewRowset):
     # When the newest row the rowset holds was written (a compaction's output keeps its inputs'
     # newest): `cooldown_ttl` counts from here, as Doris' newest_write_timestamp does.
     newest_write_ts_ms: int | None = None
+    # Set on a clone's rowset: the rowset whose file it reads (None: the file is its own).
+    shared_file: SharedFile | None = None
 
     @property
     def written_ts_ms(self) -> int:
         return self.newest_write_ts_ms if self.newest_write_ts_ms is not None else self.visible_ts_ms
+
+    def file_ids(self, table_id: int) -> tuple[int, int, str]:
+        """(table id, partition id, rowset id) the file's path is built from; `table_id` is the
+        table whose record this is."""
+        if self.shared_file is not None:
+            return self.shared_file.table_id, self.shared_file.partition_id, self.shared_file.rowset_id
+        return table_id, self.partition_id, self.rowset_id
 
 
 RoutineLoadState = Literal["RUNNING", "PAUSED", "STOPPED"]

@@ -82,4 +82,5 @@ class RowsetLocator:
 def _checked(rowset: Rowset) -> str:
     """The rowset's path, if it is the one built from its ids (UnsafePath otherwise): the path comes
     from an event, and a forged one must not make a query read any other file or object."""
-    return check_rowset_path(rowset.path, rowset.partition_id, rowset.bucket, rowset.rowset_id)
+    file_of = rowset.shared_file or rowset  # a clone's rowset reads its source's file, at that one's path
+    return check_rowset_path(rowset.path, file_of.partition_id, rowset.bucket, file_of.rowset_id)

@@ -12,6 +12,16 @@ Every deletion is first an event (`RowsetsRecycled`, which also trims the versio
 horizon); files are removed only after the event is in the log. A crash between the two leaves
 files no rowset names; the orphan sweep removes those once they are older than the grace.
 
+A clone (CREATE TABLE … CLONE) shares its source's files: its rowset records name the source's
+file (`Rowset.shared_file`) and the projection folds, per file, the rowsets of any table that hold
+it (`Projection.file_holders`). Recycling or purging a record releases its hold; the file itself
+is deleted only by whichever release leaves no holder — here, after the recycle event is folded,
+or by the orphan sweep, which keeps every file some record still holds. The clone's event is keyed
+by its source, so it is ordered before any later recycle of the source's rowsets: a hold is only
+ever added on the partition of a table that holds the file already, and released on its holder's
+own partition, so a replica behind on some partition of `strata.events` (another worker's) sees a
+superset of the holders and at worst keeps a file for the orphan sweep, never deletes a held one.
+
 The same holds on remote resources: a recycled cooled rowset's object is removed after its event,
 and objects no rowset names there — uploads a crash or a refused commit left, a dropped table's
 data once purged — are removed once older than the grace, each removal logged and counted.
@@ -113,11 +123,18 @@ class Recycler:
         return len(due)
 
     def _remove_rowset(self, table_id: int, rowset: Rowset) -> None:
-        """Removes a recycled rowset's file, but only at the path Strata builds from its ids: the
-        path on the log could be forged (this process may run as root), so any other is refused
-        and left to an operator, with a log line."""
+        """Removes a recycled rowset's file unless another rowset (a clone's, or its source's) still
+        holds it, and only at the path Strata builds from the file's ids: the path on the log could
+        be forged (this process may run as root), so any other is refused and left to an operator,
+        with a log line."""
+        file_table, file_partition, file_rowset = rowset.file_ids(table_id)
+        with self.projection.lock:
+            holders = self.projection.file_holders(file_rowset)
+        if holders:
+            log.info("recycler: kept the file of rowset %s: rowsets %s still read it", rowset.rowset_id, holders)
+            return
         try:
-            expected = rowset_path(table_id, rowset.partition_id, rowset.bucket, rowset.rowset_id)
+            expected = rowset_path(file_table, file_partition, rowset.bucket, file_rowset)
         except ValueError as exc:
             log.error("recycler: refused to delete rowset %r of table id %d: %s", rowset.rowset_id, table_id, exc)
             return
@@ -146,14 +163,16 @@ class Recycler:
         self.removed_files += 1
 
     def _names(self, rowset_id: str, tier: str, path: str | None = None) -> bool:
-        """Whether the log names this copy: the rowset exists and lives on this tier (at this path), or
-        it belongs to a load still prepared (two-phase Stream Load), which a commit may yet make visible."""
+        """Whether the log names this copy of rowset `rowset_id`'s file: a rowset holding it (its own,
+        or a clone's) lives on this tier (at this path), or it belongs to a load still prepared
+        (two-phase Stream Load), which a commit may yet make visible."""
         with self.projection.lock:
-            record = self.projection.rowset_record(rowset_id)
+            records = [self.projection.rowset_record(holder) for holder in self.projection.file_holders(rowset_id)]
             prepared = self.projection.prepared_rowset(rowset_id)
         if prepared is not None:
             return prepared.tier == tier and (path is None or prepared.path == path)
-        return record is not None and record.rowset.tier == tier and (path is None or record.rowset.path == path)
+        return any(record is not None and record.rowset.tier == tier and (path is None or record.rowset.path == path)
+                   for record in records)
 
     def remove_remote_orphans(self, resources: list[str] | None = None) -> None:
         """Objects under each resource's root (or those of `resources`) that no rowset names there,

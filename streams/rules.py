@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from hashlib import sha256
 from typing import Any
 
 from projections.auto_partitions import widened
@@ -15,13 +16,13 @@ from projections.cooldown import effective
 from projections.projection import Projection
 from projections.retention import capped_horizon_ms, needed_by_tags, tag_instants_ms, whole_since_ms
 from projections.routine_loads import creator_refusal, source_refusal
-from projections.snapshot import cover_tablet
+from projections.snapshot import cover_tablet, resolve
 from projections.state import TableState
 from projections.users import PRIVILEGES, ROOT, UserRecord, scope_key
 from schemas import commands as cmd
 from schemas import events as ev
 from schemas.errors import ErrorCode
-from schemas.model import LoadProgress, NewRowset, Partition, Rowset, TableSchema
+from schemas.model import ClonedDelete, LoadProgress, NewRowset, Partition, Rowset, SharedFile, TableSchema
 from storage.paths import path_problem, rowset_path
 from storage.tiers import LOCAL_MEDIA, remote_tier, resource_of
 
@@ -85,6 +86,7 @@ class Rules:
             cmd.CreateDatabase: self.create_database,
             cmd.DropDatabase: self.drop_database,
             cmd.CreateTable: self.create_table,
+            cmd.CloneTable: self.clone_table,
             cmd.DropTable: self.drop_table,
             cmd.CreateView: self.create_view,
             cmd.AlterView: self.alter_view,
@@ -167,6 +169,48 @@ class Rules:
             properties=c.properties, comment=c.comment, next_column_id=next_column_id,
             auto_partition=c.auto_partition)
         return Decision(event, table_id)
+
+    def clone_table(self, c: cmd.CloneTable, ts: int) -> Decision:
+        """The source's snapshot becomes the clone's first commit: its rowsets get new ids in the
+        clone's new partitions but keep the versions (files hold them) and name the file they share.
+        Keyed by the source, so it is ordered before any later recycle of the source's rowsets."""
+        db_id = _database(self.state, c.db)
+        self._check_name_free(db_id, c.name)
+        source = _live_table(self.state, c.source_table_id)
+        if c.source_ts_ms is not None and not whole_since_ms(source) <= c.source_ts_ms <= ts:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"table '{source.name}' no longer keeps its snapshot at that "
+                                                      "instant (compacted and recycled since)")
+        snapshot = resolve(self.state, source, c.source_ts_ms)
+        table_id = self.state.next_ids["table"]
+        partitions: list[Partition] = []
+        versions: dict[int, int] = {}
+        rowsets: list[Rowset] = []
+        deletes: list[ClonedDelete] = []
+        for i, taken in enumerate(snapshot.partitions):
+            pid = self._new_partition_id(i)
+            partition = source.partitions[taken.partition_id].partition
+            partitions.append(partition.model_copy(update={"partition_id": pid}))
+            if taken.version:
+                versions[pid] = taken.version
+            for r in taken.rowsets:
+                shared = r.shared_file or SharedFile(table_id=source.table_id, partition_id=r.partition_id,
+                                                     rowset_id=r.rowset_id)
+                rowset_id = sha256(f"{table_id}/{r.rowset_id}".encode()).hexdigest()[:32]
+                rowsets.append(r.model_copy(update={"rowset_id": rowset_id, "partition_id": pid, "visible_ts_ms": ts,
+                                                    "newest_write_ts_ms": r.written_ts_ms, "shared_file": shared}))
+            deletes.extend(ClonedDelete(partition_id=pid, version=d.version, predicate=d.predicate)
+                           for d in taken.deletes)
+        event = ev.TableCloned(
+            db_id=db_id, table_id=table_id, name=c.name, source_table_id=source.table_id,
+            source_ts_ms=ts if c.source_ts_ms is None else c.source_ts_ms, keys_model=source.keys_model,
+            schemas=tuple(s.table_schema for s in snapshot.schema_history),
+            partition_kind=source.partition_kind,  # type: ignore[arg-type]
+            partition_columns=source.partition_columns, partitions=tuple(partitions), distribution=source.distribution,
+            properties=dict(source.properties), comment=source.comment, next_column_id=source.next_column_id,
+            auto_partition=source.auto_partition, auto_increment_next=source.auto_increment_next,
+            partition_versions=versions, rowsets=tuple(rowsets), deletes=tuple(deletes),
+            description=f"CLONE {source.name}")
+        return Decision(event, source.table_id)
 
     def _check_name_free(self, db_id: int, name: str) -> None:
         """Tables and views of a database share one namespace (as in Doris and MySQL)."""
@@ -509,6 +553,9 @@ class Rules:
             if record.rowset.tier != move.from_tier:
                 raise Rejected(ErrorCode.CONFLICT, f"rowset {move.rowset_id} is on {record.rowset.tier} now, "
                                                    f"not {move.from_tier} (moved meanwhile?)")
+            if record.rowset.shared_file is not None or self.state.shared(c.table_id, record.rowset):
+                raise Rejected(ErrorCode.CONFLICT, f"rowset {move.rowset_id} shares its file with a clone (or a "
+                                                   "clone's source); shared files stay where they are")
             _check_path(move.path, c.table_id, record.rowset.partition_id, record.rowset.bucket, move.rowset_id)
             resource = resource_of(move.to_tier)
             if resource is None and move.to_tier not in LOCAL_MEDIA:

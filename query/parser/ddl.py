@@ -20,6 +20,8 @@ from query.parser.statements import (
     AddPartition,
     AlterAction,
     AlterTable,
+    AsOf,
+    AsOfTag,
     AsOfTime,
     AsOfVersion,
     AutoPartition,
@@ -29,6 +31,7 @@ from query.parser.statements import (
     ColumnType,
     CreateTable,
     CreateTableAs,
+    CreateTableClone,
     CreateTableLike,
     CreateTag,
     DefaultMarker,
@@ -400,6 +403,20 @@ def _table_element(c: Cursor) -> ColumnDef:
     return column_def(c)
 
 
+def _clone_as_of(c: Cursor) -> AsOf | None:
+    """The snapshot a CLONE takes: ``AS OF '<ts>'``, ``TAG 'name'``, or the time-travel clauses of a
+    read (``FOR TIME | VERSION | TAG AS OF …``); None: the latest state."""
+    from query.parser.misc import parse_as_of  # misc dispatches here: imported late
+
+    if c.accept("AS", "OF"):
+        return AsOfTime(c.string("a quoted timestamp literal"))
+    if c.accept("TAG") or c.accept("FOR", "TAG", "AS", "OF"):
+        return AsOfTag(c.string("a quoted tag name"))
+    if c.accept("FOR"):
+        return parse_as_of(c)
+    return None
+
+
 def create_table(c: Cursor) -> Statement:
     """Everything after ``CREATE TABLE``."""
     if_not_exists = c.if_not_exists()
@@ -408,6 +425,11 @@ def create_table(c: Cursor) -> Statement:
         source = c.qualified_name("the table to copy")
         c.expect_end()
         return CreateTableLike(table, source, if_not_exists)
+    if c.accept("CLONE"):
+        source = c.qualified_name("the table to clone")
+        clone = CreateTableClone(table, source, _clone_as_of(c), if_not_exists)
+        c.expect_end()
+        return clone
     columns: tuple[ColumnDef, ...] = ()
     if c.at_type(TokenType.L_PAREN):
         columns = tuple(c.parens(lambda: _table_element(c)))

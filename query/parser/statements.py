@@ -364,6 +364,17 @@ class CreateTableLike(Statement):
 
 
 @dataclass(frozen=True)
+class CreateTableClone(Statement):
+    """CREATE TABLE t2 CLONE t [AS OF '<ts>' | FOR VERSION AS OF n | TAG 'name' | FOR … AS OF …]:
+    a zero-copy clone of `source`'s snapshot (None: its latest state)."""
+
+    table: QualifiedName
+    source: QualifiedName
+    as_of: AsOf | None = None
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
 class ViewColumnDef:
     """An entry of a view's column list: the name its query's column gets, and a COMMENT."""
 

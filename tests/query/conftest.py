@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pymysql
 import pytest
 
+from tests.query.recycling_kit import recycling  # noqa: F401 - an in-process recycler (tests/query/recycling_kit.py)
 from tests.query.s3_kit import bucket, s3_user  # noqa: F401 - the S3 paths' fixtures (tests/query/s3_kit.py)
 from tests.query.sqlkit import connect, run
 

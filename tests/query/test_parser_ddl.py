@@ -9,6 +9,8 @@ from query.parser import (
     AddColumns,
     AddPartition,
     AlterTable,
+    AsOfTag,
+    AsOfTime,
     AsOfVersion,
     ColumnDef,
     ColumnPosition,
@@ -16,6 +18,7 @@ from query.parser import (
     CreateDatabase,
     CreateTable,
     CreateTableAs,
+    CreateTableClone,
     CreateTableLike,
     DefaultMarker,
     Describe,
@@ -81,6 +84,16 @@ T = QualifiedName("t")
         ("RECOVER TABLE db.t", RecoverTable(QualifiedName("t", db="db"))),
         ("RECOVER DATABASE d", RecoverDatabase("d")),
         ("CREATE TABLE t2 LIKE db.t", CreateTableLike(QualifiedName("t2"), QualifiedName("t", db="db"))),
+        ("CREATE TABLE t2 CLONE db.t", CreateTableClone(QualifiedName("t2"), QualifiedName("t", db="db"))),
+        ("CREATE TABLE IF NOT EXISTS d2.t2 CLONE t AS OF '2024-01-01 00:00:00'",
+         CreateTableClone(QualifiedName("t2", db="d2"), T, AsOfTime("2024-01-01 00:00:00"), True)),
+        ("CREATE TABLE t2 CLONE t FOR TIME AS OF '2024-01-01'", CreateTableClone(QualifiedName("t2"), T,
+                                                                                 AsOfTime("2024-01-01"))),
+        ("CREATE TABLE t2 CLONE t FOR SYSTEM_TIME AS OF '2024-01-01'",
+         CreateTableClone(QualifiedName("t2"), T, AsOfTime("2024-01-01"))),
+        ("CREATE TABLE t2 CLONE t FOR VERSION AS OF 3", CreateTableClone(QualifiedName("t2"), T, AsOfVersion(3))),
+        ("CREATE TABLE t2 CLONE t TAG 'v1'", CreateTableClone(QualifiedName("t2"), T, AsOfTag("v1"))),
+        ("CREATE TABLE t2 CLONE t FOR TAG AS OF 'v1'", CreateTableClone(QualifiedName("t2"), T, AsOfTag("v1"))),
     ],
 )
 def test_simple_statements(sql: str, expected: Statement) -> None:
@@ -181,6 +194,14 @@ def test_ctas_with_time_travel() -> None:
 )
 def test_create_table_unsupported(sql: str, message: str) -> None:
     with pytest.raises(UnsupportedStatement, match=message):
+        parse_statement(sql)
+
+
+@pytest.mark.parametrize("sql", ["CREATE TABLE t2 CLONE", "CREATE TABLE t2 CLONE t AS OF",
+                                 "CREATE TABLE t2 CLONE t TAG v1", "CREATE TABLE t2 CLONE t FOR VERSION AS OF 'x'",
+                                 "CREATE TABLE t2 CLONE t FOR TAG 'v1'", "CREATE TABLE t2 CLONE t extra"])
+def test_create_table_clone_syntax_errors(sql: str) -> None:
+    with pytest.raises(SqlSyntaxError):
         parse_statement(sql)
 
 

@@ -4,65 +4,17 @@ travel; dropping it lets the recycler delete what only it kept."""
 
 from __future__ import annotations
 
-import tempfile
 import time
-import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pymysql
 import pytest
 
-from projections.remote import RemoteStores
-from projections.replica import Replica
-from projections.state import TableState
-from schemas.config import load_settings
-from storage.tiers import LocalTiers
-from streams.recycler import Recycler
+from tests.query.recycling_kit import Recycling
 from tests.query.sqlkit import fails, rows, run, sorted_rows
 
 pytestmark = pytest.mark.integration
 _TAIL = "DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1"
 _TIME_TRAVEL = 'PROPERTIES ("enable_time_travel" = "true", "time_travel_retention_days" = "1")'
-
-
-@dataclass
-class Recycling:
-    """An in-process recycler with no grace and a one-second day, on its own replica of the log."""
-
-    replica: Replica
-    recycler: Recycler
-
-    def table(self, db: str, name: str) -> TableState:
-        self.replica.follower.wait_for_now(30)
-        with self.replica.projection.lock:
-            found = self.replica.projection.database_by_name(db)
-            table = self.replica.projection.table_by_name(found.db_id, name) if found else None
-        assert table is not None
-        return table
-
-    def recycle(self, db: str, name: str) -> int:
-        """One pass over `db.name` only: other tests' tables keep their history."""
-        return self.recycler.recycle_table(self.table(db, name))
-
-    def files(self, db: str, name: str) -> set[Path]:
-        """The files of every rowset the log still names for the table, stale ones included."""
-        table_id = self.table(db, name).table_id
-        with self.replica.projection.lock:
-            records = list(self.replica.projection.rowset_records(table_id))
-        return {self.recycler.tiers.locate(r.rowset.tier, r.rowset.path) for r in records}
-
-
-@pytest.fixture
-def recycling() -> Iterator[Recycling]:
-    config = load_settings()
-    replica = Replica.open(config, Path(tempfile.mkdtemp(prefix="tags-")), f"tags-{uuid.uuid4().hex[:6]}")
-    try:
-        yield Recycling(replica, Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
-                                          RemoteStores(replica.projection, config), grace_s=0.0, day_s=1.0))
-    finally:
-        replica.close()
 
 
 def _newest_tag_commit(conn: pymysql.connections.Connection, table: str) -> int:

@@ -275,3 +275,49 @@ def test_remote_orphans_and_a_purged_tables_objects_are_removed(
         assert _objects(minio, bucket) == [foreign]
     finally:
         replica.close()
+
+
+def test_a_clone_shares_cooled_files_and_shared_files_stay_where_they_are(
+        conn: Conn, db: str, resource: tuple[str, str], config: Settings, minio: Minio) -> None:
+    """A clone of a cooled table reads its source's objects, which outlive the source; a file a clone
+    shares is not cooled (both tables' records name it where it is) until compaction has replaced it on
+    the sharing side."""
+    name, bucket = resource
+    policy = _policy(conn, name)
+    tail = f'DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ("storage_policy"="{policy}")'
+    run(conn, f"CREATE TABLE cold (k INT) {tail}")
+    run(conn, "INSERT INTO cold VALUES (1)")
+    wait_cooled(conn, db, "cold", name)
+    run(conn, "CREATE TABLE cold_clone CLONE cold")
+    assert set(tiers(conn, db, "cold_clone")) == {f"remote:{name}"}
+    run(conn, "INSERT INTO cold VALUES (2)")
+    assert sorted_rows(conn, "SELECT * FROM cold_clone") == [(1,)]
+    shared = _objects(minio, bucket)
+    wait_cooled(conn, db, "cold", name)
+    run(conn, "DROP TABLE cold FORCE")
+    replica = Replica.open(config, Path(tempfile.mkdtemp(prefix="tier-gc-")), f"tier-gc-{uuid.uuid4().hex[:6]}")
+    try:
+        recycler = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
+                            RemoteStores(replica.projection, config), grace_s=0.0, day_s=1.0)
+        replica.follower.wait_for_now(30)
+        recycler.remove_remote_orphans([name])  # the source's own second object goes, the shared one stays
+        assert _objects(minio, bucket) == shared
+        assert sorted_rows(conn, "SELECT * FROM cold_clone") == [(1,)]
+        run(conn, "DROP TABLE cold_clone FORCE")
+        replica.follower.wait_for_now(30)
+        recycler.remove_remote_orphans([name])
+        assert _objects(minio, bucket) == []
+    finally:
+        replica.close()
+    run(conn, "CREATE TABLE hot (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "INSERT INTO hot VALUES (1)")
+    run(conn, "CREATE TABLE hot_clone CLONE hot")
+    run(conn, f'ALTER TABLE hot SET ("storage_policy"="{policy}")')
+    time.sleep(3)  # well past the policy's one-second cooldown
+    assert tiers(conn, db, "hot") == {"ssd": 1} and tiers(conn, db, "hot_clone") == {"ssd": 1}
+    run(conn, "INSERT INTO hot VALUES (2)")
+    run(conn, "ADMIN COMPACT TABLE hot WHERE type = 'BASE'")  # its own file now: it cools
+    wait_cooled(conn, db, "hot", name)
+    assert tiers(conn, db, "hot_clone") == {"ssd": 1}
+    assert sorted_rows(conn, "SELECT * FROM hot") == [(1,), (2,)]
+    assert sorted_rows(conn, "SELECT * FROM hot_clone") == [(1,)]

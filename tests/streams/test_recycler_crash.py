@@ -1,6 +1,7 @@
 """Crash test for the recycler: a recycler process dies right after its `RowsetsRecycled` event is
 in the log and before it deleted a single file. Every instant inside the window still reads what
-it did, trimmed instants are refused, and the next sweep removes the files left dangling."""
+it did, trimmed instants are refused, and the next sweep removes the files left dangling. Files a
+clone shares with its source survive a recycler killed at any deletion, and go with the last holder."""
 
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ from streams.recycler import Recycler
 
 pytestmark = pytest.mark.integration
 
-# Runs one sweep with a one-second retention day; the first file deletion kills the process.
+# Runs one sweep of crash_test.<argv[1]> with a one-second retention day; file deletion number
+# argv[2] (1: the first) kills the process, the deletions before it done.
 _DYING_RECYCLER = textwrap.dedent("""
-    import os, pathlib, tempfile
+    import os, pathlib, sys, tempfile
     from projections.remote import RemoteStores
     from projections.replica import Replica
     from schemas.config import load_settings
@@ -36,13 +38,42 @@ _DYING_RECYCLER = textwrap.dedent("""
     config = load_settings()
     replica = Replica.open(config, pathlib.Path(tempfile.mkdtemp()), "dying-recycler")
     db = replica.projection.database_by_name("crash_test")
-    table = replica.projection.table_by_name(db.db_id, "recycled")
-    pathlib.Path.unlink = lambda self, missing_ok=False: os._exit(137)
+    table = replica.projection.table_by_name(db.db_id, sys.argv[1])
+    unlink, left = pathlib.Path.unlink, [int(sys.argv[2])]
+
+    def dying_unlink(self, missing_ok=False):
+        left[0] -= 1
+        if left[0] == 0:
+            os._exit(137)
+        unlink(self, missing_ok=missing_ok)
+
+    pathlib.Path.unlink = dying_unlink
     Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
              RemoteStores(replica.projection, config),
              grace_s=0.0, day_s=1.0).recycle_table(table)
     os._exit(0)
 """)
+
+
+def _recycle_dying(table: str, at_deletion: int) -> int:
+    """Runs the dying recycler on crash_test.`table`; returns its exit code (137: killed)."""
+    died = subprocess.run([sys.executable, "-c", _DYING_RECYCLER, table, str(at_deletion)], cwd=REPO_ROOT,
+                          env=os.environ.copy(), capture_output=True, timeout=120)
+    assert died.returncode in (0, 137), died.stderr.decode()[-2000:]
+    return died.returncode
+
+
+def _sweep_orphans() -> int:
+    """One orphan sweep with no grace, on a fresh replica; returns how many files it removed."""
+    config = load_settings()
+    replica = Replica.open(config, Path(tempfile.mkdtemp()), "recycler-after-crash")
+    try:
+        sweeper = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
+                           RemoteStores(replica.projection, config), grace_s=0.0, day_s=1.0)
+        sweeper.remove_orphans()
+    finally:
+        replica.close()
+    return sweeper.removed_orphans
 
 
 def _now() -> str:
@@ -73,9 +104,7 @@ def test_a_recycler_killed_between_event_and_deletion_leaves_nothing_dangling() 
     assert len(stale) == 6
     time.sleep(1.5)  # the stale rowsets are now older than the test recycler's one-second retention
 
-    died = subprocess.run([sys.executable, "-c", _DYING_RECYCLER], cwd=REPO_ROOT, env=os.environ.copy(),
-                          capture_output=True, timeout=120)
-    assert died.returncode == 137, died.stderr.decode()[-2000:]
+    assert _recycle_dying("recycled", 1) == 137
 
     cur.execute("SELECT count(*) FROM information_schema.rowsets WHERE TABLE_SCHEMA = 'crash_test' "
                 "AND TABLE_NAME = 'recycled' AND STATE = 'stale'")
@@ -91,16 +120,8 @@ def test_a_recycler_killed_between_event_and_deletion_leaves_nothing_dangling() 
         cur.execute(f"SELECT count(*), sum(k) FROM recycled FOR TIME AS OF '{moment}'")
         assert cur.fetchone() == (n, n * (n + 1) // 2)
 
-    replica = Replica.open(config, Path(tempfile.mkdtemp()), "recycler-after-crash")
-    try:
-        sweeper = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
-                           RemoteStores(replica.projection, config), grace_s=0.0,
-                           day_s=1.0)
-        sweeper.remove_orphans()
-    finally:
-        replica.close()
+    assert _sweep_orphans() >= 6
     assert not any(p.exists() for p in dangling)
-    assert sweeper.removed_orphans >= 6
     cur.execute("SELECT count(*) FROM recycled")
     assert cur.fetchone() == (6,)
 
@@ -143,3 +164,46 @@ def test_a_dropped_table_is_recoverable_within_its_window_then_purged() -> None:
         cur.execute("RECOVER TABLE dropped")
     assert refused.value.args[0] == 1146
     assert not any(p.exists() for p in files)
+
+
+@pytest.mark.parametrize("kill_at", [1, 2, 0], ids=["first_deletion", "second_deletion", "no_kill"])
+def test_files_a_clone_shares_survive_a_recycler_killed_at_any_deletion(kill_at: int) -> None:
+    config = load_settings()
+    conn = pymysql.connect(host="127.0.0.1", port=int(os.environ["STRATA_SQL_PORT"]), user="root", autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE DATABASE IF NOT EXISTS crash_test")
+    cur.execute("USE crash_test")
+    for name in ("shared_src", "shared_clone"):
+        cur.execute(f"DROP TABLE IF EXISTS {name} FORCE")
+    properties = ('PROPERTIES ("enable_time_travel" = "true", "time_travel_retention_days" = "1", '
+                  '"disable_auto_compaction" = "true")')
+    cur.execute(f"CREATE TABLE shared_src (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 {properties}")
+    for i in range(1, 4):
+        cur.execute(f"INSERT INTO shared_src VALUES ({i})")
+    cur.execute("SELECT ROWSET_ID FROM information_schema.rowsets WHERE TABLE_SCHEMA = 'crash_test' "
+                "AND TABLE_NAME = 'shared_src'")
+    shared = [p for (rowset_id,) in cur.fetchall() for p in config.ssd_dir.rglob(f"{rowset_id}.parquet")]
+    assert len(shared) == 3
+    cur.execute("CREATE TABLE shared_clone CLONE shared_src")
+    for i in range(4, 6):  # the source's own files: the dying recycler deletes these, shared ones never
+        cur.execute(f"INSERT INTO shared_src VALUES ({i})")
+    cur.execute("ADMIN COMPACT TABLE shared_src WHERE TYPE = 'BASE'")
+    time.sleep(1.5)  # the stale rowsets are now older than the test recycler's one-second retention
+
+    # Five stale rowsets, two files the source's own: killed at the first or second deletion, or not at all.
+    assert _recycle_dying("shared_src", kill_at) == (137 if kill_at else 0)
+    _sweep_orphans()  # takes what the dying recycler left of the source's own files
+    assert all(p.exists() for p in shared)
+    cur.execute("SELECT count(*), sum(k) FROM shared_clone")
+    assert cur.fetchone() == (3, 6)
+    cur.execute("SELECT count(*), sum(k) FROM shared_src")
+    assert cur.fetchone() == (5, 15)
+
+    # The clone lets go of them too: killed at its first deletion, the files wait for the orphan sweep.
+    cur.execute("ADMIN COMPACT TABLE shared_clone WHERE TYPE = 'BASE'")
+    time.sleep(1.5)
+    assert _recycle_dying("shared_clone", kill_at) == (137 if kill_at else 0)
+    _sweep_orphans()
+    assert not any(p.exists() for p in shared)
+    cur.execute("SELECT count(*), sum(k) FROM shared_clone")
+    assert cur.fetchone() == (3, 6)
