@@ -47,14 +47,21 @@ def drop_database(ctx: Context, session: SessionState, s: st.DropDatabase) -> Do
     return Done()
 
 
+def _name_taken(ctx: Context, db_id: int, name: str, *, if_not_exists: bool) -> bool:
+    """Whether a CREATE of table `name` has nothing to do (IF NOT EXISTS and the name is taken); an error
+    when the name is taken, by a table or a view (they share one namespace), without IF NOT EXISTS."""
+    if ctx.projection.table_by_name(db_id, name) is None and ctx.projection.view_by_name(db_id, name) is None:
+        return False
+    if if_not_exists:
+        return True
+    raise SqlFailure(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{name}' already exists")
+
+
 def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done:
     _, db_name = ctx.database_id(session, s.table.db)
     db_id, _ = ctx.database_id(session, s.table.db)
-    if ctx.projection.table_by_name(db_id, s.table.name) is not None or \
-            ctx.projection.view_by_name(db_id, s.table.name) is not None:
-        if s.if_not_exists:
-            return Done()
-        raise SqlFailure(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{s.table.name}' already exists")
+    if _name_taken(ctx, db_id, s.table.name, if_not_exists=s.if_not_exists):
+        return Done()
     keys_model, columns = build_columns(s)
     check = _property_check(ctx, session)
     properties = check(s.properties)
@@ -88,10 +95,8 @@ def create_table_like(ctx: Context, session: SessionState, s: st.CreateTableLike
     properties and comment, and no rows."""
     source = ctx.table(session, s.source)
     db_id, db_name = ctx.database_id(session, s.table.db)
-    if ctx.projection.table_by_name(db_id, s.table.name) is not None:
-        if s.if_not_exists:
-            return Done()
-        raise SqlFailure(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{s.table.name}' already exists")
+    if _name_taken(ctx, db_id, s.table.name, if_not_exists=s.if_not_exists):
+        return Done()
     partitions = tuple(cmd.NewPartition(name=p.name, bound=p.partition.bound, buckets=p.partition.buckets,
                                         properties=dict(p.partition.properties))
                        for p in sorted(source.live_partitions(), key=lambda p: p.partition_id))
@@ -111,11 +116,8 @@ def create_table_clone(ctx: Context, session: SessionState, s: st.CreateTableClo
     ctx.catch_up()
     source = ctx.table(session, s.source)
     db_id, db_name = ctx.database_id(session, s.table.db)
-    if ctx.projection.table_by_name(db_id, s.table.name) is not None or \
-            ctx.projection.view_by_name(db_id, s.table.name) is not None:
-        if s.if_not_exists:
-            return Done()
-        raise SqlFailure(ErrorCode.TABLE_EXISTS_ERROR, f"Table '{s.table.name}' already exists")
+    if _name_taken(ctx, db_id, s.table.name, if_not_exists=s.if_not_exists):
+        return Done()
     ts = None
     if isinstance(s.as_of, st.AsOfTag):  # a tag keeps its snapshot whatever the time-travel window says
         ts = live_tag(source, s.as_of.name, session).ts_ms
