@@ -97,6 +97,8 @@ class TableMachine(RuleBasedStateMachine):
         self.high = True
         # Tables that took the old content's name away by a swapping REPLACE: dropped at teardown.
         self.swapped_out: list[str] = []
+        # Zero-copy clones of the table: name → (their own oracle, whether they have the p_high partition).
+        self.clones: dict[str, tuple[OracleTable, bool]] = {}
 
     def sql(self, statement: str) -> list[tuple[Any, ...]]:
         self.cur.execute(statement)
@@ -306,6 +308,43 @@ class TableMachine(RuleBasedStateMachine):
         assert job["State"] == "FINISHED", job
         self.oracle.insert(batch)
 
+    # A clone reads the table's files: every later write, compaction, cooldown, REPLACE and recycle of the
+    # table must leave it exactly as cloned, and its own writes must not show on the table.
+    @precondition(lambda self: hasattr(self, "oracle") and len(self.clones) < 2)
+    @rule()
+    def clone(self) -> None:
+        self._clone("", copy.deepcopy(self.oracle), self.high)
+
+    def _clone(self, as_of: str, oracle: OracleTable, high: bool) -> None:
+        """CREATE TABLE … CLONE the table `as_of` (a clause, or now), which then held `oracle`'s rows."""
+        name = f"{self.name}_clone{len(self.clones)}"
+        self.sql(f"CREATE TABLE {name} CLONE {self.name}{as_of}")
+        self.clones[name] = (oracle, high)
+
+    @precondition(lambda self: bool(self.clones))
+    @rule(data=s.data(), rows=s.lists(s.tuples(KEYS, s.lists(VALUES, min_size=4, max_size=4)), max_size=4),
+          deleted=s.one_of(s.none(), KEYS), compact=s.booleans())
+    def write_clone(self, data: s.DataObject, rows: list[tuple[int, list[Any]]], deleted: int | None,
+                    compact: bool) -> None:
+        """A clone's own load, delete and compaction: its rows change, the table's do not (the invariants)."""
+        name = data.draw(s.sampled_from(sorted(self.clones)))
+        oracle, high = self.clones[name]
+        batch = [{"k": k, **dict(zip(oracle.names[1:], vs, strict=False))} for k, vs in rows if high or k < 4]
+        if batch:
+            self._load(batch, oracle.names, table=name)
+            oracle.insert(batch)
+        if deleted is not None:
+            self.sql(f"DELETE FROM {name} WHERE k = {deleted}")
+            oracle.delete(lambda r: r["k"] == deleted)
+        if compact:
+            self.sql(f"ADMIN COMPACT TABLE {name} WHERE type = 'BASE'")
+
+    @invariant()
+    def clones_hold_their_own_rows(self) -> None:
+        for name, (oracle, _) in self.clones.items():
+            got = sort_rows(self.sql(f"SELECT {', '.join(oracle.names)} FROM {name}"))
+            assert got == oracle.result(), f"clone {name}"
+
     def _placeable(self, rows: list[tuple[int, list[Any]]]) -> list[tuple[int, list[Any]]]:
         """The rows a partition can hold now (a row of a dropped range would fail its statement)."""
         return rows if self.high else [r for r in rows if r[0] < 4]
@@ -357,7 +396,9 @@ class TableMachine(RuleBasedStateMachine):
         self.sql(f"ALTER TABLE {self.name} DROP COLUMN {name}")
         self.oracle.drop_column(name)
 
-    @precondition(lambda self: not self.cooling)
+    # A file a clone shares stays where it is (one table may not move another's files): with clones, not
+    # every rowset would ever reach MinIO.
+    @precondition(lambda self: not self.cooling and not self.clones)
     @rule()
     def cool_down(self) -> None:
         """Attaches the cold policy and waits until every live rowset is on MinIO; from then on
@@ -391,7 +432,7 @@ class TableMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         try:
-            for name in [self.name, *self.swapped_out]:
+            for name in [self.name, *self.swapped_out, *self.clones]:
                 self.sql(f"DROP TABLE IF EXISTS {name} FORCE")
         finally:
             self.conn.close()

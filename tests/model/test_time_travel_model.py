@@ -82,6 +82,7 @@ class TimeTravelMachine(TableMachine):
         self.feed_start: tuple[int, list[str], int, list[tuple[Any, ...]]] | None = None
         # tag name → (column names, rows) the oracle held when the tag was made
         self.tags: dict[str, tuple[list[str], list[tuple[Any, ...]]]] = {}
+        self.tag_oracles: dict[str, OracleTable] = {}
 
     def _latest_commit(self) -> tuple[int, int] | None:
         """(commit number, instant) of the table's latest commit."""
@@ -97,6 +98,7 @@ class TimeTravelMachine(TableMachine):
         latest = self._latest_commit()
         self.taken_commit = latest[0] if latest else 0
         self.tags.clear()  # a tag belongs to its table, which no longer has the name
+        self.tag_oracles.clear()
 
     def _read_at(self, instant: int) -> tuple[list[str], list[tuple[Any, ...]]] | None:
         """Column names and rows of the table at `instant`; None when the read is refused as outside the
@@ -134,6 +136,21 @@ class TimeTravelMachine(TableMachine):
         name = f"tag_{len(self.tags)}_{time.monotonic_ns()}"
         self.sql(f"ALTER TABLE {self.name} CREATE TAG {name}")
         self.tags[name] = (list(self.oracle.names), self.oracle.result())
+        self.tag_oracles[name] = copy.deepcopy(self.oracle)
+
+    # A clone of a recorded instant or of a tag starts from the rows the oracle held then and lives its own
+    # life from there (the clone invariant). Partitioned runs leave it out: the instant does not tell
+    # whether p_high existed then.
+    @precondition(lambda self: len(self.clones) < 2 and not self.partitioned and (bool(self.snapshots)
+                                                                                  or bool(self.tags)))
+    @rule(data=s.data())
+    def clone_at_instant(self, data: s.DataObject) -> None:
+        earliest = max(self._earliest_ms() or 0, self.taken_ms)
+        sources = [(f" AS OF '{_instant(t)}'", self.snapshots[t]) for t in sorted(self.snapshots) if t >= earliest]
+        sources += [(f" TAG '{name}'", self.tag_oracles[name]) for name in sorted(self.tags)]
+        if sources:
+            clause, oracle = data.draw(s.sampled_from(sources))
+            self._clone(clause, copy.deepcopy(oracle), True)
 
     @precondition(lambda self: bool(self.history))
     @rule()
