@@ -1,4 +1,5 @@
-"""The benchmarks' own throw-away stack: STRATA_HOME=var/bench, every port shifted by +30000.
+"""The benchmarks' own throw-away stack: STRATA_HOME=var/bench, every port shifted by +30000
+(or by $STRATA_BENCH_PORT_SHIFT).
 
 Never the dev stack (9xxx), the test stack (`infra/test`, 19xxx) nor anyone else's (29xxx).
 
@@ -33,7 +34,8 @@ if TYPE_CHECKING:  # imported where used at run time: a benchmark that reads no 
     from projections.projection import Projection
     from projections.state import TableState
 
-PORT_SHIFT = 30000
+# STRATA_BENCH_PORT_SHIFT moves it when two engineers run benchmarks on one machine at once.
+PORT_SHIFT = int(os.environ.get("STRATA_BENCH_PORT_SHIFT", "30000"))
 BENCH_HOME = REPO_ROOT / "var" / "bench"
 _PORTS = {
     "STRATA_KAFKA_PORT": 9092, "STRATA_KAFKA_CONTROLLER_PORT": 9093, "STRATA_MINIO_PORT": 9000,
@@ -57,7 +59,7 @@ def apply_env() -> Settings:
 
     settings.cache_clear()
     s = load_settings()
-    assert s.sql_port == 39030 and s.home == BENCH_HOME, "bench env not applied"
+    assert s.sql_port == _PORTS["STRATA_SQL_PORT"] + PORT_SHIFT and s.home == BENCH_HOME, "bench env not applied"
     return s
 
 
