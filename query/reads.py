@@ -34,7 +34,7 @@ from query.parser import (
     table_refs,
 )
 from query.parser.refs import TableRef, is_dual
-from query.parser.statements import HistoryRead, Moment, QualifiedName
+from query.parser.statements import HistoryRead, QualifiedName
 from query.relation import snapshot_sql
 from query.s3_source import bind_s3_calls
 from query.sandbox import check_expression
@@ -174,8 +174,13 @@ def snapshot_for(ctx: Context, session: SessionState, name: QualifiedName, as_of
     return resolve(ctx.projection, holder, ts)
 
 
-def _incr_commit(ctx: Context, session: SessionState, table: TableState, bound: Moment, which: str) -> int:
-    """An @incr bound as a commit number: the last commit at or before an instant."""
+def _incr_commit(ctx: Context, session: SessionState, table: TableState, bound: AsOf, which: str) -> int:
+    """An @incr bound as a commit number: the last commit at or before an instant; a tag's commit."""
+    if isinstance(bound, AsOfTag):
+        try:
+            return live_tag(table, bound.name, session).commit_number
+        except SqlFailure as exc:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"@incr '{which}Tag': {exc.message}") from None
     if isinstance(bound, AsOfVersion):
         if bound.n > table.commit_number:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"@incr '{which}Version' {bound.n}: table '{table.name}' has "
@@ -192,7 +197,7 @@ def _incr_commit(ctx: Context, session: SessionState, table: TableState, bound: 
     return commit_at(ctx.projection, table, ts)
 
 
-def _check_start_after_takeover(ctx: Context, session: SessionState, table: TableState, bound: Moment,
+def _check_start_after_takeover(ctx: Context, session: SessionState, table: TableState, bound: AsOf,
                                 start: int) -> None:
     """A change feed reads one table id's commits: it cannot start before the table took its name
     by ALTER TABLE … REPLACE WITH TABLE (the rows the name showed changed then without a commit of it)."""

@@ -406,14 +406,14 @@ def _table_element(c: Cursor) -> ColumnDef:
 def _clone_as_of(c: Cursor) -> AsOf | None:
     """The snapshot a CLONE takes: ``AS OF '<ts>'``, ``TAG 'name'``, or the time-travel clauses of a
     read (``FOR TIME | VERSION | TAG AS OF …``); None: the latest state."""
-    from query.parser.misc import parse_as_of  # misc dispatches here: imported late
+    from query.parser.misc import parse_read_as_of  # misc dispatches here: imported late
 
     if c.accept("AS", "OF"):
         return AsOfTime(c.string("a quoted timestamp literal"))
-    if c.accept("TAG") or c.accept("FOR", "TAG", "AS", "OF"):
+    if c.accept("TAG"):
         return AsOfTag(c.string("a quoted tag name"))
     if c.accept("FOR"):
-        return parse_as_of(c)
+        return parse_read_as_of(c)
     return None
 
 

@@ -63,11 +63,11 @@ def _with_s3(c: Cursor) -> Properties:
 
 def export_table(c: Cursor) -> ExportTable:
     """Everything after EXPORT."""
-    from query.parser.misc import parse_as_of  # misc dispatches here: imported late
+    from query.parser.misc import parse_read_as_of  # misc dispatches here: imported late
 
     c.expect("TABLE")
     table = c.qualified_name()
-    as_of = parse_as_of(c) if c.accept("FOR") else None
+    as_of = parse_read_as_of(c) if c.accept("FOR") else None
     partitions = partition_names(c) if c.accept_any(("PARTITION", "PARTITIONS")) else ()
     where = c.sqlglot("condition", "a condition") if c.accept("WHERE") else None
     c.expect("TO")

@@ -19,6 +19,8 @@ from query.parser.statements import (
     AdminShowReplica,
     AlterResource,
     AlterStoragePolicy,
+    AsOf,
+    AsOfTag,
     AsOfTime,
     AsOfVersion,
     CreateDatabase,
@@ -106,6 +108,13 @@ def parse_as_of(c: Cursor) -> Moment:
         c.expect("AS", "OF")
         return AsOfVersion(c.integer("an integer version"))
     raise c.error("expected TIME AS OF or VERSION AS OF")
+
+
+def parse_read_as_of(c: Cursor) -> AsOf:
+    """What a read names after FOR: ``TAG AS OF 'name'`` (the tag's snapshot), or `parse_as_of`'s."""
+    if c.accept("TAG", "AS", "OF"):
+        return AsOfTag(c.string("a quoted tag name"))
+    return parse_as_of(c)
 
 
 # --------------------------------------------------------------------------- CREATE / DROP / ALTER

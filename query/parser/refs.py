@@ -16,7 +16,6 @@ from query.parser.statements import (
     ChangeRange,
     HistoryRead,
     IncrementalRead,
-    Moment,
 )
 
 
@@ -77,12 +76,16 @@ class IncrementalArgumentError(ValueError):
 
 
 # Doris' own spellings for Paimon/Iceberg incremental reads are accepted for commit numbers too.
-_START_KEYS = {"starttimestamp": "time", "startversion": "version", "startsnapshotid": "version"}
-_END_KEYS = {"endtimestamp": "time", "endversion": "version", "endsnapshotid": "version"}
-_KNOWN = "'startTimestamp', 'endTimestamp', 'startVersion', 'endVersion'"
+_START_KEYS = {"starttimestamp": "time", "startversion": "version", "startsnapshotid": "version", "starttag": "tag"}
+_END_KEYS = {"endtimestamp": "time", "endversion": "version", "endsnapshotid": "version", "endtag": "tag"}
+_KNOWN = "'startTimestamp', 'endTimestamp', 'startVersion', 'endVersion', 'startTag', 'endTag'"
 
 
-def _bound(key: str, kind: str, value: str) -> Moment:
+def _bound(key: str, kind: str, value: str) -> AsOf:
+    if kind == "tag":
+        if not value.strip():
+            raise IncrementalArgumentError(f"@incr '{key}' is empty; expected a tag's name")
+        return AsOfTag(value)
     if kind == "time":
         if not value.strip():
             raise IncrementalArgumentError(f"@incr '{key}' is empty; expected 'YYYY-MM-DD HH:MM:SS[.ffffff]'")
@@ -96,8 +99,8 @@ def _bound(key: str, kind: str, value: str) -> Moment:
 def change_range(read: IncrementalRead) -> ChangeRange:
     """The commits ``read`` names: a start (exclusive) is required, the end (inclusive) defaults to
     the latest commit. Keys are matched case-insensitively; unknown or repeated keys are refused."""
-    start: Moment | None = None
-    end: Moment | None = None
+    start: AsOf | None = None
+    end: AsOf | None = None
     seen: set[str] = set()
     for key, value in read.params:
         lowered = key.lower()
@@ -105,17 +108,17 @@ def change_range(read: IncrementalRead) -> ChangeRange:
             raise IncrementalArgumentError(f"@incr names '{key}' twice")
         if lowered in _START_KEYS:
             if start is not None:
-                raise IncrementalArgumentError("@incr takes one start: 'startTimestamp' or 'startVersion'")
+                raise IncrementalArgumentError("@incr takes one start: 'startTimestamp', 'startVersion' or 'startTag'")
             start = _bound(key, _START_KEYS[lowered], value)
         elif lowered in _END_KEYS:
             if end is not None:
-                raise IncrementalArgumentError("@incr takes one end: 'endTimestamp' or 'endVersion'")
+                raise IncrementalArgumentError("@incr takes one end: 'endTimestamp', 'endVersion' or 'endTag'")
             end = _bound(key, _END_KEYS[lowered], value)
         else:
             raise IncrementalArgumentError(f"unknown @incr parameter '{key}'; expected {_KNOWN}")
         seen.add(lowered)
     if start is None:
-        raise IncrementalArgumentError("@incr needs a start: 'startTimestamp' or 'startVersion'")
+        raise IncrementalArgumentError("@incr needs a start: 'startTimestamp', 'startVersion' or 'startTag'")
     if isinstance(start, AsOfVersion) and isinstance(end, AsOfVersion) and end.n < start.n:
         raise IncrementalArgumentError(f"@incr 'endVersion' {end.n} is before 'startVersion' {start.n}")
     return ChangeRange(start, end)

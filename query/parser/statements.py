@@ -79,10 +79,10 @@ class HistoryRead:
 @dataclass(frozen=True)
 class ChangeRange:
     """The commits an incremental read covers: after ``start`` (exclusive) up to ``end`` (inclusive;
-    None: the latest commit). Each bound is a commit number or an instant."""
+    None: the latest commit). Each bound is a commit number, an instant or a tag (its commit)."""
 
-    start: Moment
-    end: Moment | None
+    start: AsOf
+    end: AsOf | None
 
 
 class Statement:
@@ -685,7 +685,7 @@ class SelectIntoOutfile(Statement):
 
 @dataclass(frozen=True)
 class ExportTable(Statement):
-    """``EXPORT TABLE t [FOR TIME AS OF '…'] [PARTITION (…)] [WHERE …] TO "s3://…" [PROPERTIES (…)]
+    """``EXPORT TABLE t [FOR TIME | VERSION | TAG AS OF …] [PARTITION (…)] [WHERE …] TO "s3://…" [PROPERTIES (…)]
     WITH S3 (…)``."""
 
     table: QualifiedName

@@ -7,6 +7,7 @@ import pytest
 
 from query.parser import (
     DIALECT,
+    AsOfTag,
     AsOfTime,
     AsOfVersion,
     ChangeRange,
@@ -55,6 +56,13 @@ def test_mixed_bounds() -> None:
     [ref] = refs("SELECT * FROM t@incr('startVersion'='2', 'endTimestamp'='2026-12-01 10:00:00')")
     assert ref.incr is not None
     assert change_range(ref.incr) == ChangeRange(AsOfVersion(2), AsOfTime("2026-12-01 10:00:00"))
+
+
+def test_tag_bounds() -> None:
+    [ref] = refs("SELECT * FROM t@incr('startTag'='v1', 'endTag'='v2')")
+    assert ref.incr is not None and change_range(ref.incr) == ChangeRange(AsOfTag("v1"), AsOfTag("v2"))
+    [ref] = refs("SELECT * FROM t@incr('starttag'='v1', 'endVersion'='9')")
+    assert ref.incr is not None and change_range(ref.incr) == ChangeRange(AsOfTag("v1"), AsOfVersion(9))
 
 
 def test_incr_in_joins_subqueries_and_ctes_next_to_time_travel() -> None:

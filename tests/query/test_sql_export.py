@@ -51,15 +51,17 @@ def test_export_reads_a_snapshot(conn: Conn, db: str, bucket: str, s3_user: S3Us
     time.sleep(1.1)
     before = rows(conn, "SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")[0][0]
     time.sleep(1.1)
+    run(conn, "ALTER TABLE t CREATE TAG close")
     run(conn, "INSERT INTO t VALUES (3, 'late')")
-    run(conn, f"EXPORT TABLE t FOR TIME AS OF '{before}' TO \"s3://{bucket}/snap/\" PROPERTIES (\"label\" = \"e2\", "
-              f'"format" = "parquet") WITH S3 ({keys(s3_user)})')
-    job = _job(conn, "e2")
-    assert job["State"] == "FINISHED", job["ErrorMsg"]
-    assert json.loads(job["TaskInfo"])["snapshot"] is not None
-    [body] = _files(bucket, job)
-    data = pq.read_table(io.BytesIO(body))
-    assert sorted(data.column("k").to_pylist()) == [1, 2, 50]
+    for label, clause in (("e2", f"FOR TIME AS OF '{before}'"), ("e2_tag", "FOR TAG AS OF 'close'")):
+        run(conn, f"EXPORT TABLE t {clause} TO \"s3://{bucket}/{label}/\" PROPERTIES (\"label\" = \"{label}\", "
+                  f'"format" = "parquet") WITH S3 ({keys(s3_user)})')
+        job = _job(conn, label)
+        assert job["State"] == "FINISHED", job["ErrorMsg"]
+        assert json.loads(job["TaskInfo"])["snapshot"] is not None
+        [body] = _files(bucket, job)
+        data = pq.read_table(io.BytesIO(body))
+        assert sorted(data.column("k").to_pylist()) == [1, 2, 50], label
 
 
 def test_show_and_cancel_export(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:

@@ -65,6 +65,29 @@ def test_tags_read_their_snapshot_through_writes_compaction_and_recycling(
     assert names == ["first", "second", "after_delete", "by_version", "last"]
 
 
+def test_a_tag_names_a_snapshot_in_ctas_insert_select_and_change_feed_bounds(
+        conn: pymysql.connections.Connection, db: str) -> None:
+    run(conn, f"CREATE TABLE t (k INT, v INT) UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 {_TIME_TRAVEL}")
+    run(conn, "INSERT INTO t VALUES (1, 10), (2, 20)")
+    run(conn, "ALTER TABLE t CREATE TAG a")
+    run(conn, "INSERT INTO t VALUES (1, 11), (3, 30)")
+    run(conn, "ALTER TABLE t CREATE TAG b")
+    run(conn, "DELETE FROM t WHERE k = 2")
+    run(conn, "CREATE TABLE c AS SELECT * FROM t FOR TAG AS OF 'a'")
+    assert sorted_rows(conn, "SELECT * FROM c") == [(1, 10), (2, 20)]
+    run(conn, "INSERT INTO c SELECT k + 10, v FROM t FOR TAG AS OF 'b'")
+    assert sorted_rows(conn, "SELECT * FROM c") == [(1, 10), (2, 20), (11, 11), (12, 20), (13, 30)]
+    # @incr bounds: a tag stands for the commit it keeps.
+    feed = "SELECT k, v, _change_type FROM t@incr({})"
+    assert sorted_rows(conn, feed.format("'startTag' = 'a', 'endTag' = 'b'")) == [
+        (1, 10, "update_preimage"), (1, 11, "update_postimage"), (3, 30, "insert")]
+    assert sorted_rows(conn, feed.format("'startTag' = 'b'")) == [(2, 20, "delete")]
+    assert sorted_rows(conn, feed.format("'startTag' = 'a', 'endTag' = 'a'")) == []
+    fails(conn, feed.format("'startTag' = 'nope'"), 1210, "no tag 'nope'")
+    fails(conn, feed.format("'startTag' = 'a', 'startVersion' = '1'"), 1210, "one start")
+    fails(conn, feed.format("'startTag' = ''"), 1210, "empty")
+
+
 def test_a_tag_keeps_files_of_a_table_without_time_travel_until_dropped(
         conn: pymysql.connections.Connection, db: str, recycling: Recycling) -> None:
     run(conn, f"CREATE TABLE t (k INT, v INT) {_TAIL}")
