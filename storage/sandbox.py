@@ -32,11 +32,27 @@ _START_CONFIG: dict[str, str | bool | int | float | list[str]] = {
 }
 
 
+# Doris' date arithmetic keeps its argument's type: a DATE plus days is a DATE, a DATETIME(p) plus any unit a
+# DATETIME(p); DuckDB's `DATE + INTERVAL` is a TIMESTAMP of 6 digits. Typed macros choose by the argument's type,
+# which the Doris function layer (query.functions.dates) cannot see. doris_date_add takes units of a day or
+# more, doris_time_add smaller ones (a DATE plus hours is a DATETIME). A string is read as a DATETIME(6).
+_TIMESTAMP_SHIFTS = ("(a TIMESTAMP_S, i INTERVAL) AS CAST(a + i AS TIMESTAMP_S), "
+                     "(a TIMESTAMP_MS, i INTERVAL) AS CAST(a + i AS TIMESTAMP_MS), "
+                     "(a TIMESTAMP, i INTERVAL) AS a + i, "
+                     "(a VARCHAR, i INTERVAL) AS CAST(a AS TIMESTAMP) + i")
+MACROS = (
+    f"CREATE MACRO doris_date_add(a DATE, i INTERVAL) AS CAST(a + i AS DATE), {_TIMESTAMP_SHIFTS}",
+    f"CREATE MACRO doris_time_add(a DATE, i INTERVAL) AS CAST(a + i AS TIMESTAMP_S), {_TIMESTAMP_SHIFTS}",
+)
+
+
 def sandboxed_connection(read_dirs: Iterable[Path] = ()) -> duckdb.DuckDBPyConnection:
     """A new in-memory DuckDB whose file access is limited to `read_dirs` and whose settings are locked.
 
     Cursors of the returned connection share its database and so its locked configuration."""
     connection = duckdb.connect(config=_START_CONFIG)
+    for macro in MACROS:
+        connection.execute(macro)
     # Both spellings of each folder: DuckDB compares the path as given, and a root may be a symlink.
     dirs = sorted({str(form).rstrip("/") + "/" for d in read_dirs for form in (Path(d).absolute(), Path(d).resolve())})
     if dirs:

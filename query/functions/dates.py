@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta, timezone
+from functools import partial
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlglot import exp
@@ -151,10 +152,40 @@ def _timestampdiff(call: Call) -> exp.Expr:
     return render(f"DATESUB('{unit.lower()}', CAST({{1}} AS TIMESTAMP), CAST({{2}} AS TIMESTAMP))", call.args)
 
 
+_FRACTION = re.compile(r"\d:\d{1,2}\.(\d+)")
+_DAY_UNITS = {"YEAR", "QUARTER", "MONTH", "WEEK", "DAY"}
+_SHIFT_UNITS = _DAY_UNITS | {"HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND"}
+
+
+def shift(moment: exp.Expr, amount: exp.Expr, unit: str, what: str, *, back: bool = False) -> exp.Expr:
+    """`moment` moved by `amount` `unit`s, of `moment`'s own type as Doris keeps it (a DATE stays a DATE
+    for units of a day or more; storage.sandbox's typed macros choose)."""
+    if unit not in _SHIFT_UNITS:
+        raise FunctionError(NOT_SUPPORTED_YET, f"{what}: unit '{unit}' is not supported")
+    macro = "doris_date_add" if unit in _DAY_UNITS else "doris_time_add"
+    if isinstance(moment, exp.Literal) and moment.is_string:
+        # A literal is a DATETIME of the digits it writes, as Doris reads it: '2023-10-31' + 1 day is
+        # '2023-11-01 00:00:00', and '… 10:00:00.5' keeps its fraction.
+        fraction = _FRACTION.search(moment.this)
+        digits = len(fraction.group(1)) if fraction else 0
+        moment = exp.cast(moment, "TIMESTAMP_S" if digits == 0 else "TIMESTAMP_MS" if digits <= 3 else "TIMESTAMP",
+                          dialect="duckdb")
+    count = "CAST({1} AS BIGINT)" + (" * 3" if unit == "QUARTER" else "")
+    interval_unit = "MONTH" if unit == "QUARTER" else unit
+    return render(f"{macro}({{0}}, INTERVAL ({'-' if back else ''}{count}) {interval_unit})", [moment, amount])
+
+
 def _timestampadd(call: Call) -> exp.Expr:
-    unit = _unit(call.args[0], call.name)
-    return render(f"CAST({{2}} AS TIMESTAMP) + TO_{unit}S({{1}})" if unit != "QUARTER"
-                  else "CAST({2} AS TIMESTAMP) + TO_MONTHS({1} * 3)", call.args)
+    return shift(call.args[2], call.args[1], _unit(call.args[0], call.name), call.name)
+
+
+def _date_add(call: Call) -> exp.Expr:
+    """DATE_ADD / ADDDATE (and with `back`, DATE_SUB / SUBDATE): `INTERVAL n UNIT`, or a number of days."""
+    moment, by = call.args
+    if isinstance(by, exp.Interval):
+        unit = by.unit.name.upper() if by.unit is not None else "DAY"
+        return shift(moment, by.this, unit, call.name, back=call.name in ("date_sub", "subdate"))
+    return shift(moment, by, "DAY", call.name, back=call.name in ("date_sub", "subdate"))
 
 
 def _date_trunc(call: Call) -> exp.Expr:
@@ -254,14 +285,20 @@ _PLURAL_UNITS = {"year": "YEAR", "month": "MONTH", "week": "WEEK", "day": "DAY",
                  "second": "SECOND"}
 
 
+def _unit_shift(call: Call, unit: str, back: bool = False) -> exp.Expr:
+    return shift(call.args[0], call.args[1], unit, call.name, back=back)
+
+
 def _unit_family() -> list[Function]:
     """years_add … seconds_add, _sub and _diff: Doris' shorthands of DATE_ADD, DATE_SUB and TIMESTAMPDIFF;
     _diff counts whole units from the second argument to the first."""
     out = []
     for word, unit in _PLURAL_UNITS.items():
         out += [
-            fn(f"{word}s_add", F, f"{word}s_add('2024-01-31 10:00:00', 1)", f"{_TS} + INTERVAL ({{1}}) {unit}"),
-            fn(f"{word}s_sub", F, f"{word}s_sub('2024-03-31 10:00:00', 1)", f"{_TS} - INTERVAL ({{1}}) {unit}"),
+            fn(f"{word}s_add", F, f"{word}s_add('2024-01-31 10:00:00', 1)",
+               rewrite=partial(_unit_shift, unit=unit), arities={2}),
+            fn(f"{word}s_sub", F, f"{word}s_sub('2024-03-31 10:00:00', 1)",
+               rewrite=partial(_unit_shift, unit=unit, back=True), arities={2}),
             fn(f"{word}s_diff", F, f"{word}s_diff('2024-03-31 10:00:00', '2023-01-01 11:00:00')",
                f"DATESUB('{word}', CAST({{1}} AS TIMESTAMP), {_TS})"),
         ]
@@ -306,10 +343,10 @@ FUNCTIONS: list[Function] = [
     fn("monthname", F, "monthname('2024-01-02')", f"MONTHNAME({_TS})"),
     fn("to_date", F, "to_date('2024-01-02 10:11:12')", f"CAST({_TS} AS DATE)"),
     fn("date", F, "date('2024-01-02 10:11:12')", f"CAST({_TS} AS DATE)"),
-    fn("date_add", F, "date_add('2024-01-02 00:00:00', INTERVAL 1 DAY)"),
-    fn("adddate", F, "adddate('2024-01-02 00:00:00', INTERVAL 1 DAY)"),
-    fn("date_sub", F, "date_sub('2024-01-02 00:00:00', INTERVAL 1 DAY)"),
-    fn("subdate", F, "subdate('2024-01-02 00:00:00', INTERVAL 1 DAY)"),
+    fn("date_add", F, "date_add('2024-01-02 00:00:00', INTERVAL 1 DAY)", rewrite=_date_add, arities={2}),
+    fn("adddate", F, "adddate('2024-01-02 00:00:00', INTERVAL 1 DAY)", rewrite=_date_add, arities={2}),
+    fn("date_sub", F, "date_sub('2024-01-02 00:00:00', INTERVAL 1 DAY)", rewrite=_date_add, arities={2}),
+    fn("subdate", F, "subdate('2024-01-02 00:00:00', INTERVAL 1 DAY)", rewrite=_date_add, arities={2}),
     fn("extract", F, "extract(year FROM CAST('2024-01-02 00:00:00' AS DATETIME))"),
     *_unit_family(),
 ]

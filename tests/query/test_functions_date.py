@@ -123,3 +123,34 @@ def test_week_modes_against_independent_calendars() -> None:
 
 def test_a_week_mode_that_is_not_a_literal_is_refused(conn: Conn) -> None:
     fails(conn, "SELECT week('2024-01-01', 1 + 1)", 1235, "mode")
+
+
+def test_arithmetic_keeps_the_argument_type(conn: Conn, db: str) -> None:
+    """Doris' DATE plus days is a DATE, a DATETIME(p) plus any unit a DATETIME(p), a DATE plus hours a
+    DATETIME, and a string a DATETIME of the digits it writes: type and fraction digits on the wire."""
+    run(conn, "CREATE TABLE t (k INT, d DATE, d0 DATETIME, d3 DATETIME(3)) DUPLICATE KEY(k) "
+              "DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "INSERT INTO t VALUES (1, '2024-01-31', '2024-01-31 10:00:00', '2024-01-31 10:00:00.123')")
+    date, datetime = 10, 12  # MySQL column type codes
+    cases = [
+        ("days_add(d, 1)", dt.date(2024, 2, 1), date, 0),
+        ("date_add(d, INTERVAL 1 MONTH)", dt.date(2024, 2, 29), date, 0),
+        ("adddate(d, 2)", dt.date(2024, 2, 2), date, 0),
+        ("date_sub(d, INTERVAL 1 QUARTER)", dt.date(2023, 10, 31), date, 0),
+        ("weeks_sub(d, 1)", dt.date(2024, 1, 24), date, 0),
+        ("hours_add(d, 1)", dt.datetime(2024, 1, 31, 1), datetime, 0),
+        ("timestampadd(MINUTE, 5, d0)", dt.datetime(2024, 1, 31, 10, 5), datetime, 0),
+        ("date_sub(d0, INTERVAL 1 DAY)", dt.datetime(2024, 1, 30, 10), datetime, 0),
+        ("seconds_add(d3, 1)", dt.datetime(2024, 1, 31, 10, 0, 1, 123000), datetime, 3),
+        ("years_add(d3, 1)", dt.datetime(2025, 1, 31, 10, 0, 0, 123000), datetime, 3),
+        # A string was read as a DATE here once: '… 10:00:00' plus an hour gave 01:00.
+        ("date_add('2024-01-01 10:00:00', INTERVAL 1 HOUR)", dt.datetime(2024, 1, 1, 11), datetime, 0),
+        ("days_add('2023-10-31', 1)", dt.datetime(2023, 11, 1), datetime, 0),
+        ("hours_add('2024-01-01 10:00:00.5', 1)", dt.datetime(2024, 1, 1, 11, 0, 0, 500000), datetime, 3),
+    ]
+    with conn.cursor() as cur:
+        for expression, value, type_code, digits in cases:
+            cur.execute(f"SELECT {expression} FROM t")
+            assert cur.fetchall() == ((value,),), expression
+            assert (cur.description[0][1], cur.description[0][5]) == (type_code, digits), expression
+    fails(conn, "SELECT date_add(d, INTERVAL '1 2' DAY_HOUR) FROM t", 1235, "DAY_HOUR")
