@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -236,7 +237,10 @@ def _check_pages(chromium: str, config: Settings, conn: Conn, db: str, remote: s
 
     timeline = browse(chromium, config, f"/console/table/{quote(db)}/t", "console-timeline")
     assert '<svg id="timeline"' in timeline
-    assert timeline.count('class="commit-mark"') == 5 and timeline.count('class="compaction-mark"') == 1
+    # Commits too close to tell apart (the three loads) may be drawn as one group; each is drawn once.
+    drawn = [n for found in re.findall(r'class="commit-(?:mark|group)"[^>]*data-numbers?="([^"]*)"', timeline)
+             for n in found.split()]
+    assert sorted(drawn) == ["1", "2", "3", "4", "5"] and timeline.count('class="compaction-mark"') == 1
     assert 'data-kind="schema_change"' in timeline and 'data-kind="delete"' in timeline
     assert f'data-tier="{remote}" data-state="visible"' in timeline
     assert f'data-tier="{remote}" data-state="stale"' in timeline
