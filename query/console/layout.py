@@ -2,10 +2,11 @@
 axis, which marks collide and become one group, where labels go so that no two overlap, and the axis
 ticks. Pure functions of numbers and strings, so they are unit-tested without a browser.
 
-Text widths are estimated, not measured (the server has no fonts): `CHAR_EM` font sizes per
-character is wider than any digit, letter or punctuation of the console's sans-serif font at 11 px,
-so a box computed from it holds the rendered text and boxes that do not overlap here do not overlap
-on screen either.
+Text widths are estimated, not measured (the server has no fonts): font size × characters, each
+counted `CHAR_EM` wide, or `WIDE_EM` for the few glyphs wider than that (#, m, w, capitals, …). The
+ems are above the widest glyphs of DejaVu Sans (what system-ui resolves to on Debian; digits 0.64 em,
+'#' 0.84, 'W' 0.99), so a box computed here holds the rendered text, and boxes that do not overlap
+here do not overlap on screen either (tests/query/test_console_browser.py compares with getBBox).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from datetime import UTC, datetime
 from typing import Generic, TypeVar
 
 FONT_PX = 11
-CHAR_EM = 0.62  # estimated width of one character, in font sizes (see the module's docstring)
+CHAR_EM = 0.72  # estimated width of one character, in font sizes (see the module's docstring)
+WIDE_EM = 1.0
+WIDE = frozenset("#%@&mwMW") | frozenset("ABCDEFGHIJKLNOPQRSTUVXYZ")
 DESCENT_EM = 0.3  # how far below its baseline a glyph may reach
 LABEL_PAD_PX = 4  # free space kept between two labels on one row
 
@@ -24,7 +27,7 @@ T = TypeVar("T")
 
 
 def text_width(text: str, font_px: float = FONT_PX) -> float:
-    return len(text) * CHAR_EM * font_px
+    return sum(WIDE_EM if c in WIDE else CHAR_EM for c in text) * font_px
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,10 @@ class Chromium:
         self._waiters.append((method, future))
         return future
 
+    async def set_time_zone(self, zone: str) -> None:
+        """The page's time zone from now on, as if the machine were set to `zone` (an IANA name)."""
+        await self.send("Emulation.setTimezoneOverride", timezoneId=zone)
+
     async def goto(self, url: str) -> None:
         loaded = self._next_event("Page.loadEventFired")
         await self.send("Page.navigate", url=url)

@@ -6,13 +6,17 @@ table to that moment. A screenshot of each step goes to var/test/console-e2e/ (p
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 import uuid
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
+from query.console.layout import format_utc, text_width
 from schemas.config import Settings, load_settings
 from tests.query.chromium_kit import Chromium, chromium_path
 from tests.query.sqlkit import Conn, rows, run
@@ -54,6 +58,32 @@ ROWS_OF = """(sel) => Array.from(document.querySelectorAll(sel + ' tr')).slice(1
     .map(tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent))"""
 
 
+VIEWER_ZONE = "Asia/Kolkata"  # UTC+05:30: minutes and the date shift, so a UTC label cannot pass for it
+TEXTS_OF = """Array.from(document.querySelectorAll('#timeline text')).map(t => {const b = t.getBBox();
+    return [t.firstChild.nodeValue, b.x, b.y, b.width, b.height, t.dataset.ts || null, t.dataset.fmt || null,
+            t.querySelector('title') ? t.querySelector('title').textContent : null]})"""
+LOCAL_FORMATS = {"ms": "%H:%M:%S.%f", "s": "%H:%M:%S", "min": "%m-%d %H:%M", "day": "%Y-%m-%d"}
+
+
+async def _check_timeline_geometry_and_zone(page: Chromium) -> None:
+    """As rendered: no two texts of the timeline overlap, each is no wider than the layout's estimate
+    (so the server's placement holds in the browser), and the ticks are in the viewer's time zone
+    with UTC in their tooltips."""
+    texts = await page.evaluate(TEXTS_OF)
+    for a, b in itertools.combinations(texts, 2):
+        apart = a[1] + a[3] <= b[1] or b[1] + b[3] <= a[1] or a[2] + a[4] <= b[2] or b[2] + b[4] <= a[2]
+        assert apart, (a, b)
+    assert [t for t in texts if t[3] > text_width(t[0]) + 0.5] == []
+    ticks = [t for t in texts if t[5] is not None]
+    assert ticks
+    for text, *_, ts, fmt, title in ticks:
+        local = datetime.fromtimestamp(int(ts) / 1000, ZoneInfo(VIEWER_ZONE)).strftime(LOCAL_FORMATS[fmt])
+        assert text == (local[:-3] if fmt == "ms" else local), (text, ts, fmt)
+        assert title == f"{format_utc(int(ts), fmt)} UTC" and text != format_utc(int(ts), fmt)
+    # Chromium's ICU may name the zone by its older alias.
+    assert await page.evaluate("document.querySelector('.viewer-zone').textContent") in (VIEWER_ZONE, "Asia/Calcutta")
+
+
 def test_sign_in_pick_a_moment_see_rows_and_diff_then_restore(conn: Conn, db: str, config: Settings,
                                                                editor: tuple[str, str]) -> None:
     name, password = editor
@@ -63,6 +93,7 @@ def test_sign_in_pick_a_moment_see_rows_and_diff_then_restore(conn: Conn, db: st
 
     async def scenario() -> None:
         async with Chromium(chromium_path()) as page:
+            await page.set_time_zone(VIEWER_ZONE)
             async def shot(step: str) -> None:
                 shots.append(await page.screenshot(SHOTS / f"{len(shots) + 1}-{step}.png"))
 
@@ -86,6 +117,7 @@ def test_sign_in_pick_a_moment_see_rows_and_diff_then_restore(conn: Conn, db: st
             assert await page.url() == f"{base}/console/table/{db}/t"
             assert await page.evaluate("document.querySelectorAll('#timeline .tag-mark, #timeline .tag-group')"
                                        ".length") == 1
+            await _check_timeline_geometry_and_zone(page)
             await shot("table")
 
             # 3. Pick the moment of commit 2 on the timeline (after zooming into a group if it is in one).
