@@ -87,7 +87,9 @@ def _draw_lane(lane: Lane, marks: list[dict[str, Any]], scale: Scale, href: str,
                describe: Callable[[dict[str, Any]], str], label_of: Callable[[dict[str, Any]], str],
                shape: Callable[[float, float, str], str], color_of: Callable[[dict[str, Any]], str]) -> list[str]:
     groups = group_marks(marks, lambda m: scale.x(m["ts_ms"]), GROUP_GAP_PX)
-    labels = place_labels([(g.x, label_of(g.members[0]) if len(g.members) == 1 else f"{len(g.members)} {lane.name}")
+    # A group's label is its count, short enough that at the densest (a group every GROUP_GAP_PX) every
+    # group's count finds room on one of two label rows.
+    labels = place_labels([(_middle(g), label_of(g.members[0]) if len(g.members) == 1 else f"×{len(g.members)}")
                            for g in groups], lane.label_rows, X0 - 8, WIDTH - 2) if lane.label_rows else \
         [None] * len(groups)
     parts = []
@@ -97,19 +99,24 @@ def _draw_lane(lane: Lane, marks: list[dict[str, Any]], scale: Scale, href: str,
         tooltip = _tooltip([describe(m) for m in group.members])
         numbers = " ".join(str(m.get("number", "")) for m in group.members).strip()
         if len(group.members) == 1:
-            mark = shape(group.x, lane.y, color)
+            mark = shape(_middle(group), lane.y, color)
             kind = f" data-kind='{e(group.members[0].get('kind', ''))}'" if "kind" in group.members[0] else ""
             parts.append(f"<a href='{_zoom_href(href, group)}'><g class={css}-mark{kind} data-number='{numbers}'>"
                          f"{tooltip}{mark}</g></a>")
         else:
-            left, right = group.first_x - 7, group.last_x + 7
             parts.append(f"<a href='{_zoom_href(href, group)}'><g class={css}-group data-count={len(group.members)} "
-                         f"data-numbers='{numbers}'>{tooltip}<rect x={left:.1f} y={lane.y - 7} "
-                         f"width={right - left:.1f} height=14 rx=7 fill='{color}' stroke='#101828' "
+                         f"data-numbers='{numbers}'>{tooltip}<rect x={group.first_x - 1:.1f} y={lane.y - 7} "
+                         f"width={GROUP_GAP_PX - 2} height=14 rx=5 fill='{color}' stroke='#101828' "
                          "stroke-width=1.5/></g></a>")
         if label is not None:
             parts.append(_text(label, f"{css}-label"))
     return parts
+
+
+def _middle(group: Group[dict[str, Any]]) -> float:
+    """Where a mark is drawn: a single mark at its instant; a group as a pill over the pixels its
+    members may take (its first mark and the GROUP_GAP_PX after it), so that groups never overlap."""
+    return group.x if len(group.members) == 1 else group.first_x - 1 + (GROUP_GAP_PX - 2) / 2
 
 
 def _circle(x: float, y: float, color: str) -> str:

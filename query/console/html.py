@@ -130,8 +130,8 @@ def _timeline(data: dict[str, Any], href: str, window: charts.Window | None) -> 
              + (["compaction"] if data["compactions"] else []) + (["cooldown"] if data.get("cooldowns") else []))
     legend = "".join(f"<span><i class=sw style='background:{kind_color(k)}'></i>{_e(k)}</span>" for k in kinds)
     return (f"<p class=muted>Times in <b class=viewer-zone>UTC</b> (hover a mark or a tick for UTC). "
-            f"Marks too close to tell apart are drawn as one, with their count: hover it for the list, click it "
-            f"to zoom into its time span. {_zoom_links(href, window)}</p>"
+            "Marks too close to tell apart are drawn as one, labelled with their count (×n): hover it for the "
+            f"list, click it to zoom into its time span. {_zoom_links(href, window)}</p>"
             + charts.timeline_svg(data, href, window) + f"<div class=legend>{legend}</div>")
 
 

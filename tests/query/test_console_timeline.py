@@ -138,8 +138,11 @@ def test_500_commits_in_a_minute_draw_grouped_marks_and_labels_that_never_overla
     first_group = [int(n) for n in groups[0]["data-numbers"].split()]
     assert f"#{first_group[0]} load at" in svg.split("class=commit-group", 1)[1].split("</title>", 1)[0]
     boxes = text_boxes(svg)
-    labels = [b for b in boxes if b.text.startswith("#") or b.text.endswith(" commits")]
+    labels = [b for b in boxes if b.text.startswith("#") or b.text.startswith("×")]
     assert len(labels) >= 10, labels
+    # Each group shows its count (×n) unless no label row had room for it.
+    counts = [b.text for b in boxes if b.text.startswith("×")]
+    assert counts and len(counts) >= len(groups) // 2, (counts, len(groups))
     assert overlapping(boxes) == []
     assert all(0 <= b.left and b.right <= 1200 for b in boxes)
     ticks = re.findall(r"<text class=tick [^>]*data-fmt=(\w+)>([^<]*)<title>([^<]*) UTC</title>", svg)

@@ -82,3 +82,10 @@ def test_version_ticks_thin_out_to_clear_labels() -> None:
     widths = text_width("500") + 2 * LABEL_PAD_PX
     assert all(b.x - a.x >= widths for a, b in itertools.pairwise(many))
     assert FONT_PX == 11
+
+
+def test_counts_of_groups_at_the_densest_all_find_a_row() -> None:
+    # Groups are at least the grouping gap (18 px) apart; a two-digit count fits on one of two rows.
+    wanted = [(110 + 18.0 * i, f"×{10 + i % 90}") for i in range(59)]
+    placed = place_labels(wanted, [14, 29], 102, 1198)
+    assert all(label is not None for label in placed)
