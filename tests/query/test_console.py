@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import shutil
 import subprocess
 import tempfile
 import time
@@ -23,8 +22,8 @@ from urllib.parse import quote
 import pymysql
 import pytest
 
-from infra.toolchain import ensure_chromium
 from schemas.config import Settings, load_settings
+from tests.query.chromium_kit import chromium_path
 from tests.query.routine_load_kit import kafka_source, new_topic, produce
 from tests.query.sqlkit import Conn, rows, run
 
@@ -39,12 +38,7 @@ def config() -> Settings:
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    """Debian's chromium; infra/up installs it (apt-get) when missing. Fails, never skips."""
-    problem = ensure_chromium()
-    found = shutil.which("chromium")
-    if problem or not found:
-        pytest.fail(f"the console test needs headless Chromium: {problem or 'chromium not on PATH'}")
-    return found
+    return chromium_path()
 
 
 def _base(config: Settings) -> str:
