@@ -185,11 +185,15 @@ def table_timeline(ctx: Any, viewer: Viewer, db: str, name: str, at_ms: int | No
                             "output": out["rowset_id"], "inputs": inputs, "tier": out["tier"]})
     compactions.sort(key=lambda c: c["ts_ms"])
     tablets: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    for partition in table.live_partitions():  # every tablet has its row, one without rowsets too
+        for bucket in range(partition.partition.buckets):
+            tablets[(partition.name, bucket)] = []
     for r in rowsets:
         tablets[(r["partition"], r["bucket"])].append(r)
     summary = table_summary(ctx, db, table, now)
     result: dict[str, Any] = {
         "viewer": viewer.name, "table": summary, "commits": commits, "compactions": compactions,
+        "tags": tags(ctx, table, now),
         "tablets": [{"partition": p, "bucket": b,
                      "rowsets": sorted(rs, key=lambda r: (r["start_version"], -r["end_version"]))}
                     for (p, b), rs in sorted(tablets.items())],
@@ -200,6 +204,25 @@ def table_timeline(ctx: Any, viewer: Viewer, db: str, name: str, at_ms: int | No
     }
     result["as_of"] = as_of(ctx, table, db, at_ms) if at_ms is not None else None
     return result
+
+
+def tags(ctx: Any, table: TableState, now: int) -> list[dict[str, Any]]:
+    """The table's live tags (SHOW TAGS ON t), each at the instant of the commit it names."""
+    found = []
+    for tag in sorted(table.tags.values(), key=lambda t: (t.created_ts_ms, t.name)):
+        if not tag.live_at(now):
+            continue
+        commit = ctx.projection.commit(table.table_id, tag.commit_number)
+        ts = commit.ts_ms if commit is not None else tag.ts_ms
+        found.append({"name": tag.name, "commit_number": tag.commit_number, "ts_ms": ts, "time": iso(ts),
+                      "created": iso(tag.created_ts_ms), "retention_days": tag.retention_days,
+                      "expires": iso(tag.expires_ts_ms)})
+    return found
+
+
+def next_commit(found: dict[str, Any], at_ms: int) -> int | None:
+    """The number of the first commit after `at_ms` in a timeline (None: none since)."""
+    return next((c["number"] for c in found["commits"] if c["ts_ms"] > at_ms), None)
 
 
 def as_of(ctx: Any, table: TableState, db: str, at_ms: int) -> dict[str, Any]:

@@ -1,13 +1,18 @@
 """Server-rendered HTML of the console: one function per view, each rendering the dict the JSON
-endpoint returns (query.console.data, query.console.sql_reads), and the sign-in form. No scripts,
-no external assets: inline CSS and SVG, so the pages work offline and in any browser (and in
-`chromium --dump-dom`)."""
+endpoint returns (query.console.data, query.console.sql_reads), and the sign-in form. No external
+assets: inline CSS, SVG (query.console.charts) and one inline script, so the pages work offline.
+The script only rewrites the timeline's tick labels in the viewer's time zone (browser's Intl);
+without it they stay in UTC, and everything else works without scripts.
+"""
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 from urllib.parse import quote
+
+from query.console import charts
+from query.console.markup import e as _e
+from query.console.markup import human_bytes, kind_color, tier_color
 
 CSS = """
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
@@ -31,31 +36,21 @@ form.signin label{display:block;margin:8px 0 4px}form.signin input{width:100%;bo
 form.signin button{margin-top:12px;padding:6px 16px}
 """
 
-KIND_COLORS = {"load": "#2f6fdf", "delete": "#d92d20", "update": "#f79009", "schema_change": "#7a5af8",
-               "add_partition": "#12b76a", "drop_partition": "#b54708", "restore": "#ee46bc", "truncate": "#912018",
-               "overwrite": "#0086c9",
-               "compaction": "#475467", "cooldown": "#0e9384"}
-TIER_COLORS = {"ssd": "#53b1fd", "hdd": "#fdb022"}
-REMOTE_COLOR = "#9e77ed"
-
-
-def tier_color(tier: str) -> str:
-    return TIER_COLORS.get(tier, REMOTE_COLOR if tier.startswith("remote:") else "#98a2b3")
-
-
-def human_bytes(n: int | None) -> str:
-    if n is None:
-        return ""
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if size < 1024 or unit == "TB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return str(n)
-
-
-def _e(value: Any) -> str:
-    return escape("" if value is None else str(value))
+# Writes each `[data-ts][data-fmt]` element's instant in the browser's time zone, with the fields
+# (and so the length) of its UTC text (query.console.layout.TICK_FORMATS); its tooltip keeps UTC.
+LOCAL_TIME_SCRIPT = """
+(function(){var f=new Intl.DateTimeFormat('en-CA',{year:'numeric',month:'2-digit',day:'2-digit',hour:'2-digit',
+minute:'2-digit',second:'2-digit',hourCycle:'h23'});
+function p(ts){var o={};f.formatToParts(new Date(ts)).forEach(function(x){o[x.type]=x.value});return o}
+var w={ms:function(o,ts){return o.hour+':'+o.minute+':'+o.second+'.'+String(ts%1000).padStart(3,'0')},
+s:function(o){return o.hour+':'+o.minute+':'+o.second},
+min:function(o){return o.month+'-'+o.day+' '+o.hour+':'+o.minute},
+day:function(o){return o.year+'-'+o.month+'-'+o.day}};
+document.querySelectorAll('[data-ts][data-fmt]').forEach(function(el){var ts=Number(el.dataset.ts),
+k=w[el.dataset.fmt];if(!k)return;el.firstChild.nodeValue=k(p(ts),ts)});
+var z=Intl.DateTimeFormat().resolvedOptions().timeZone;document.querySelectorAll('.viewer-zone').forEach(
+function(el){el.textContent=z})})();
+"""
 
 
 def page(title: str, viewer: str, body: str) -> str:
@@ -64,10 +59,10 @@ def page(title: str, viewer: str, body: str) -> str:
             "<a href='/console'>Tables</a><a href='/console/pipelines'>Pipelines</a>"
             + (f"<span class=who>signed in as <b id=viewer>{_e(viewer)}</b> · <a href='/console/logout'>sign out</a>"
                "</span>" if viewer else "<span class=who>not signed in</span>") + "</header>"
-            f"<main><h1>{_e(title)}</h1>{body}</main></body></html>")
+            f"<main><h1>{_e(title)}</h1>{body}</main><script>{LOCAL_TIME_SCRIPT}</script></body></html>")
 
 
-def _table_href(db: str, table: str) -> str:
+def table_href(db: str, table: str) -> str:
     return f"/console/table/{quote(db, safe='')}/{quote(table, safe='')}"
 
 
@@ -100,7 +95,7 @@ def tables_page(data: dict[str, Any]) -> str:
             retention = f"{tt['retention_days']} d" if tt["enabled"] else "<span class=muted>off</span>"
             cells = "".join(f"<td class=n>{human_bytes(t['bytes_by_tier'].get(tier, 0))}</td>" for tier in tiers)
             out.append(f"<tr class=table-row data-table='{_e(t['name'])}'>"
-                       f"<td><a href='{_table_href(t['db'], t['name'])}'>{_e(t['name'])}</a></td>"
+                       f"<td><a href='{table_href(t['db'], t['name'])}'>{_e(t['name'])}</a></td>"
                        f"<td>{_e(t['keys_model'])}</td><td class=n>{t['partitions']}</td>"
                        f"{_count_cell(t)}<td class=n data-rows-stored>{t['rows_stored']}</td>"
                        f"<td class=n>{t['live_rowsets']} / {t['kept_rowsets']}</td>"
@@ -117,125 +112,78 @@ def tables_page(data: dict[str, Any]) -> str:
 
 
 # -- one table ---------------------------------------------------------------------------------------
-def _commit_svg(data: dict[str, Any], href: str) -> str:
-    commits, compactions = data["commits"], data["compactions"]
-    cooldowns = data.get("cooldowns", [])
-    stamps = [c["ts_ms"] for c in commits] + [c["ts_ms"] for c in compactions] + [c["ts_ms"] for c in cooldowns]
-    if not stamps:
+def _zoom_links(href: str, window: charts.Window) -> str:
+    """Zoom in (the middle half) and out (twice the span) around the middle, and back to everything."""
+    middle, span = (window.lo + window.hi) // 2, window.hi - window.lo
+    quarter = max(span // 4, 1)
+    links = [f"<a id=zoom-in href='{href}?from={middle - quarter}&amp;to={middle + quarter}'>zoom in</a>",
+             f"<a id=zoom-out href='{href}?from={middle - span}&amp;to={middle + span}'>zoom out</a>"]
+    if window.zoomed:
+        links.append(f"<a id=zoom-all href='{href}'>whole history</a>")
+    return " · ".join(links)
+
+
+def _timeline(data: dict[str, Any], href: str, window: charts.Window | None) -> str:
+    if window is None:
         return "<p class=muted>No commits yet.</p>"
-    lo, hi = min(stamps), max(stamps)
-    span = max(hi - lo, 1)
-    width, left, right = 1200, 100, 30
-    lanes = {"commit": 40, "cooldown": 70, "compaction": 100}
-
-    def x(ts: int) -> float:
-        return left + (ts - lo) / span * (width - left - right)
-
-    parts = [f"<svg id=timeline class=timeline width={width} height=150 viewBox='0 0 {width} 150' "
-             "xmlns='http://www.w3.org/2000/svg' role=img aria-label='commits over time'>",
-             f"<line x1={left} y1=120 x2={width - right} y2=120 stroke='#98a2b3'/>",
-             f"<text x={left} y=140>{_e(data['commits'][0]['time'] if commits else '')}</text>",
-             f"<text x={width - right} y=140 text-anchor=end>{_e(_iso_of(hi, commits, compactions))}</text>",
-             f"<text x=4 y={lanes['commit'] + 4}>commits</text>",
-             f"<text x=4 y={lanes['cooldown'] + 4}>cooldowns</text>",
-             f"<text x=4 y={lanes['compaction'] + 4}>compactions</text>"]
-    for c in cooldowns:
-        cx, cy = x(c["ts_ms"]), lanes["cooldown"]
-        targets = ", ".join(sorted({m["to"] for m in c["moves"]}))
-        parts.append(f"<g class=cooldown-mark><title>{c['rowsets']} rowset(s) moved to {_e(targets)} at "
-                     f"{_e(c['time'])}</title><path d='M{cx - 7:.1f} {cy - 6} L{cx + 7:.1f} {cy - 6} "
-                     f"L{cx:.1f} {cy + 7} Z' fill='{KIND_COLORS['cooldown']}'/></g>")
-    for c in commits:
-        color = KIND_COLORS.get(c["kind"], "#667085")
-        parts.append(f"<a href='{href}?at={c['ts_ms']}'><g class=commit-mark data-kind='{_e(c['kind'])}' "
-                     f"data-number='{c['number']}'><title>#{c['number']} {_e(c['kind'])} at {_e(c['time'])}: "
-                     f"+{c['rows_added']} −{c['rows_removed']} {_e(c['description'])}</title>"
-                     f"<line x1={x(c['ts_ms']):.1f} y1={lanes['commit'] + 8} x2={x(c['ts_ms']):.1f} y2=120 "
-                     f"stroke='{color}' stroke-opacity='.35'/>"
-                     f"<circle cx={x(c['ts_ms']):.1f} cy={lanes['commit']} r=7 fill='{color}'/>"
-                     f"<text x={x(c['ts_ms']):.1f} y={lanes['commit'] - 11} text-anchor=middle>{c['number']}</text>"
-                     "</g></a>")
-    for c in compactions:
-        cx, cy = x(c["ts_ms"]), lanes["compaction"]
-        parts.append(f"<a href='{href}?at={c['ts_ms']}'><g class=compaction-mark><title>compaction of "
-                     f"{_e(c['partition'])}/{c['bucket']} versions {c['versions'][0]}–{c['versions'][1]} "
-                     f"({len(c['inputs'])} inputs) at {_e(c['time'])}</title>"
-                     f"<path d='M{cx:.1f} {cy - 8} L{cx + 8:.1f} {cy} L{cx:.1f} {cy + 8} L{cx - 8:.1f} {cy} Z' "
-                     f"fill='{KIND_COLORS['compaction']}'/></g></a>")
-    at = data.get("as_of")
-    if at is not None and lo <= at["ts_ms"] <= hi + span:
-        ax = min(x(at["ts_ms"]), width - right)
-        parts.append(f"<line id=as-of-line x1={ax:.1f} y1=15 x2={ax:.1f} y2=125 stroke='#101828' "
-                     "stroke-dasharray='4 3'/>")
-    parts.append("</svg>")
-    kinds = (sorted({c["kind"] for c in commits}) + (["compaction"] if compactions else [])
-             + (["cooldown"] if cooldowns else []))
-    legend = "".join(f"<span><i class=sw style='background:{KIND_COLORS.get(k, '#667085')}'></i>{_e(k)}</span>"
-                     for k in kinds)
-    return "".join(parts) + f"<div class=legend>{legend}</div>"
+    kinds = (sorted({c["kind"] for c in data["commits"]}) + (["tag"] if data.get("tags") else [])
+             + (["compaction"] if data["compactions"] else []) + (["cooldown"] if data.get("cooldowns") else []))
+    legend = "".join(f"<span><i class=sw style='background:{kind_color(k)}'></i>{_e(k)}</span>" for k in kinds)
+    return (f"<p class=muted>Times in <b class=viewer-zone>UTC</b> (hover a mark or a tick for UTC). "
+            "Marks too close to tell apart are drawn as one, labelled with their count (×n): hover it for the "
+            f"list, click it to zoom into its time span. {_zoom_links(href, window)}</p>"
+            + charts.timeline_svg(data, href, window) + f"<div class=legend>{legend}</div>")
 
 
-def _iso_of(ts: int, commits: list[dict[str, Any]], compactions: list[dict[str, Any]]) -> str:
-    for c in (*commits, *compactions):
-        if c["ts_ms"] == ts:
-            return str(c["time"])
-    return ""
+def _tags(data: dict[str, Any], href: str) -> str:
+    if not data.get("tags"):
+        return ""
+    out = ["<h2>Tags</h2><table class=tags><tr><th>tag</th><th>commit</th><th>commit time (UTC)</th>"
+           "<th>created (UTC)</th><th>expires (UTC)</th><th></th></tr>"]
+    for t in data["tags"]:
+        out.append(f"<tr class=tag data-tag='{_e(t['name'])}'><td>{_e(t['name'])}</td><td class=n>"
+                   f"{t['commit_number']}</td><td>{_e(t['time'])}</td><td>{_e(t['created'])}</td>"
+                   f"<td>{_e(t['expires']) or 'never'}</td><td><a href='{href}?at={t['ts_ms']}'>as of</a></td></tr>")
+    out.append("</table>")
+    return "".join(out)
 
 
-def _tablet_svg(tablet: dict[str, Any], touched: set[str]) -> str:
-    rowsets = tablet["rowsets"]
-    top = max((r["end_version"] for r in rowsets), default=1)
-    width, left, lane_h = 1000, 10, 22
-    unit = (width - 2 * left) / max(top, 1)
-    # Lanes: visible rowsets on the first, stale ones stacked below without overlaps.
-    lanes: list[list[tuple[int, int]]] = [[]]
-    placed = []
-    for r in rowsets:
-        span = (r["start_version"], r["end_version"])
-        if r["state"] == "visible":
-            lane = 0
-        else:
-            lane = next((i for i in range(1, len(lanes))
-                         if all(span[1] < s or span[0] > e for s, e in lanes[i])), len(lanes))
-            if lane == len(lanes):
-                lanes.append([])
-        lanes[lane].append(span)
-        placed.append((lane, r))
-    height = len(lanes) * lane_h + 20
-    parts = [f"<svg class=tablet width={width} height={height} viewBox='0 0 {width} {height}' "
-             "xmlns='http://www.w3.org/2000/svg'>"]
-    for lane, r in placed:
-        x0 = left + (r["start_version"] - 1) * unit
-        w = max(unit * (r["end_version"] - r["start_version"] + 1) - 2, 3)
-        y = 4 + lane * lane_h
-        stroke = "stroke='#101828' stroke-width=2.5" if r["rowset_id"] in touched else "stroke='#0004'"
-        opacity = "1" if r["state"] == "visible" else ".45"
-        dash = " stroke-dasharray='3 2'" if r["state"] == "stale" else ""
-        parts.append(f"<g class=rowset data-rowset='{_e(r['rowset_id'])}' data-tier='{_e(r['tier'])}' "
-                     f"data-state='{r['state']}' data-versions='{r['start_version']}-{r['end_version']}'"
-                     f"{' data-touched=true' if r['rowset_id'] in touched else ''}>"
-                     f"<title>{_e(r['rowset_id'])}: versions {r['start_version']}–{r['end_version']}, {r['num_rows']} "
-                     f"rows, {human_bytes(r['size_bytes'])}, {_e(r['tier'])}, {r['state']}"
-                     f"{' since ' + _e(r['stale']) if r['stale'] else ''}</title>"
-                     f"<rect x={x0:.1f} y={y} width={w:.1f} height={lane_h - 6} rx=3 fill='{tier_color(r['tier'])}' "
-                     f"fill-opacity={opacity} {stroke}{dash}/>"
-                     f"<text x={x0 + 4:.1f} y={y + 12}>{r['start_version']}–{r['end_version']}</text></g>")
-    parts.append(f"<text x={left} y={height - 3} class=muted>versions 1 … {top}</text></svg>")
-    return "".join(parts)
+def _as_of(at: dict[str, Any], href: str, may_restore: bool) -> str:
+    out = [f"<div class=card id=as-of><pre id=as-of-sql>{_e(at['sql'])};</pre>"]
+    if not at["readable"]:
+        out.append(f"<p class=bad>Not readable: {_e(at['reason'])}</p></div>")
+        return "".join(out)
+    versions = ", ".join(f"{_e(k)} @ v{v}" for k, v in at["versions"].items())
+    out.append(f"<p>Partition versions: {versions or '—'}. The read touches {len(at['rowsets'])} rowset(s) "
+               "(outlined below):</p><table class=touched><tr><th>rowset</th><th>partition/bucket</th>"
+               "<th>versions</th><th>tier</th><th>rows</th></tr>")
+    for r in at["rowsets"]:
+        out.append(f"<tr><td><code>{_e(r['rowset_id'])}</code></td><td>{_e(r['partition'])}/{r['bucket']}</td>"
+                   f"<td>{r['versions'][0]}–{r['versions'][1]}</td><td>{_e(r['tier'])}</td>"
+                   f"<td class=n>{r['num_rows']}</td></tr>")
+    out.append("</table>")
+    if may_restore:
+        # A GET to the confirmation page, which shows what the restore undoes before anything is written.
+        out.append(f"<form id=restore-start method=get action='{href}/restore'><input type=hidden name=at "
+                   f"value='{at['ts_ms']}'><button>Restore to here…</button></form>")
+    out.append("</div>")
+    return "".join(out)
 
 
-def table_page(data: dict[str, Any], at_text: str = "") -> str:
+def table_page(data: dict[str, Any], at_text: str = "", window: charts.Window | None = None) -> str:
     t = data["table"]
-    href = _table_href(t["db"], t["name"])
+    href = table_href(t["db"], t["name"])
     tt = t["time_travel"]
     retention = f"retention {tt['retention_days']} d, earliest {_e(tt['earliest'])}" if tt["enabled"] else "off"
     out = [f"<p><b>{_e(t['keys_model'])} KEY</b> · {t['partitions']} partition(s) × {t['buckets']} bucket(s) · "
            f"{_count_text(data.get('count'))} · {t['rows_stored']} rows stored · {human_bytes(t['bytes'])} in "
            + ", ".join(f"{_e(k)}: {human_bytes(v)}" for k, v in t["bytes_by_tier"].items())
-           + f" · time travel: {retention}</p>",
-           "<h2>Timeline</h2><div class=card>", _commit_svg(data, href),
-           "<p class=muted>Click a commit or a compaction to see the table as of then. Cooldowns (rowsets "
-           "moving between tiers) change no answer: they are not commits.</p></div>"]
+           + f" · time travel: {retention}</p>"]
+    if data.get("restored") is not None:
+        out.append(f"<p class=ok id=restored>Restored: <code>{_e(data['restored'])}</code></p>")
+    out += ["<h2>Timeline</h2><div class=card>", _timeline(data, href, window),
+            "<p class=muted>Click a commit, a tag or a compaction to see the table as of then. Cooldowns (rowsets "
+            "moving between tiers) change no answer: they are not commits.</p></div>"]
     # The moment picker: a GET form (no script needed), UTC.
     out.append(f"<h2>Read the table as of a moment</h2><form id=as-of-form method=get action='{href}'>"
                f"<input name=at size=28 placeholder='YYYY-MM-DD HH:MM:SS[.fff] (UTC)' value='{_e(at_text)}'> "
@@ -244,31 +192,18 @@ def table_page(data: dict[str, Any], at_text: str = "") -> str:
     touched: set[str] = set()
     if at is not None:
         touched = {r["rowset_id"] for r in at["rowsets"]}
-        out.append(f"<div class=card id=as-of><pre id=as-of-sql>{_e(at['sql'])};</pre>")
-        if not at["readable"]:
-            out.append(f"<p class=bad>Not readable: {_e(at['reason'])}</p>")
-        else:
-            versions = ", ".join(f"{_e(k)} @ v{v}" for k, v in at["versions"].items())
-            out.append(f"<p>Partition versions: {versions or '—'}. The read touches {len(at['rowsets'])} rowset(s) "
-                       "(outlined below):</p><table class=touched><tr><th>rowset</th><th>partition/bucket</th>"
-                       "<th>versions</th><th>tier</th><th>rows</th></tr>")
-            for r in at["rowsets"]:
-                out.append(f"<tr><td><code>{_e(r['rowset_id'])}</code></td><td>{_e(r['partition'])}/{r['bucket']}</td>"
-                           f"<td>{r['versions'][0]}–{r['versions'][1]}</td><td>{_e(r['tier'])}</td>"
-                           f"<td class=n>{r['num_rows']}</td></tr>")
-            out.append("</table>")
-        out.append("</div>")
+        out.append(_as_of(at, href, bool(data.get("may_restore"))))
     if data.get("rows_as_of") is not None:
         out.append(_rows_as_of(data["rows_as_of"]))
     if data.get("diff") is not None:
         out.append(_diff(data["diff"]))
+    out.append(_tags(data, href))
     out.append("<h2>Commits</h2><table class=commits><tr><th>#</th><th>time (UTC)</th><th>kind</th>"
                "<th>rows added</th><th>rows removed</th><th>description</th><th></th></tr>")
     for c in reversed(data["commits"]):
-        color = KIND_COLORS.get(c["kind"], "#667085")
         out.append(f"<tr class=commit data-kind='{_e(c['kind'])}'><td class=n>{c['number']}</td>"
-                   f"<td>{_e(c['time'])}</td><td><i class=sw style='background:{color}'></i>{_e(c['kind'])}</td>"
-                   f"<td class=n>{c['rows_added']}</td><td class=n>{c['rows_removed']}</td>"
+                   f"<td>{_e(c['time'])}</td><td><i class=sw style='background:{kind_color(c['kind'])}'></i>"
+                   f"{_e(c['kind'])}</td><td class=n>{c['rows_added']}</td><td class=n>{c['rows_removed']}</td>"
                    f"<td>{_e(c['description'])}</td><td><a href='{href}?at={c['ts_ms']}'>as of</a> · "
                    f"<a href='{href}?diff={c['number']}'>diff</a></td></tr>")
     out.append("</table>")
@@ -288,16 +223,45 @@ def table_page(data: dict[str, Any], at_text: str = "") -> str:
             out.append(f"<tr class=cooldown><td>{_e(c['time'])}</td><td class=n>{c['rowsets']}</td>"
                        f"<td>{_e(paths)}</td></tr>")
         out.append("</table>")
+    out.append(_rowsets(data, touched))
+    return page(f"{t['db']}.{t['name']}", data.get("viewer", ""), "".join(out))
+
+
+def _rowsets(data: dict[str, Any], touched: set[str]) -> str:
     tiers = sorted({r["tier"] for tb in data["tablets"] for r in tb["rowsets"]})
     legend = "".join(f"<span><i class=sw style='background:{tier_color(k)}'></i>{_e(k)}</span>" for k in tiers)
-    out.append(f"<h2>Rowsets per tablet</h2><div class=legend>{legend}<span>solid: visible</span>"
-               "<span>faded, dashed: stale (kept for time travel)</span><span>outlined: read by the chosen moment"
-               "</span></div>")
+    out = [f"<h2>Rowsets per tablet</h2><div class=legend>{legend}<span>solid: visible</span>"
+           "<span>faded, dashed: stale (kept for time travel)</span><span>outlined: read by the chosen moment"
+           "</span></div><p class=muted>One chart per partition: its tablets (buckets) a row each, on one version "
+           "axis.</p>"]
+    partitions: dict[str, list[dict[str, Any]]] = {}
     for tablet in data["tablets"]:
-        out.append(f"<div class=card><b>{_e(tablet['partition'])} / bucket {tablet['bucket']}</b> "
-                   f"<span class=muted>{len(tablet['rowsets'])} rowset(s)</span><br>"
-                   f"{_tablet_svg(tablet, touched)}</div>")
-    return page(f"{t['db']}.{t['name']}", data.get("viewer", ""), "".join(out))
+        partitions.setdefault(tablet["partition"], []).append(tablet)
+    for name, tablets in partitions.items():
+        count = sum(len(tb["rowsets"]) for tb in tablets)
+        out.append(f"<div class=card><b>partition {_e(name)}</b> <span class=muted>{len(tablets)} tablet(s), "
+                   f"{count} rowset(s)</span><br>{charts.partition_svg(name, tablets, touched)}</div>")
+    return "".join(out)
+
+
+def restore_page(data: dict[str, Any], undone: dict[str, Any], sql: str, csrf: str | None) -> str:
+    """The confirmation before "restore to here": the rows the restore undoes, the SQL, and the button."""
+    t = data["table"]
+    href = table_href(t["db"], t["name"])
+    counts = ", ".join(f"{n} {_e(k)}" for k, n in sorted(undone["change_counts"].items())) or "no row changes"
+    out = [f"<p>Restoring makes a new commit whose rows are the table's rows as of {_e(undone['time'])} UTC. It "
+           f"undoes every change since then: {counts} (up to {undone['limit']} rows, from the change feed, run as "
+           "you):</p><div class=card id=undone>", _sql_block(undone, "undone-sql"),
+           _rows_table(undone, "undone-rows", "_change_type"), "</div>", f"<pre id=restore-sql>{_e(sql)};</pre>"]
+    if csrf is None:
+        out.append("<p class=muted>Signed in with HTTP Basic auth: run the SQL above, or sign in with the form to "
+                   "restore from here.</p>")
+    else:
+        out.append(f"<form id=restore-confirm method=post action='{href}/restore'>"
+                   f"<input type=hidden name=csrf value='{_e(csrf)}'><input type=hidden name=at "
+                   f"value='{undone['ts_ms']}'><button>Restore {_e(t['name'])} to {_e(undone['time'])} UTC</button> "
+                   f"<a href='{href}?at={undone['ts_ms']}'>cancel</a></form>")
+    return page(f"Restore {t['db']}.{t['name']}?", data.get("viewer", ""), "".join(out))
 
 
 # -- pipelines ----------------------------------------------------------------------------------------

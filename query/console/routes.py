@@ -30,7 +30,7 @@ from mysql_mimic.auth import NativePasswordAuthPlugin
 
 from projections.users import ROOT
 from query.auth import FailedLogins
-from query.console import data, html, sql_reads
+from query.console import charts, data, html, sql_reads
 from query.console.web_sessions import (
     LOGIN_COOKIE,
     LOGIN_TTL_S,
@@ -277,7 +277,11 @@ def add_routes(app: web.Application, engine: Engine) -> None:
         found["rows_as_of"] = None if at is None else {
             **sql_reads.rows_as_of(engine, viewer, db, name, at),
             "count": sql_reads.count_rows(engine, viewer, db, name, at)}
+        if diff is None and at is not None:
+            diff = data.next_commit(found, at)  # a moment's page shows what the next commit changed
         found["diff"] = None if diff is None else sql_reads.commit_diff(engine, viewer, db, name, diff)
+        found["may_restore"] = found["table"]["time_travel"]["enabled"] and sql_reads.restore_refusal(
+            engine, viewer, db, name, at if at is not None else data.now_ms()) is None
         return found
 
     async def _timeline(request: web.Request, viewer: data.Viewer) -> tuple[dict[str, Any] | None, int, str]:
@@ -303,7 +307,68 @@ def add_routes(app: web.Application, engine: Engine) -> None:
         found, status, message = await _timeline(request, viewer)
         if found is None:
             return _html(html.error_page("Table", message, viewer.name), status)
-        return _html(html.table_page(found, request.query.get("at", "")))
+        try:
+            start, end = parse_at(request.query.get("from")), parse_at(request.query.get("to"))
+        except ValueError as exc:
+            return _html(html.error_page("Table", str(exc), viewer.name), 400)
+        found["restored"] = request.query.get("restored")
+        return _html(html.table_page(found, request.query.get("at", ""), charts.window_of(found, start, end)))
+
+    # -- restore to here -------------------------------------------------------------------------
+    def restore_facts(viewer: data.Viewer, db: str, name: str, at: int) -> tuple[dict[str, Any], str | None]:
+        """The table, and why the viewer may not restore it (None: it may)."""
+        found = data.table_timeline(ctx, viewer, db, name)
+        db, name = found["table"]["db"], found["table"]["name"]
+        return found, sql_reads.restore_refusal(engine, viewer, db, name, at)
+
+    async def _restore_target(request: web.Request, viewer: data.Viewer, at_text: str | None) -> tuple[
+            dict[str, Any], int] | web.Response:
+        """(the table's facts, the instant) of a restore the viewer may make, or the page refusing it."""
+        try:
+            at = parse_at(at_text)
+        except ValueError as exc:
+            return _html(html.error_page("Restore", str(exc), viewer.name), 400)
+        if at is None:
+            return _html(html.error_page("Restore", "restore to which moment? (at=…)", viewer.name), 400)
+        try:
+            found, refusal = await _off_loop(restore_facts, viewer, request.match_info["db"],
+                                             request.match_info["table"], at)
+        except data.NotFound as exc:
+            return _html(html.error_page("Restore", str(exc), viewer.name), 404)
+        if refusal is not None:
+            return _html(html.error_page("Restore", refusal, viewer.name), 403)
+        return found, at
+
+    async def restore_page(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
+        target = await _restore_target(request, viewer, request.query.get("at"))
+        if isinstance(target, web.Response):
+            return target
+        found, at = target
+        db, name = found["table"]["db"], found["table"]["name"]
+        undone = await _off_loop(sql_reads.changes_since, engine, viewer, db, name, at)
+        session: WebSession | None = request.get("console_session")
+        return _html(html.restore_page(found, undone, sql_reads.restore_sql(db, name, at),
+                                       session.csrf if session is not None else None))
+
+    async def restore(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
+        if request.get("console_session") is None:
+            # Only a form session's POST carries a CSRF token (the guard checked it); a browser may
+            # send cached Basic credentials with a form another site posts.
+            return _html(html.error_page("Restore", "restoring needs a session signed in with the form (it "
+                                                    "carries a CSRF token); scripts run RESTORE TABLE over SQL",
+                                         viewer.name), 403)
+        form = await request.post()
+        at_text = form.get("at")
+        target = await _restore_target(request, viewer, at_text if isinstance(at_text, str) else None)
+        if isinstance(target, web.Response):
+            return target
+        found, at = target
+        db, name = found["table"]["db"], found["table"]["name"]
+        done = await _off_loop(sql_reads.restore, engine, viewer, db, name, at)
+        if done["error"] is not None:
+            return _html(html.error_page("Restore", f"{done['sql']}: {done['error']}", viewer.name), 409)
+        log.info("console: %s ran %s", viewer.name, done["sql"])
+        return _redirect(f"{html.table_href(db, name)}?{urlencode({'restored': done['sql']})}", 303)
 
     async def api_pipelines(request: web.Request, viewer: data.Viewer) -> web.StreamResponse:
         return web.json_response(await _off_loop(data.pipelines, ctx, viewer))
@@ -366,6 +431,8 @@ def add_routes(app: web.Application, engine: Engine) -> None:
     app.router.add_get("/console", guard(page_tables))
     app.router.add_get("/console/", guard(page_tables))
     app.router.add_get("/console/table/{db}/{table}", guard(page_table))
+    app.router.add_get("/console/table/{db}/{table}/restore", guard(restore_page))
+    app.router.add_post("/console/table/{db}/{table}/restore", guard(restore))
     app.router.add_get("/console/pipelines", guard(page_pipelines))
     app.router.add_get("/api/console/tables", guard(api_tables))
     app.router.add_get("/api/console/table/{db}/{table}", guard(api_table))

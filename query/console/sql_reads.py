@@ -1,4 +1,5 @@
-"""What the console shows of a table's rows, read by running SQL on the engine as the viewer.
+"""What the console shows of a table's rows, read by running SQL on the engine as the viewer, and
+the one statement it writes with (RESTORE TABLE, "restore to here").
 
 Rows as of a moment, a commit's changes and row counts are the answers of the SQL shown next to
 them, run through `Engine.execute` with a session of the viewer's user: the same parser, access
@@ -13,11 +14,11 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from query import timeouts
+from query import access, timeouts
 from query.console.data import Viewer, iso
-from query.context import Rows, SessionState, SqlFailure, StatementGuard
+from query.context import Result, Rows, SessionState, SqlFailure, StatementGuard
 from query.engine import Engine
-from query.parser import SqlError, parse_script
+from query.parser import SqlError, parse_script, parse_statement
 
 # The session time zone the console's SQL runs in, and names in the SET it shows.
 TIME_ZONE = "UTC"
@@ -33,10 +34,14 @@ def table_name(db: str, table: str) -> str:
     return f"{backquoted(db)}.{backquoted(table)}"
 
 
-def run_as(engine: Engine, viewer: Viewer, sql: str) -> Rows:
-    """`sql` (one SELECT) run on the engine as `viewer`, in the console's session time zone, and
+def _session(viewer: Viewer) -> SessionState:
+    return SessionState(user=viewer.name, variables={"time_zone": TIME_ZONE})
+
+
+def execute_as(engine: Engine, viewer: Viewer, sql: str) -> Result:
+    """`sql` (one statement) run on the engine as `viewer`, in the console's session time zone, and
     cancelled like a client's statement once the user's query_timeout passes."""
-    session = SessionState(user=viewer.name, variables={"time_zone": TIME_ZONE})
+    session = _session(viewer)
     (statement,) = parse_script(sql)
     limit_s, timed_out = timeouts.limit_of(statement, session.variables, viewer.user)
     session.guard = StatementGuard()
@@ -44,9 +49,14 @@ def run_as(engine: Engine, viewer: Viewer, sql: str) -> Rows:
     timer.daemon = True
     timer.start()
     try:
-        result = engine.execute(session, statement)
+        return engine.execute(session, statement)
     finally:
         timer.cancel()
+
+
+def run_as(engine: Engine, viewer: Viewer, sql: str) -> Rows:
+    """A SELECT's rows, run as `execute_as` runs it."""
+    result = execute_as(engine, viewer, sql)
     if not isinstance(result, Rows):
         raise SqlFailure(0, "the console's statement returned no rows")
     return result
@@ -83,13 +93,17 @@ def commit_diff(engine: Engine, viewer: Viewer, db: str, table: str, commit: int
     """The rows commit `commit` inserted, deleted and updated, from the change feed."""
     sql = (f"SELECT * FROM {table_name(db, table)}@incr('startVersion'='{commit - 1}', 'endVersion'='{commit}') "
            f"LIMIT {DIFF_ROWS}")
-    answer = _answer(engine, viewer, sql)
+    return {"commit": commit, "limit": DIFF_ROWS, **_with_change_counts(_answer(engine, viewer, sql))}
+
+
+def _with_change_counts(answer: dict[str, Any]) -> dict[str, Any]:
+    """A change-feed answer with its rows counted by change type."""
     kinds: dict[str, int] = {}
     if answer["error"] is None and "_change_type" in answer["columns"]:
         at = answer["columns"].index("_change_type")
         for row in answer["rows"]:
             kinds[row[at]] = kinds.get(row[at], 0) + 1
-    return {"commit": commit, "limit": DIFF_ROWS, "change_counts": kinds, **answer}
+    return {"change_counts": kinds, **answer}
 
 
 def count_rows(engine: Engine, viewer: Viewer, db: str, table: str, at_ms: int | None = None) -> dict[str, Any]:
@@ -99,3 +113,36 @@ def count_rows(engine: Engine, viewer: Viewer, db: str, table: str, at_ms: int |
     answer = _answer(engine, viewer, f"SELECT COUNT(*) FROM {table_name(db, table)}{as_of}")
     count = answer["rows"][0][0] if answer["error"] is None and answer["rows"] else None
     return {"sql": answer["sql"], "count": count, "error": answer["error"]}
+
+
+def changes_since(engine: Engine, viewer: Viewer, db: str, table: str, at_ms: int) -> dict[str, Any]:
+    """Every row the commits after `at_ms` inserted, deleted or updated, from the change feed: what
+    restoring the table to `at_ms` undoes."""
+    sql = f"SELECT * FROM {table_name(db, table)}@incr('startTimestamp'='{iso(at_ms)}') LIMIT {DIFF_ROWS}"
+    return {"ts_ms": at_ms, "time": iso(at_ms), "limit": DIFF_ROWS, **_with_change_counts(_answer(engine, viewer, sql))}
+
+
+def restore_sql(db: str, table: str, at_ms: int) -> str:
+    return f"RESTORE TABLE {table_name(db, table)} TO TIME AS OF '{iso(at_ms)}'"
+
+
+def restore_refusal(engine: Engine, viewer: Viewer, db: str, table: str, at_ms: int) -> str | None:
+    """Why `viewer` may not restore the table (None: it may): the privilege check the engine makes
+    before it runs that RESTORE TABLE (query.access), without running it."""
+    try:
+        access.check(engine.ctx, _session(viewer), parse_statement(restore_sql(db, table, at_ms)))
+    except SqlFailure as exc:
+        return exc.message
+    return None
+
+
+def restore(engine: Engine, viewer: Viewer, db: str, table: str, at_ms: int) -> dict[str, Any]:
+    """Runs RESTORE TABLE … TO TIME AS OF `at_ms` as `viewer`: {"sql", "error"} (error None: done)."""
+    sql = restore_sql(db, table, at_ms)
+    try:
+        execute_as(engine, viewer, sql)
+    except SqlFailure as exc:
+        return {"sql": sql, "error": exc.message, "error_code": int(exc.code)}
+    except SqlError as exc:
+        return {"sql": sql, "error": str(exc), "error_code": 0}
+    return {"sql": sql, "error": None, "error_code": 0}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
+import re
 import subprocess
 import tempfile
 import time
@@ -22,8 +22,8 @@ from urllib.parse import quote
 import pymysql
 import pytest
 
-from infra.toolchain import ensure_chromium
 from schemas.config import Settings, load_settings
+from tests.query.chromium_kit import chromium_path
 from tests.query.routine_load_kit import kafka_source, new_topic, produce
 from tests.query.sqlkit import Conn, rows, run
 
@@ -38,12 +38,7 @@ def config() -> Settings:
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    """Debian's chromium; infra/up installs it (apt-get) when missing. Fails, never skips."""
-    problem = ensure_chromium()
-    found = shutil.which("chromium")
-    if problem or not found:
-        pytest.fail(f"the console test needs headless Chromium: {problem or 'chromium not on PATH'}")
-    return found
+    return chromium_path()
 
 
 def _base(config: Settings) -> str:
@@ -236,7 +231,10 @@ def _check_pages(chromium: str, config: Settings, conn: Conn, db: str, remote: s
 
     timeline = browse(chromium, config, f"/console/table/{quote(db)}/t", "console-timeline")
     assert '<svg id="timeline"' in timeline
-    assert timeline.count('class="commit-mark"') == 5 and timeline.count('class="compaction-mark"') == 1
+    # Commits too close to tell apart (the three loads) may be drawn as one group; each is drawn once.
+    drawn = [n for found in re.findall(r'class="commit-(?:mark|group)"[^>]*data-numbers?="([^"]*)"', timeline)
+             for n in found.split()]
+    assert sorted(drawn) == ["1", "2", "3", "4", "5"] and timeline.count('class="compaction-mark"') == 1
     assert 'data-kind="schema_change"' in timeline and 'data-kind="delete"' in timeline
     assert f'data-tier="{remote}" data-state="visible"' in timeline
     assert f'data-tier="{remote}" data-state="stale"' in timeline
