@@ -17,6 +17,7 @@ from query.table_definition import (
     build_partitions,
     check_dynamic,
     check_properties,
+    check_set_column,
     column_from_def,
     has_dynamic,
     partition_from_def,
@@ -363,6 +364,7 @@ def _modified(table: TableState, old: Column, d: st.ColumnDef) -> Column:
         raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"Can not add or remove AUTO_INCREMENT on column '{old.name}'")
     new = new.model_copy(update={"is_key": old.is_key, "aggregation": new.aggregation or old.aggregation,
                                  "auto_increment": old.auto_increment})
+    check_set_column(new, table.keys_model)
     if not _widens(old.type, new.type):
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not change column '{old.name}' from {old.type} to "
                                                     f"{new.type}: only widening changes keep existing rows")
@@ -403,6 +405,7 @@ def _apply_column_action(table: TableState, columns: list[Column], action: objec
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Column '{d.name}' is NOT NULL and has no DEFAULT, so "
                                                         "existing rows would have no value")
         column = column_from_def(d, next_id)
+        check_set_column(column, keys_model)
         columns.insert(_position(columns, action.position, column.is_key), column)
         return next_id + 1
     if isinstance(action, st.DropColumn):
