@@ -123,7 +123,9 @@ FUNCTIONS: list[Function] = [
        "(__a, __b) -> LIST_INTERSECT(__a, __b))) END", aggregate=True),
     fn("group_bitmap_xor", F, "bitmap_to_string(group_bitmap_xor(bitmap_from_string('1,2')))",
        # Members an odd number of the group's bitmaps hold.
-       "LIST_FILTER(" + union_sql("{0}") + ", __m -> LEN(LIST_FILTER(FLATTEN(LIST({0})), __n -> __n = __m)) % 2 = 1)",
+       # The aggregate is bound once, as a lambda's argument: DuckDB cannot run one inside a lambda.
+       "LIST_TRANSFORM([FLATTEN(LIST({0}) FILTER (WHERE {0} IS NOT NULL))], __all -> LIST_FILTER("
+       "LIST_SORT(LIST_DISTINCT(__all)), __m -> LEN(LIST_FILTER(__all, __n -> __n = __m)) % 2 = 1))[1]",
        aggregate=True),
     fn("intersect_count", F, "intersect_count(to_bitmap(1), 1, 1)", rewrite=_intersect_count,
        arities=range(3, 64), aggregate=True),
