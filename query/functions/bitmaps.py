@@ -5,8 +5,7 @@ NULL handling follows Doris' regression suite (query_p0/sql_functions/bitmap_fun
 skips NULL arguments (NULL only when all are), BITMAP_AND / BITMAP_XOR / BITMAP_NOT are NULL when
 any argument is, and the *_COUNT functions and BITMAP_COUNT answer 0 for NULL. TO_BITMAP and
 BITMAP_FROM_STRING give NULL for what is not an unsigned 64-bit integer (a negative, a word).
-BITMAP_HASH is left out: its members are Doris' MurmurHash3 values, which DuckDB cannot compute, and
-another hash would give other members."""
+BITMAP_HASH's member is Doris' MurmurHash3 of the value's text (query.functions.murmur_hash)."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from query.functions.murmur_hash import MURMUR3_32
 from query.functions.registry import Call, Function, fn, render
 from storage.set_values import SET_DUCK_TYPE, sorted_set_sql, union_sql
 
@@ -88,6 +88,8 @@ _TWO_OR_MORE = range(2, 64)
 FUNCTIONS: list[Function] = [
     fn("to_bitmap", F, "bitmap_to_string(to_bitmap(10))", TO_BITMAP),
     fn("bitmap_from_string", F, "bitmap_to_string(bitmap_from_string('0, 1, 2'))", FROM_STRING),
+    fn("bitmap_hash", F, "bitmap_to_string(bitmap_hash('hello'))",
+       f"CASE WHEN {{0}} IS NOT NULL THEN [{MURMUR3_32}] END"),
     fn("bitmap_to_string", F, "bitmap_to_string(bitmap_from_string('3,1,2'))", "ARRAY_TO_STRING({0}, ',')"),
     fn("bitmap_empty", F, "bitmap_count(bitmap_empty())", EMPTY),
     fn("bitmap_count", F, "bitmap_count(bitmap_from_string('1,2,3'))", "COALESCE(LEN({0}), 0)"),

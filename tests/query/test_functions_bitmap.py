@@ -86,6 +86,14 @@ def test_bitmap_conversions_and_bounds(conn: Conn) -> None:
         (f"bitmap_to_string({_S}('1.5'))", None),
         (f"bitmap_min({_S}('3,1,2'))", "1"), (f"bitmap_max({_S}('3,1,2'))", "3"),
         ("bitmap_min(bitmap_empty())", None),
+        # bitmap_hash: Doris' MurmurHash3 (docs: 'hello' is 1321743225; the regression suite's counts).
+        ("bitmap_to_string(bitmap_hash('hello'))", "1321743225"),
+        ("bitmap_to_string(bitmap_hash('world'))", "2453398188"),
+        ("bitmap_count(bitmap_hash('hello'))", "1"), ("bitmap_count(bitmap_hash(''))", "1"),
+        ("bitmap_count(bitmap_hash(NULL))", "0"),
+        # Tails of 1 to 3 bytes and multi-byte UTF-8 (MurmurHash3_x86_32, seed 104729).
+        ("bitmap_to_string(bitmap_hash('abcdefg'))", "2789668594"),
+        ("bitmap_to_string(bitmap_hash('日本語テキスト'))", "2134501433"),
     ])
 
 
