@@ -440,7 +440,14 @@ def query_table(ctx: Context, session: SessionState, expr: exp.Expr) -> pa.Table
         raise SqlFailure(*duck_error(exc)) from None
     finally:
         cur.close()
-    return data.rename_columns(column_labels(expr, data.column_names))
+    data = data.rename_columns(column_labels(expr, data.column_names))
+    for field in data.schema:
+        # A BITMAP/HLL value (storage.set_values) has no text a file could carry that Doris would read back.
+        if pa.types.is_list(field.type) and pa.types.is_uint64(field.type.value_type):
+            raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"column '{field.name}' is a BITMAP or HLL, which is not "
+                                                          "written to files; write bitmap_to_string(…) or "
+                                                          "hll_cardinality(…) of it")
+    return data
 
 
 def duck_error(exc: duckdb.Error) -> tuple[int, str]:

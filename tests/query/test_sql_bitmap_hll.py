@@ -12,6 +12,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
+from tests.query.s3_kit import S3User, keys
 from tests.query.sqlkit import fails, rows, run, scalar
 from tests.query.stream_load_kit import curl_load
 from tests.query.test_sql_time_travel import TT, instant
@@ -146,3 +147,14 @@ def test_bitmap_or_over_a_left_join(conn: pymysql.connections.Connection, db: st
                                ("bitmap_xor_count", [(1, 2), (2, 2), (3, 0), (4, 0)]),
                                ("bitmap_and_not_count", [(1, 1), (2, 1), (3, 0), (4, 0)])):
         assert rows(conn, f"SELECT l.dt, {function}(l.id, r.id) count {join} ORDER BY l.dt, count") == expected
+
+
+def test_a_set_column_is_not_written_to_a_file(conn: pymysql.connections.Connection, db: str, bucket: str,
+                                               s3_user: S3User) -> None:
+    _agg_table(conn)
+    run(conn, "INSERT INTO pv VALUES (1, 'a', to_bitmap(1), hll_hash(1), 1)")
+    fails(conn, f'SELECT dt, uv FROM pv INTO OUTFILE "s3://{bucket}/bm/x_" FORMAT AS CSV PROPERTIES ({keys(s3_user)})',
+          1235, "'uv' is a BITMAP or HLL")
+    [(files, total, _, _)] = rows(conn, f'SELECT dt, bitmap_to_string(uv) FROM pv INTO OUTFILE "s3://{bucket}/bm/y_" '
+                                        f"FORMAT AS CSV PROPERTIES ({keys(s3_user)})")
+    assert (files, total) == (1, 1)
