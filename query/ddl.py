@@ -11,6 +11,7 @@ from query.context import Context, Done, SessionState, SqlFailure
 from query.parser import statements as st
 from query.reads import as_of_ms, live_tag
 from query.table_definition import (
+    SET_TYPE_UNIONS,
     PropertyCheck,
     auto_partitioning,
     build_columns,
@@ -82,6 +83,11 @@ def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done
         hash_cols = tuple(c.name.lower() for c in columns if c.is_key)
     kind, part_cols, partitions = build_partitions(s.partition, s.table.name, buckets, columns, check)
     by_name = {c.name.lower(): c for c in columns}
+    for name in (*hash_cols, *part_cols):
+        if by_name[name].type in SET_TYPE_UNIONS:  # a set value routes no row (Doris refuses it too)
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"column '{by_name[name].name}' of type "
+                                                        f"{by_name[name].type} can not be a partition or "
+                                                        "distribution column")
     check_dynamic(properties, kind, [by_name[c].type for c in part_cols])
     ctx.propose(cmd.CreateTable(
         db=db_name, name=s.table.name, keys_model=keys_model, columns=columns,  # type: ignore[arg-type]

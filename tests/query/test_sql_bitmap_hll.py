@@ -91,6 +91,8 @@ def test_duplicate_and_unique_tables_take_bitmap_and_hll(conn: pymysql.connectio
      "needs a BITMAP column"),
     ("CREATE TABLE e (k INT, b BITMAP BITMAP_UNION DEFAULT '1') AGGREGATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1",
      1235, "DEFAULT"),
+    ("CREATE TABLE e (k INT, b BITMAP) DUPLICATE KEY(k) DISTRIBUTED BY HASH(b) BUCKETS 1", 1210,
+     "distribution column"),
     ("CREATE TABLE e (k INT, q QUANTILE_STATE QUANTILE_UNION) AGGREGATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1",
      1235, "QUANTILE_STATE"),
 ])
