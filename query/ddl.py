@@ -11,12 +11,14 @@ from query.context import Context, Done, SessionState, SqlFailure
 from query.parser import statements as st
 from query.reads import as_of_ms, live_tag
 from query.table_definition import (
+    SET_TYPE_UNIONS,
     PropertyCheck,
     auto_partitioning,
     build_columns,
     build_partitions,
     check_dynamic,
     check_properties,
+    check_set_column,
     column_from_def,
     has_dynamic,
     partition_from_def,
@@ -81,6 +83,11 @@ def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done
         hash_cols = tuple(c.name.lower() for c in columns if c.is_key)
     kind, part_cols, partitions = build_partitions(s.partition, s.table.name, buckets, columns, check)
     by_name = {c.name.lower(): c for c in columns}
+    for name in (*hash_cols, *part_cols):
+        if by_name[name].type in SET_TYPE_UNIONS:  # a set value routes no row (Doris refuses it too)
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"column '{by_name[name].name}' of type "
+                                                        f"{by_name[name].type} can not be a partition or "
+                                                        "distribution column")
     check_dynamic(properties, kind, [by_name[c].type for c in part_cols])
     ctx.propose(cmd.CreateTable(
         db=db_name, name=s.table.name, keys_model=keys_model, columns=columns,  # type: ignore[arg-type]
@@ -363,6 +370,7 @@ def _modified(table: TableState, old: Column, d: st.ColumnDef) -> Column:
         raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"Can not add or remove AUTO_INCREMENT on column '{old.name}'")
     new = new.model_copy(update={"is_key": old.is_key, "aggregation": new.aggregation or old.aggregation,
                                  "auto_increment": old.auto_increment})
+    check_set_column(new, table.keys_model)
     if not _widens(old.type, new.type):
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Can not change column '{old.name}' from {old.type} to "
                                                     f"{new.type}: only widening changes keep existing rows")
@@ -403,6 +411,7 @@ def _apply_column_action(table: TableState, columns: list[Column], action: objec
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Column '{d.name}' is NOT NULL and has no DEFAULT, so "
                                                         "existing rows would have no value")
         column = column_from_def(d, next_id)
+        check_set_column(column, keys_model)
         columns.insert(_position(columns, action.position, column.is_key), column)
         return next_id + 1
     if isinstance(action, st.DropColumn):

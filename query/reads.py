@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -40,6 +41,7 @@ from query.s3_source import bind_s3_calls
 from query.sandbox import check_expression
 from query.session_functions import session_zone, substitute
 from schemas.errors import ErrorCode
+from storage.set_values import SET_DUCK_TYPE
 
 _view_ids = itertools.count(1)
 # Views read through views at most this deep; deeper is refused rather than recursing without end.
@@ -395,6 +397,15 @@ def only_partitions(snapshot: Snapshot, names: tuple[str, ...]) -> Snapshot:
     return replace(snapshot, partitions=tuple(p for p in snapshot.partitions if p.partition_id in wanted))
 
 
+def _sets_hidden(rows: list[tuple[Any, ...]], types: list[str]) -> list[tuple[Any, ...]]:
+    """Rows with BITMAP and HLL values as NULL: Doris sends no value of these types to a MySQL client
+    (return_object_data_as_binary off); functions such as bitmap_to_string give what they hold."""
+    hidden = [i for i, kind in enumerate(types) if kind == SET_DUCK_TYPE]
+    if not hidden:
+        return rows
+    return [tuple(None if i in hidden else value for i, value in enumerate(row)) for row in rows]
+
+
 def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
     """Every SELECT, with or without FROM: DuckDB runs it, with the labels MySQL would give."""
     if table_refs(expr):
@@ -405,8 +416,9 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
             sql = bind_tables(ctx, session, expr, cur)
             result = cur.execute(sql)
             description = result.description or []
-            return Rows(column_labels(expr, [d[0] for d in description]), result.fetchall(),
-                        [str(d[1]) for d in description])
+            types = [str(d[1]) for d in description]
+            return Rows(column_labels(expr, [d[0] for d in description]), _sets_hidden(result.fetchall(), types),
+                        types)
         except duckdb.IOException as exc:
             # A local copy removed under a long query (its rowset cooled meanwhile): the snapshot,
             # resolved again, names where the rowset is now.
@@ -433,7 +445,14 @@ def query_table(ctx: Context, session: SessionState, expr: exp.Expr) -> pa.Table
         raise SqlFailure(*duck_error(exc)) from None
     finally:
         cur.close()
-    return data.rename_columns(column_labels(expr, data.column_names))
+    data = data.rename_columns(column_labels(expr, data.column_names))
+    for field in data.schema:
+        # A BITMAP/HLL value (storage.set_values) has no text a file could carry that Doris would read back.
+        if pa.types.is_list(field.type) and pa.types.is_uint64(field.type.value_type):
+            raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"column '{field.name}' is a BITMAP or HLL, which is not "
+                                                          "written to files; write bitmap_to_string(…) or "
+                                                          "hll_cardinality(…) of it")
+    return data
 
 
 def duck_error(exc: duckdb.Error) -> tuple[int, str]:

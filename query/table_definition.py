@@ -167,6 +167,33 @@ def column_from_def(d: st.ColumnDef, unique_id: int) -> Column:
                   comment=d.comment or "", auto_increment=d.auto_increment)
 
 
+# Doris' set-valued types and the one aggregation each takes on an Aggregate Key table.
+SET_TYPE_UNIONS = {"BITMAP": "BITMAP_UNION", "HLL": "HLL_UNION"}
+
+
+def check_set_column(column: Column, keys_model: str) -> None:
+    """Doris 2.1's rules for BITMAP and HLL: value columns only (of any keys model), folded on an
+    Aggregate Key table by their own union, which no other type takes; no DEFAULT but NULL."""
+    union = SET_TYPE_UNIONS.get(column.type)
+    if union is None:
+        if column.aggregation in SET_TYPE_UNIONS.values():
+            wanted = next(t for t, u in SET_TYPE_UNIONS.items() if u == column.aggregation)
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Column '{column.name}': aggregation type "
+                                                        f"{column.aggregation} needs a {wanted} column, not "
+                                                        f"{column.type}")
+        return
+    if column.is_key:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Key column '{column.name}' can not be of type {column.type}: "
+                                                    "BITMAP and HLL columns are value columns")
+    if keys_model == "AGGREGATE" and column.aggregation != union:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Column '{column.name}' of type {column.type} in an AGGREGATE "
+                                                    f"KEY table needs aggregation type {union}, not "
+                                                    f"{column.aggregation}")
+    if column.default is not None and column.default.upper() != "NULL":
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"Column '{column.name}': a {column.type} column takes no "
+                                                      "DEFAULT (rows without a value get NULL)")
+
+
 def _check_auto_increment(d: st.ColumnDef, type_text: str) -> None:
     """Doris 2.1's rules (and words) for an AUTO_INCREMENT column on its own."""
     if type_text != "BIGINT":
@@ -238,11 +265,12 @@ def build_columns(stmt: st.CreateTable) -> tuple[str, tuple[Column, ...]]:
         if not is_key and keys_model == "AGGREGATE" and not d.agg:
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"Value column '{d.name}' of an AGGREGATE KEY table must "
                                                         "have an aggregation type (SUM, MIN, MAX, REPLACE, "
-                                                        "REPLACE_IF_NOT_NULL)")
+                                                        "REPLACE_IF_NOT_NULL, BITMAP_UNION, HLL_UNION)")
         if d.agg and keys_model != "AGGREGATE":
             raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
                              f"Column '{d.name}': aggregation type is only allowed in AGGREGATE KEY tables")
         columns.append(column_from_def(st.ColumnDef(**{**d.__dict__, "is_key": is_key}), i + 1))
+        check_set_column(columns[-1], keys_model)
     check_auto_increment_table(keys_model, tuple(columns))
     return keys_model, tuple(columns)
 

@@ -12,7 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 KeysModel = Literal["DUPLICATE", "UNIQUE", "AGGREGATE"]
-AggregateKind = Literal["SUM", "MIN", "MAX", "REPLACE", "REPLACE_IF_NOT_NULL"]
+# BITMAP_UNION / HLL_UNION fold the set-valued BITMAP and HLL columns (their only aggregation).
+AggregateKind = Literal["SUM", "MIN", "MAX", "REPLACE", "REPLACE_IF_NOT_NULL", "BITMAP_UNION", "HLL_UNION"]
 PartitionKind = Literal["UNPARTITIONED", "RANGE", "LIST"]
 # A tier is a local medium, or "remote:<resource name>" for an object store.
 Tier = str

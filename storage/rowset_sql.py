@@ -21,12 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from schemas.model import DELETE_SIGN_COLUMN, VERSION_COLUMN, Column
+from storage.set_values import SET_DUCK_TYPE, sorted_set_sql, union_sql
 
 _DUCK_TYPES = {
     "BOOLEAN": "BOOLEAN", "TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INT": "INTEGER",
     "BIGINT": "BIGINT", "LARGEINT": "HUGEINT", "FLOAT": "FLOAT", "DOUBLE": "DOUBLE", "DATE": "DATE",
     "DATETIME": "TIMESTAMP", "CHAR": "VARCHAR", "VARCHAR": "VARCHAR", "STRING": "VARCHAR", "JSON": "VARCHAR",
-    "TEXT": "VARCHAR", "DECIMALV3": "DECIMAL",
+    "TEXT": "VARCHAR", "DECIMALV3": "DECIMAL", "BITMAP": SET_DUCK_TYPE, "HLL": SET_DUCK_TYPE,
 }
 # Weight of __version against __seq when ordering rows of one key: versions < 1e9, seq < 1e9.
 ORDER = "(CAST(__version AS BIGINT) * 1000000000 + __seq)"
@@ -54,6 +55,10 @@ def converted_sql(value: str, doris_type: str) -> str:
     also from the compact 'YYYYMMDD[HHMMSS]' spelling), NULL where it does not convert."""
     duck = duck_type(doris_type)
     cast = f"TRY_CAST({value} AS {duck})"
+    if duck == SET_DUCK_TYPE:
+        # A BITMAP/HLL takes set values (to_bitmap(…), hll_hash(…)), kept sorted and distinct so that
+        # equal sets are equal values; a scalar does not convert (DuckDB refuses the cast, as Doris).
+        return sorted_set_sql(cast)
     compact = _COMPACT_FORMATS.get(duck)
     if compact is None:
         return cast
@@ -217,6 +222,8 @@ def _fold(column: Column) -> str:
         return f"CAST(sum({name}) AS {duck_type(column.type)})"
     if column.aggregation in ("MIN", "MAX"):
         return f"{column.aggregation.lower()}({name})"
+    if column.aggregation in ("BITMAP_UNION", "HLL_UNION"):
+        return union_sql(name)  # a set union: the order of versions does not matter
     if column.aggregation == "REPLACE_IF_NOT_NULL":
         return f"arg_max({name}, {ORDER}) FILTER (WHERE {name} IS NOT NULL)"
     return f"arg_max_null({name}, {ORDER})"  # REPLACE: the newest value, even a NULL

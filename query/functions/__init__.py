@@ -8,8 +8,8 @@ it, never DuckDB's function of the same name answering with its own semantics. C
 itself ([1, 2] literals, operators) carry no written name and stay as they are.
 
 Families, one module each: strings, dates, numbers, conditional, arrays, maps, json, aggregates,
-windows, syntax (CAST … and the session's values). `python -m query.functions` prints the list the
-README shows.
+bitmaps, hll, windows, syntax (CAST … and the session's values). `python -m query.functions` prints
+the list the README shows.
 """
 
 from __future__ import annotations
@@ -18,11 +18,24 @@ from functools import cache
 
 from sqlglot import exp
 
-from query.functions import aggregates, arrays, conditional, dates, json, maps, numbers, strings, syntax, windows
+from query.functions import (
+    aggregates,
+    arrays,
+    bitmaps,
+    conditional,
+    dates,
+    hll,
+    json,
+    maps,
+    numbers,
+    strings,
+    syntax,
+    windows,
+)
 from query.functions.registry import UNKNOWN_ERROR, Call, Function, FunctionError, Zone
 from query.parser.dialect import NAME_KEY
 
-FAMILIES = (strings, dates, numbers, conditional, arrays, maps, json, aggregates, windows, syntax)
+FAMILIES = (strings, dates, numbers, conditional, arrays, maps, json, aggregates, bitmaps, hll, windows, syntax)
 
 
 def _registry() -> dict[str, Function]:
@@ -75,7 +88,8 @@ def to_duckdb(expr: exp.Expr, zone: Zone) -> exp.Expr:
 def aggregates_in(expr: exp.Expr) -> bool:
     """Whether `expr` calls an aggregate: sqlglot's, or one of the aggregate family read as a plain call."""
     return any(isinstance(node, exp.AggFunc) or (isinstance(node, exp.Func) and (entry := FUNCTIONS.get(
-        node.meta.get(NAME_KEY, ""))) is not None and entry.family == aggregates.F) for node in expr.walk())
+        node.meta.get(NAME_KEY, ""))) is not None and (entry.family == aggregates.F or entry.aggregate))
+        for node in expr.walk())
 
 
 def supported() -> dict[str, list[Function]]:

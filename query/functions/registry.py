@@ -55,6 +55,7 @@ class Function:
     rewrite: Rewrite | None = None
     positional: bool = True
     arities: Collection[int] | None = field(default=None)  # None: any count the rewrite accepts
+    aggregate: bool = False  # an aggregate outside the aggregate family (BITMAP_UNION, HLL_UNION_AGG …)
 
     def check_arity(self, call: Call) -> None:
         if self.arities is not None and len(call.args) not in self.arities:
@@ -106,15 +107,16 @@ def arities_of(**texts: str) -> frozenset[int]:
 
 
 def fn(name: str, family: str, example: str, text: str | None = None, *, arities: Collection[int] | None = None,
-       rewrite: Rewrite | None = None, positional: bool = True, **per_arity: str) -> Function:
+       rewrite: Rewrite | None = None, positional: bool = True, aggregate: bool = False,
+       **per_arity: str) -> Function:
     """An entry: with `text` a template, with `a1=`, `a2=` … one template per argument count, with
     `rewrite` Python, with none of them sqlglot's own node."""
     if per_arity:
-        return Function(name, family, example, by_arity(**per_arity), positional, arities_of(**per_arity))
+        return Function(name, family, example, by_arity(**per_arity), positional, arities_of(**per_arity), aggregate)
     if text is not None:
         count = arities if arities is not None else _template_arity(text)
-        return Function(name, family, example, template(text), positional, count)
-    return Function(name, family, example, rewrite, positional if rewrite is not None else False, arities)
+        return Function(name, family, example, template(text), positional, count, aggregate)
+    return Function(name, family, example, rewrite, positional if rewrite is not None else False, arities, aggregate)
 
 
 def _template_arity(text: str) -> frozenset[int] | None:

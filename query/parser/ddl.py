@@ -71,6 +71,8 @@ _TYPE_PARAMS: dict[str, int] = {
     "VARCHAR": 1,
     "STRING": 0,
     "JSON": 0,
+    "BITMAP": 0,
+    "HLL": 0,
 }
 _TYPE_ALIASES = {
     "BOOL": "BOOLEAN",
@@ -95,11 +97,11 @@ _FLOAT_MAX_BITS = 53
 # MySQL tools emit INT(11); the display width means nothing to Doris, so it is dropped.
 _DISPLAY_WIDTH_TYPES = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT"})
 _UNSUPPORTED_TYPES = frozenset(
-    {"ARRAY", "MAP", "STRUCT", "HLL", "BITMAP", "QUANTILE_STATE", "AGG_STATE", "VARIANT", "IPV4", "IPV6"}
+    {"ARRAY", "MAP", "STRUCT", "QUANTILE_STATE", "AGG_STATE", "VARIANT", "IPV4", "IPV6"}
 )
 
-SUPPORTED_AGGREGATIONS = frozenset({"SUM", "MIN", "MAX", "REPLACE", "REPLACE_IF_NOT_NULL"})
-_UNSUPPORTED_AGGREGATIONS = frozenset({"HLL_UNION", "BITMAP_UNION", "QUANTILE_UNION", "GENERIC"})
+SUPPORTED_AGGREGATIONS = frozenset({"SUM", "MIN", "MAX", "REPLACE", "REPLACE_IF_NOT_NULL", "BITMAP_UNION", "HLL_UNION"})
+_UNSUPPORTED_AGGREGATIONS = frozenset({"QUANTILE_UNION", "GENERIC"})
 _KEYS_MODELS: tuple[KeysModel, ...] = ("DUPLICATE", "UNIQUE", "AGGREGATE")
 _PARTITION_KINDS: tuple[Literal["RANGE", "LIST"], ...] = ("RANGE", "LIST")
 _DISTRIBUTION_KINDS: tuple[Literal["HASH", "RANDOM"], ...] = ("HASH", "RANDOM")

@@ -15,7 +15,9 @@ Row = dict[str, Any]
 @dataclass
 class OracleColumn:
     name: str
-    aggregation: str | None = None  # AGGREGATE tables: SUM, MAX, REPLACE
+    # AGGREGATE tables: SUM, MAX, REPLACE, or BITMAP_UNION / HLL_UNION (a BITMAP / HLL column written
+    # through to_bitmap / hll_hash of an integer, held as the set of members / of values counted)
+    aggregation: str | None = None
     default: int | None = None
 
 
@@ -41,7 +43,7 @@ class OracleTable:
 
     def insert(self, batch: list[Row]) -> None:
         for row in batch:
-            full = {c.name: row.get(c.name, c.default) for c in self.columns}
+            full = {c.name: _stored(c.aggregation, row.get(c.name, c.default)) for c in self.columns}
             if self.keys_model == "DUPLICATE":
                 self.rows.append(full)
                 continue
@@ -117,7 +119,8 @@ class OracleTable:
         self.insert(batch)
 
     def result(self) -> list[tuple[Any, ...]]:
-        return sorted((tuple(r[n] for n in self.names) for r in self.rows), key=_sort_key)
+        return sorted((tuple(_shown(c.aggregation, r[c.name]) for c in self.columns) for r in self.rows),
+                      key=_sort_key)
 
 
 _NONE = object()
@@ -130,7 +133,28 @@ def _lower(new: Any, stored: Any) -> bool:
     return stored is not None and new < stored
 
 
+def _stored(aggregation: str | None, value: Any) -> Any:
+    """A written value as the table holds it: to_bitmap(v) has member v (NULL for a negative or NULL v),
+    hll_hash(v) counts v (an empty HLL for NULL)."""
+    if aggregation == "BITMAP_UNION":
+        return None if value is None or value < 0 else frozenset({value})
+    if aggregation == "HLL_UNION":
+        return frozenset() if value is None else frozenset({value})
+    return value
+
+
+def _shown(aggregation: str | None, value: Any) -> Any:
+    """A held value as the machines read it: bitmap_to_string of a BITMAP, hll_cardinality of an HLL."""
+    if aggregation == "BITMAP_UNION":
+        return None if value is None else ",".join(str(m) for m in sorted(value))
+    if aggregation == "HLL_UNION":
+        return 0 if value is None else len(value)
+    return value
+
+
 def _fold(aggregation: str | None, old: Any, new: Any) -> Any:
+    if aggregation in ("BITMAP_UNION", "HLL_UNION"):  # a union; NULL only while every value is NULL
+        return new if old is None else old if new is None else old | new
     if aggregation == "SUM":
         return new if old is None else old if new is None else old + new
     if aggregation == "MAX":

@@ -100,11 +100,11 @@ class TimeTravelMachine(TableMachine):
         self.tags.clear()  # a tag belongs to its table, which no longer has the name
         self.tag_oracles.clear()
 
-    def _read_at(self, instant: int) -> tuple[list[str], list[tuple[Any, ...]]] | None:
-        """Column names and rows of the table at `instant`; None when the read is refused as outside the
-        history kept."""
+    def _read_at(self, instant: int, names: list[str]) -> tuple[list[str], list[tuple[Any, ...]]] | None:
+        """Column names and rows of the table at `instant` (`names`: the columns it had then); None when the
+        read is refused as outside the history kept."""
         try:
-            self.cur.execute(f"SELECT * FROM {self.name} FOR TIME AS OF '{_instant(instant)}'")
+            self.cur.execute(f"SELECT {self.every_column(names)} FROM {self.name} FOR TIME AS OF '{_instant(instant)}'")
         except pymysql.MySQLError as refused:
             assert refused.args[0] == 1210, refused
             return None
@@ -186,7 +186,7 @@ class TimeTravelMachine(TableMachine):
             self.history[latest_ms] = (names, now)
             self.snapshots[latest_ms] = copy.deepcopy(self.oracle)
         for instant, held in sorted(self.history.items()):
-            got = self._read_at(instant)
+            got = self._read_at(instant, held[0])
             # Before the window this table's SHOW tells: refused, or (an instant before a REPLACE, read
             # from the table that held the name) exactly what it held. Inside it: exactly what it held.
             if instant >= earliest or got is not None:
@@ -197,7 +197,7 @@ class TimeTravelMachine(TableMachine):
     @invariant()
     def every_tag_reads_what_it_held(self) -> None:
         for name, held in self.tags.items():
-            self.cur.execute(f"SELECT * FROM {self.name} FOR TAG AS OF '{name}'")
+            self.cur.execute(f"SELECT {self.every_column(held[0])} FROM {self.name} FOR TAG AS OF '{name}'")
             got = [d[0] for d in self.cur.description], sort_rows(list(self.cur.fetchall()))
             assert got == held, f"columns and rows of tag {name}"
 
@@ -205,7 +205,7 @@ class TimeTravelMachine(TableMachine):
         """`FOR SYSTEM_TIME ALL`: the versions valid at each recorded instant of the kept history (from
         `start`) are the rows the table held then."""
         versions = [(tuple(r[:-2]), _at(r[-2]), _at(r[-1])) for r in self.sql(
-            f"SELECT {', '.join(names)}, _valid_from, _valid_to FROM {self.name} FOR SYSTEM_TIME ALL")]
+            f"SELECT {self.shown(names)}, _valid_from, _valid_to FROM {self.name} FOR SYSTEM_TIME ALL")]
         for instant, (held_names, held) in self.history.items():
             if instant >= start and held_names == names:
                 valid = [row for row, since, until in versions
@@ -222,7 +222,7 @@ class TimeTravelMachine(TableMachine):
             # before the table took its name (a feed starting there is refused: see test_sql_replace_table).
             return
         rows = Counter(start[3])
-        for *row, kind in sort_rows(self.sql(f"SELECT {', '.join(names)}, _change_type FROM {self.name}"
+        for *row, kind in sort_rows(self.sql(f"SELECT {self.shown(names)}, _change_type FROM {self.name}"
                                              f"@incr('startVersion'='{start[0]}', 'endVersion'='{number}')")):
             if kind in ("delete", "update_preimage"):
                 assert rows[tuple(row)] > 0, f"{kind} of a row that was not there: {row}"
@@ -252,12 +252,27 @@ class AggregateTimeTravelMachine(TimeTravelMachine):
     value_aggregation = "SUM"
 
 
+class AggregateBitmapTimeTravelMachine(TimeTravelMachine):
+    keys_model = "AGGREGATE"
+    value_aggregation = "BITMAP_UNION"
+    value_type = "BITMAP"
+
+
+class AggregateHllTimeTravelMachine(TimeTravelMachine):
+    keys_model = "AGGREGATE"
+    value_aggregation = "HLL_UNION"
+    value_type = "HLL"
+
+
 _settings = settings(max_examples=examples(ci=5, nightly=10), stateful_step_count=15, deadline=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 TestDuplicateTimeTravel = TimeTravelMachine.TestCase
 TestUniqueTimeTravel = UniqueTimeTravelMachine.TestCase
 TestAggregateTimeTravel = AggregateTimeTravelMachine.TestCase
+TestAggregateBitmapTimeTravel = AggregateBitmapTimeTravelMachine.TestCase
+TestAggregateHllTimeTravel = AggregateHllTimeTravelMachine.TestCase
 TestPartitionedTimeTravel = PartitionedTimeTravelMachine.TestCase
-for _case in (TestDuplicateTimeTravel, TestUniqueTimeTravel, TestAggregateTimeTravel, TestPartitionedTimeTravel):
+for _case in (TestDuplicateTimeTravel, TestUniqueTimeTravel, TestAggregateTimeTravel, TestPartitionedTimeTravel,
+              TestAggregateBitmapTimeTravel, TestAggregateHllTimeTravel):
     _case.settings = _settings
 del _case
