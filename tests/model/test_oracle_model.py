@@ -91,6 +91,8 @@ class TableMachine(RuleBasedStateMachine):
     sequenced = False
     # Whether the REPLACE WITH TABLE rule runs (see TimeTravelMachine).
     replaces = True
+    # Whether the machine may go on with a clone as its table (TimeTravelMachine keeps one table's history).
+    adopts = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -342,7 +344,7 @@ class TableMachine(RuleBasedStateMachine):
 
     def _clone(self, as_of: str, oracle: OracleTable, high: bool) -> None:
         """CREATE TABLE … CLONE the table `as_of` (a clause, or now), which then held `oracle`'s rows."""
-        name = f"{self.name}_clone{len(self.clones)}"
+        name = f"{self.name.split('_clone')[0]}_clone{next(_tables)}"
         self.sql(f"CREATE TABLE {name} CLONE {self.name}{as_of}")
         self.clones[name] = (oracle, high)
 
@@ -363,6 +365,16 @@ class TableMachine(RuleBasedStateMachine):
             oracle.delete(lambda r: r["k"] == deleted)
         if compact:
             self.sql(f"ADMIN COMPACT TABLE {name} WHERE type = 'BASE'")
+
+    # Every write path on a clone: the machine goes on with a clone as its table, and the table it leaves
+    # joins the clones, whose rows must not move (the invariant below) while each rule writes the new one.
+    @precondition(lambda self: bool(self.clones) and self.topic is None and self.adopts)
+    @rule(data=s.data())
+    def adopt_clone(self, data: s.DataObject) -> None:
+        name = data.draw(s.sampled_from(sorted(self.clones)))
+        oracle, high = self.clones.pop(name)
+        self.clones[self.name] = (self.oracle, self.high)
+        self.name, self.oracle, self.high = name, oracle, high
 
     @invariant()
     def clones_hold_their_own_rows(self) -> None:

@@ -67,6 +67,7 @@ class TimeTravelMachine(TableMachine):
     # ahead of under load (a feed or read at the takeover instant then meets the old table): it failed
     # CI runs this way. Time travel across a REPLACE is tested in tests/query/test_sql_replace_table.py.
     replaces = False
+    adopts = False
     properties = 'PROPERTIES ("enable_time_travel" = "true", "time_travel_retention_days" = "1")'
 
     def __init__(self) -> None:
