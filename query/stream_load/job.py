@@ -12,16 +12,15 @@ import time
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 from projections.load_source import CARRIED, LoadedBatch, Rewrite, load_batch, plan_load, source_fields
-from projections.rows import REASON, RowsRejected
+from projections.rows import RowsRejected
 from projections.state import TableState
 from query import group_commit
 from query.context import Context, SqlFailure
 from query.dml import AutoIncrement, commit_rows, with_stored_values
 from query.reads import duck_error
-from query.stream_load import error_log, transactions
+from query.stream_load import quality, transactions
 from query.stream_load.readers import Source, read_source
 from query.stream_load.reply import FAIL, LABEL_EXISTS, LoadReply
 from query.stream_load.request import BadRequest, StreamLoadRequest
@@ -46,7 +45,8 @@ def existing_label(ctx: Context, table: TableState, label: str) -> LoadReply | N
     return None
 
 
-def _loaded(ctx: Context, table: TableState, request: StreamLoadRequest, source: Source) -> LoadedBatch:
+def loaded_batch(ctx: Context, table: TableState, request: StreamLoadRequest, source: Source) -> LoadedBatch:
+    """The source's rows mapped, typed and checked as the request says (nothing written yet)."""
     cur = ctx.cursor()
     try:
         plan = plan_load(request, table, parsed_sql=source.parsed_sql, delete_sql=request.delete_sql)
@@ -72,15 +72,6 @@ def _partial_rewrite(ctx: Context, table: TableState, request: StreamLoadRequest
     def rewrite(source_sql: str, targets: list[Column]) -> tuple[str, list[Column]]:
         return with_stored_values(ctx, table, source_sql, targets, carry=CARRIED)
     return rewrite
-
-
-def _error_rows(source: Source, bad: pa.Table) -> list[tuple[str, str]]:
-    texts = source.lines
-    out = []
-    for offset, reason in zip(bad["__o"].to_pylist(), bad[REASON].to_pylist(), strict=True):
-        text = texts[offset].as_py() if offset is not None and 0 <= offset < len(texts) else ""
-        out.append((str(reason), text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)))
-    return out
 
 
 def run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path, load_bytes: int,
@@ -120,16 +111,14 @@ def run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path,
 def _run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path, reply: LoadReply,
          base_url: str) -> None:
     source = read_source(request, body, source_fields(request, table))
-    loaded = _loaded(ctx, table, request, source)
+    loaded = loaded_batch(ctx, table, request, source)
     reply.loaded_rows = loaded.rows.num_rows
     reply.filtered_rows = loaded.bad.num_rows
     reply.unselected_rows = loaded.unselected
     reply.total_rows = reply.loaded_rows + reply.filtered_rows + reply.unselected_rows
     if loaded.bad.num_rows:
-        name = error_log.write(ctx.config.home, _error_rows(source, loaded.bad))
-        reply.error_url = f"{base_url}/api/_load_error_log?file={name}"
-    checked = reply.loaded_rows + reply.filtered_rows
-    if reply.filtered_rows and reply.filtered_rows > request.max_filter_ratio * checked:
+        reply.error_url = quality.error_url(ctx, quality.rejected_rows(source, loaded.bad), base_url)
+    if quality.too_many_filtered(reply.filtered_rows, reply.loaded_rows, request.max_filter_ratio):
         reply.status, reply.message = FAIL, "[DATA_QUALITY_ERROR]too many filtered rows"
         return
     target = loaded.table or table

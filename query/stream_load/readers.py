@@ -135,15 +135,20 @@ def _json(request: StreamLoadRequest, body: BinaryIO) -> Source:
 
 
 def _parquet(path: Path, fields: list[str]) -> Source:
-    """Parquet columns matched to the load's fields by name (any case); a field the file lacks is NULL."""
     try:
         table = pq.read_table(str(path))
     except (pa.ArrowInvalid, OSError) as exc:
         raise BadRequest(f"the body is not a Parquet file: {exc}") from None
+    return fields_source(table, fields, "Parquet file")
+
+
+def fields_source(table: pa.Table, fields: list[str], what: str) -> Source:
+    """A decoded file's columns (Parquet, ORC, CSV with names) matched to the load's fields by name
+    (any case); a field the file lacks is NULL."""
     by_name = {n.lower(): n for n in table.column_names}
     missing = [f for f in fields if f.lower() not in by_name]
     if len(missing) == len(fields):
-        raise BadRequest(f"the Parquet file has none of the columns {', '.join(fields)}")
+        raise BadRequest(f"the {what} has none of the columns {', '.join(fields)}")
     columns = []
     for name in fields:
         found = by_name.get(name.lower())
@@ -175,11 +180,16 @@ def read_source(request: StreamLoadRequest, path: Path, fields: list[str]) -> So
             raise BadRequest("compress_type does not apply to Parquet (its pages are compressed inside)")
         return _parquet(path, fields)
     with open_body(path, request) as body:
-        if request.format == "json":
-            return _json(request, body)
-        if request.enclose is not None or request.escape is not None:
-            if len(request.column_separator) != 1 or request.line_delimiter not in ("\n", "\r\n"):
-                raise BadRequest("enclose/escape with a multi-character column_separator or a line_delimiter "
-                                 "other than \\n is not supported")
-            return _csv_quoted(request, body, len(fields))
-        return _csv_by_lines(request, body)
+        return read_text(request, body, fields)
+
+
+def read_text(request: StreamLoadRequest, body: BinaryIO, fields: list[str]) -> Source:
+    """A CSV or JSON body (request.format) read from `body`."""
+    if request.format == "json":
+        return _json(request, body)
+    if request.enclose is not None or request.escape is not None:
+        if len(request.column_separator) != 1 or request.line_delimiter not in ("\n", "\r\n"):
+            raise BadRequest("enclose/escape with a multi-character column_separator or a line_delimiter "
+                             "other than \\n is not supported")
+        return _csv_quoted(request, body, len(fields))
+    return _csv_by_lines(request, body)
