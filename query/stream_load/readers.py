@@ -9,7 +9,8 @@ Two shapes, both read from the spool file (decompressed on the fly), never from 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -61,17 +62,31 @@ def _records(lines: list[bytes]) -> Source:
     return Source(table, None, table.column("__v").combine_chunks())
 
 
-def _csv_by_lines(request: StreamLoadRequest, body: BinaryIO) -> Source:
+def _batches(lines: Iterable[bytes], max_bytes: int | None) -> Iterator[Source]:
+    """Records of about `max_bytes` at a time (None: all in one); always at least one, maybe empty."""
+    batch: list[bytes] = []
+    size = 0
+    for line in lines:
+        batch.append(line)
+        size += len(line) + 1
+        if max_bytes is not None and size >= max_bytes:
+            yield _records(batch)
+            batch, size = [], 0
+    if batch or size == 0:
+        yield _records(batch)
+
+
+def _csv_by_lines(request: StreamLoadRequest, body: BinaryIO, max_bytes: int | None) -> Iterator[Source]:
     """Plain CSV (any separator and line delimiter, no enclose): load_source splits each line."""
     delimiter = request.line_delimiter.encode()
-    lines = list(_split_lines(body, delimiter))[request.skip_lines:]
+    lines: Iterable[bytes] = itertools.islice(_split_lines(body, delimiter), request.skip_lines, None)
     if delimiter == b"\n":
-        lines = [line.removesuffix(b"\r") for line in lines]
-    lines = [line for line in lines if line]
+        lines = (line.removesuffix(b"\r") for line in lines)
+    lines = (line for line in lines if line)
     if request.trim_double_quotes:
         separator = request.column_separator.encode()
-        lines = [separator.join(_unquoted(f) for f in line.split(separator)) for line in lines]
-    return _records(lines)
+        lines = (separator.join(_unquoted(f) for f in line.split(separator)) for line in lines)
+    return _batches(lines, max_bytes)
 
 
 def _unquoted(field: bytes) -> bytes:
@@ -125,21 +140,33 @@ def _trimmed(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.if_else(quoted, pc.utf8_slice_codeunits(column, 1, -1), column)
 
 
-def _json(request: StreamLoadRequest, body: BinaryIO) -> Source:
+def _json(request: StreamLoadRequest, body: BinaryIO, max_bytes: int | None) -> Iterator[Source]:
     if request.read_json_by_line:
         delimiter = request.line_delimiter.encode()
-        lines = [line.strip() for line in _split_lines(body, delimiter)]
-        return _records([line for line in lines if line])
+        stripped = (line.strip() for line in _split_lines(body, delimiter))
+        return _batches((line for line in stripped if line), max_bytes)
     document = body.read()
-    return _records([document] if document.strip() else [])
+    return iter([_records([document] if document.strip() else [])])
 
 
-def _parquet(path: Path, fields: list[str]) -> Source:
+def _parquet(path: Path, fields: list[str], max_bytes: int | None) -> Iterator[Source]:
+    """The file's rows, about `max_bytes` (uncompressed) at a time (None: all at once)."""
     try:
-        table = pq.read_table(str(path))
+        file = pq.ParquetFile(str(path))
+        if max_bytes is None:
+            yield fields_source(file.read(), fields, "Parquet file")
+            return
+        meta = file.metadata
+        per_row = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)) // max(meta.num_rows, 1)
+        batches = file.iter_batches(batch_size=max(1024, max_bytes // max(per_row, 1)))
+        first = True
+        for batch in batches:
+            first = False
+            yield fields_source(pa.Table.from_batches([batch]), fields, "Parquet file")
+        if first:
+            yield fields_source(file.schema_arrow.empty_table(), fields, "Parquet file")
     except (pa.ArrowInvalid, OSError) as exc:
         raise BadRequest(f"the body is not a Parquet file: {exc}") from None
-    return fields_source(table, fields, "Parquet file")
 
 
 def fields_source(table: pa.Table, fields: list[str], what: str) -> Source:
@@ -173,23 +200,30 @@ def _as_text(values: pa.Array) -> pa.Array:
     return values.cast(pa.string())
 
 
-def read_source(request: StreamLoadRequest, path: Path, fields: list[str]) -> Source:
-    """The body as load_batch's input; `fields` are the load's source fields (load_source.source_fields)."""
+def read_sources(request: StreamLoadRequest, path: Path, fields: list[str], max_bytes: int | None) -> Iterator[Source]:
+    """The body as load_batch's inputs, read about `max_bytes` at a time (None: the whole body as one;
+    a CSV with enclose/escape and a JSON document are always one); `fields` are the load's source
+    fields (load_source.source_fields). At least one Source comes, maybe empty."""
     if request.format == "parquet":
         if request.compress_type is not None:
             raise BadRequest("compress_type does not apply to Parquet (its pages are compressed inside)")
-        return _parquet(path, fields)
+        yield from _parquet(path, fields, max_bytes)
+        return
     with open_body(path, request) as body:
-        return read_text(request, body, fields)
+        yield from _text(request, body, fields, max_bytes)
 
 
 def read_text(request: StreamLoadRequest, body: BinaryIO, fields: list[str]) -> Source:
-    """A CSV or JSON body (request.format) read from `body`."""
+    """A whole CSV or JSON body (request.format) read from `body` as one Source."""
+    return next(_text(request, body, fields, None))
+
+
+def _text(request: StreamLoadRequest, body: BinaryIO, fields: list[str], max_bytes: int | None) -> Iterator[Source]:
     if request.format == "json":
-        return _json(request, body)
+        return _json(request, body, max_bytes)
     if request.enclose is not None or request.escape is not None:
         if len(request.column_separator) != 1 or request.line_delimiter not in ("\n", "\r\n"):
             raise BadRequest("enclose/escape with a multi-character column_separator or a line_delimiter "
                              "other than \\n is not supported")
-        return _csv_quoted(request, body, len(fields))
-    return _csv_by_lines(request, body)
+        return iter([_csv_quoted(request, body, len(fields))])
+    return _csv_by_lines(request, body, max_bytes)
