@@ -38,6 +38,7 @@ CASES = [
     ("group_commit", ["--clients", "3", "--inserts", "3"]),
     ("routine_load", ["--rows", "20000", "--lag-records", "20"]),
     ("load", ["--clients", "4", "--duration-s", "5", "--seed-rows", "200"]),
+    ("bulk_load", ["--rows", "20000", "--values-rows", "10000"]),
     ("fault_harness", ["--duration-s", "5", "--faults", "1", "--keys", "10", "--down-max-s", "0.5"]),
 ]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("STRATA_")}, **BENCH_ENV}
