@@ -59,7 +59,6 @@ def _status_kb(pid: int, field: str) -> int:
     raise AssertionError(f"no {field} in /proc/{pid}/status")
 
 
-@pytest.mark.nightly  # minutes on a busy 2-core machine: the body is ~500 MB
 def _checksums(conn: pymysql.connections.Connection, table: str, count: int, pad: int) -> None:
     """Rows 0..count-1 arrived once each, each with its own text."""
     total = count * (count - 1) // 2
@@ -92,6 +91,7 @@ def test_a_body_in_many_chunks_is_one_commit(conn: pymysql.connections.Connectio
     assert rows(conn, "SELECT count(*) FROM t FOR VERSION AS OF 1") == [(1,)]
 
 
+@pytest.mark.nightly  # minutes on a busy 2-core machine: the body is ~500 MB
 def test_a_body_larger_than_the_memory_budget_loads_in_chunks(conn: pymysql.connections.Connection,
                                                                db: str) -> None:
     run(conn, "CREATE TABLE t (k BIGINT, n INT, pad VARCHAR(1000)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2")
