@@ -13,12 +13,8 @@ from query.stream_load.readers import Source
 
 def rejected_rows(source: Source, bad: pa.Table) -> list[tuple[str, str]]:
     """(reason, source text) of each rejected row; `bad` is a LoadedBatch's, over `source`."""
-    texts = source.lines
-    out = []
-    for offset, reason in zip(bad["__o"].to_pylist(), bad[REASON].to_pylist(), strict=True):
-        text = texts[offset].as_py() if offset is not None and 0 <= offset < len(texts) else ""
-        out.append((str(reason), text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)))
-    return out
+    return [(str(reason), source.line(offset) if offset is not None else "")
+            for offset, reason in zip(bad["__o"].to_pylist(), bad[REASON].to_pylist(), strict=True)]
 
 
 def error_url(ctx: Context, rows: list[tuple[str, str]], base_url: str) -> str:

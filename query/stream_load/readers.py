@@ -10,7 +10,7 @@ Two shapes, both read from the spool file (decompressed on the fly), never from 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -33,8 +33,18 @@ class Source:
 
     records: pa.Table
     parsed_sql: str | None
-    # The text of a record or row by its `__o`, for the error log (Doris prints the source line).
-    lines: pa.Array
+    # The text of a record or row by its `__o`, for the error log (Doris prints the source line);
+    # made only for the rows a load rejects ("" for an offset it does not know).
+    line: Callable[[int], str]
+
+
+def _text_at(values: pa.Array) -> Callable[[int], str]:
+    def line(offset: int) -> str:
+        if not 0 <= offset < len(values):
+            return ""
+        value = values[offset].as_py()
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else "" if value is None else str(value)
+    return line
 
 
 def open_body(path: Path, request: StreamLoadRequest) -> BinaryIO:
@@ -59,7 +69,7 @@ def _split_lines(body: BinaryIO, delimiter: bytes) -> Iterator[bytes]:
 
 def _records(lines: list[bytes]) -> Source:
     table = records_table([0] * len(lines), list(range(len(lines))), lines)
-    return Source(table, None, table.column("__v").combine_chunks())
+    return Source(table, None, _text_at(table.column("__v").combine_chunks()))
 
 
 def _batches(lines: Iterable[bytes], max_bytes: int | None) -> Iterator[Source]:
@@ -125,13 +135,16 @@ def _csv_quoted(request: StreamLoadRequest, body: BinaryIO, count: int) -> Sourc
                                 pa.nulls(len(bad), pa.string())]) for n in names]
     reasons = pa.array([None] * good + [reason for _, reason, _ in bad], pa.string())
     sep = request.column_separator
-    texts = [sep.join("\\N" if v is None else v for v in row) for row in zip(*(t.to_pylist() for t in
-                                                                              table.columns), strict=True)]
-    lines = pa.array(texts + [text for _, _, text in bad], pa.string())
+
+    def line(offset: int) -> str:
+        if 0 <= offset < good:
+            values = (column[offset].as_py() for column in table.columns)
+            return sep.join("\\N" if v is None else str(v) for v in values)
+        return bad[offset - good][2] if good <= offset < good + len(bad) else ""
     total = good + len(bad)
     parsed = pa.table([pa.array([0] * total, pa.int32()), pa.array(range(total), pa.int64()), reasons, *fields],
                       names=["__p", "__o", "__bad", *names])
-    return Source(parsed, PARSED_SQL, lines)
+    return Source(parsed, PARSED_SQL, line)
 
 
 def _trimmed(column: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -184,9 +197,11 @@ def fields_source(table: pa.Table, fields: list[str], what: str) -> Source:
     n = table.num_rows
     parsed = pa.table([pa.array([0] * n, pa.int32()), pa.array(range(n), pa.int64()), pa.nulls(n, pa.string()),
                        *columns], names=["__p", "__o", "__bad", *(f"__f{i}" for i in range(len(fields)))])
-    lines = pa.array([str(row) for row in table.select([by_name[f.lower()] for f in fields
-                                                        if f.lower() in by_name]).to_pylist()], pa.string())
-    return Source(parsed, PARSED_SQL, lines)
+    shown = table.select([by_name[f.lower()] for f in fields if f.lower() in by_name])
+
+    def line(offset: int) -> str:
+        return str(shown.slice(offset, 1).to_pylist()[0]) if 0 <= offset < shown.num_rows else ""
+    return Source(parsed, PARSED_SQL, line)
 
 
 def _as_text(values: pa.Array) -> pa.Array:
