@@ -44,7 +44,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from bench.stack import add_stack_args, bench_stack, emit, fresh_database, log, machine, percentiles_ms, sql_connect
+from bench.stack import (
+    add_stack_args,
+    bench_stack,
+    emit,
+    fresh_database,
+    log,
+    machine,
+    percentiles_ms,
+    sql_connect,
+    stack_pids,
+    status_kb,
+)
 from schemas.config import Settings
 
 TABLES = {"events": "DUPLICATE", "accounts": "UNIQUE", "counters": "UNIQUE"}
@@ -280,32 +291,6 @@ def run_client(s: Settings, db: str, conn: Any, work: Workload, seed: int, start
 # ------------------------------------------------------------------ memory / processes
 
 
-def _pids(s: Settings) -> dict[str, int | None]:
-    from infra.layout import Layout
-
-    lay = Layout(s)
-    pids: dict[str, int | None] = {}
-    for name in ("sql", "worker"):
-        try:
-            pids[name] = int(lay.pid_file(name).read_text().strip())
-        except (OSError, ValueError):
-            pids[name] = None
-    return pids
-
-
-def _rss_kb(pid: int | None) -> int | None:
-    if pid is None:
-        return None
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
 def _alive(pid: int | None) -> bool:
     if pid is None:
         return False
@@ -326,7 +311,7 @@ class MemorySampler(threading.Thread):
 
     def sample(self) -> None:
         self.samples.append((round(time.perf_counter() - self.t_zero, 2),
-                             {n: _rss_kb(p) for n, p in self.pids.items()}))
+                             {n: status_kb(p, 'VmRSS') for n, p in self.pids.items()}))
 
     def run(self) -> None:
         while not self.stop.is_set():
@@ -470,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"load: seeding {', '.join(TABLES)} in {db} ({args.seed_rows} rows, {args.buckets} buckets) …")
         tables = create_and_seed(s, db, args.seed_rows, args.buckets, rng)
         work = Workload(tables, mix, args.seed_rows)
-        pids_start = _pids(s)
+        pids_start = stack_pids(s)
         sessions = [_session(s, db) for _ in range(args.clients)]
         logs = [ClientLog() for _ in range(args.clients)]
         start = threading.Barrier(args.clients + 1)
@@ -495,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
         sampler.join()
         sampler.sample()
         stuck = sum(th.is_alive() for th in threads)
-        pids_end = _pids(s)
+        pids_end = stack_pids(s)
         alive = {n: _alive(pids_start[n]) and pids_end[n] == pids_start[n] for n in ("sql", "worker")}
         tt_reads = [r for lg in logs for r in lg.tt_reads]
         log(f"load: done ({wall:.1f} s); re-running {len(tt_reads)} time-travel reads …")

@@ -101,8 +101,18 @@ def _infra(cmd: str, *args: str) -> None:
 
 
 @contextlib.contextmanager
-def bench_stack(keep: bool = False) -> Iterator[Settings]:
-    """The bench stack's settings, the stack healthy; stopped at exit if this call started it."""
+def bench_stack(keep: bool = False, *, env_stack: bool = False) -> Iterator[Settings]:
+    """The bench stack's settings, the stack healthy; stopped at exit if this call started it.
+    `env_stack`: the running stack this process' STRATA_* environment names instead (a developer's own,
+    left as it is)."""
+    if env_stack:
+        s = load_settings()
+        problems = _unhealthy(s)
+        if problems:
+            raise SystemExit("bench: the stack of this environment is not healthy: " + "; ".join(problems))
+        log(f"bench: on the running stack of this environment (STRATA_HOME={s.home}, SQL {s.sql_port})")
+        yield s
+        return
     s = apply_env()
     started = False
     if _unhealthy(s):
@@ -161,6 +171,47 @@ def create_table_sql(name: str, model: str, buckets: int = 1, properties: dict[s
 
 
 # ------------------------------------------------------------------ results
+
+
+def stack_pids(s: Settings) -> dict[str, int | None]:
+    """The SQL server's and the worker's pids, from their pid files (None: not running)."""
+    from infra.layout import Layout
+
+    lay = Layout(s)
+    pids: dict[str, int | None] = {}
+    for name in ("sql", "worker"):
+        try:
+            pids[name] = int(lay.pid_file(name).read_text().strip())
+        except (OSError, ValueError):
+            pids[name] = None
+    return pids
+
+
+def status_kb(pid: int | None, field: str) -> int | None:
+    """A kB field of /proc/<pid>/status (VmRSS, VmHWM: the peak RSS); None when the process is gone."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def reset_peak_rss(pid: int | None) -> bool:
+    """Starts VmHWM afresh (`5` into /proc/<pid>/clear_refs), so it measures what comes next; False
+    when the kernel or the permissions refuse (VmHWM is then the peak since the process started)."""
+    if pid is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
 
 
 def machine() -> dict[str, Any]:

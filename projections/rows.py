@@ -30,7 +30,7 @@ from schemas.events import AutoIncrementAllocated
 from schemas.model import Column, NewRowset, Partition
 from storage.paths import HIDDEN_DELETE_SIGN, HIDDEN_SEQ
 from storage.rowset_sql import converted_sql, default_sql, duck_type, quote_literal, rounded_sql
-from storage.rowset_writer import write_rowset
+from storage.rowset_writer import RowsetStream
 from storage.tiers import LocalTiers
 
 REASON = "__reason"
@@ -339,20 +339,45 @@ def write_rowsets(tiers: LocalTiers, table: TableState, data: pa.Table, *,
     """Writes prepared rows as one durable rowset per partition × bucket, on the local medium each
     partition belongs on now (`default_cooldown_s`: see `cooldown.local_target`); returns them ready
     to be named in a `CommitRowsets`."""
-    schema = table.schema_now
-    keep = [name for name in data.column_names if name not in ("__partition", "__bucket")]
-    rowsets = []
-    now_ms = int(time.time() * 1000)
-    groups = data.group_by(["__partition", "__bucket"]).aggregate([]).to_pylist()
-    for group in groups:
-        mask = pc.and_(pc.equal(data["__partition"], group["__partition"]),
-                       pc.equal(data["__bucket"], group["__bucket"]))
-        part = data.filter(mask).select(keep)
-        # New rows land hot, on the partition's local medium; cooldown moves them later.
-        tier = local_target(table, table.partitions[group["__partition"]], now_ms, default_cooldown_s)
-        written = write_rowset(tiers.root(tier), table.table_id, group["__partition"], group["__bucket"], part)
-        rowsets.append(NewRowset(rowset_id=written.rowset_id, partition_id=group["__partition"],
-                                 bucket=group["__bucket"], num_rows=written.num_rows, size_bytes=written.size_bytes,
-                                 path=written.path, tier=tier, schema_version=schema.schema_version,
-                                 checksum=written.checksum))
-    return rowsets
+    writer = RowsetsWriter(tiers, table, default_cooldown_s=default_cooldown_s)
+    writer.append(data)
+    return writer.finish()
+
+
+class RowsetsWriter:
+    """A load's prepared rows written as they come, a part at a time, into one rowset per partition ×
+    bucket (a read walks one rowset per partition, bucket and version: a commit never has two), each
+    part appended to its partition × bucket's open file. `finish` makes them durable; nothing is
+    named before (files `abandon` leaves are the recycler's orphan sweep's)."""
+
+    def __init__(self, tiers: LocalTiers, table: TableState, *, default_cooldown_s: float | None = None) -> None:
+        self.tiers, self.table, self.default_cooldown_s = tiers, table, default_cooldown_s
+        self._open: dict[tuple[int, int], tuple[str, RowsetStream]] = {}
+
+    def append(self, data: pa.Table) -> None:
+        keep = [name for name in data.column_names if name not in ("__partition", "__bucket")]
+        now_ms = int(time.time() * 1000)
+        for group in data.group_by(["__partition", "__bucket"]).aggregate([]).to_pylist():
+            key = (group["__partition"], group["__bucket"])
+            if key not in self._open:
+                # New rows land hot, on the partition's local medium; cooldown moves them later.
+                tier = local_target(self.table, self.table.partitions[key[0]], now_ms, self.default_cooldown_s)
+                self._open[key] = (tier, RowsetStream(self.tiers.root(tier), self.table.table_id, *key))
+            mask = pc.and_(pc.equal(data["__partition"], key[0]), pc.equal(data["__bucket"], key[1]))
+            self._open[key][1].append(data.filter(mask).select(keep))
+
+    def finish(self) -> list[NewRowset]:
+        schema = self.table.schema_now
+        rowsets = []
+        for (partition_id, bucket), (tier, stream) in self._open.items():
+            written = stream.finish()
+            rowsets.append(NewRowset(rowset_id=written.rowset_id, partition_id=partition_id, bucket=bucket,
+                                     num_rows=written.num_rows, size_bytes=written.size_bytes, path=written.path,
+                                     tier=tier, schema_version=schema.schema_version, checksum=written.checksum))
+        self._open.clear()
+        return rowsets
+
+    def abandon(self) -> None:
+        for _, stream in self._open.values():
+            stream.abandon()
+        self._open.clear()

@@ -1,43 +1,58 @@
-"""Doris' Broker Load from S3: `LOAD LABEL db.label (DATA INFILE("s3://…") INTO TABLE t …) WITH S3 (…)
-PROPERTIES (…)`, an asynchronous job (query.bulk_jobs) that fetches the files with Strata's object
-store client, maps them through the column list, SET and WHERE, and commits each target table's rows
-under the job's label through the ordinary commit path (query.dml), so time travel stays exact.
+"""Doris' Broker Load from S3: `LOAD LABEL db.label ([MERGE|APPEND|DELETE] DATA INFILE("s3://…") INTO
+TABLE t … [DELETE ON cond]) WITH S3 (…) PROPERTIES (…)`, an asynchronous job (query.bulk_jobs) that
+fetches the files with Strata's object store client and commits each target table's rows under the
+job's label through the ordinary commit path (query.dml), so time travel stays exact.
+
+Each data description is a Stream Load request (query.stream_load.request): its column list, SET,
+WHERE, merge type and DELETE ON become the request's `columns`, `where`, `merge_type` and `delete`,
+so both loads map, filter, type and judge rows by one path (`stream_load.job.loaded_batch`,
+`stream_load.quality`). Rows that do not parse or fit are filtered; more than `max_filter_ratio` of
+them cancels the job (ETL_QUALITY_UNSATISFIED) and commits nothing; the URL in SHOW LOAD serves them.
 
 States: PENDING → LOADING (fetching, mapping, checking) → COMMITTED (committing; no longer
-cancellable) → FINISHED, or CANCELLED (CANCEL LOAD, its `timeout`, or an error, shown in ErrorMsg).
-A job resumed after a restart commits only the tables its label is not yet on. Rows of several
-tables are committed table by table (Strata commits one table at a time): a job that fails between
-two such commits is CANCELLED with the tables already committed named in ErrorMsg.
-A row that does not fit fails the job (`max_filter_ratio` must be 0: error rows are not filtered yet).
+cancellable) → FINISHED, or CANCELLED (CANCEL LOAD, its `timeout`, too many filtered rows, or an
+error, shown in ErrorMsg). A job resumed after a restart commits only the tables its label is not
+yet on. Rows of several tables are committed table by table (Strata commits one table at a time):
+a job that fails between two such commits is CANCELLED with the tables already committed named in
+ErrorMsg.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import sqlglot
 
 from projections.bulk_jobs import BulkJob
+from projections.load_source import LoadedBatch, source_fields
+from projections.rows import RowsRejected
 from projections.state import TableState
 from query import bulk_jobs, dml
 from query.context import Context, Done, SessionState, SqlFailure
-from query.file_formats import READ_FORMATS, check_format, text_options
-from query.load_mapping import load_expression_sql
+from query.file_formats import READ_FORMATS, check_format, decode, text_options
 from query.parser import DIALECT
 from query.parser import statements as st
+from query.reads import duck_error
 from query.s3_location import CONNECTION_KEYS, connection_properties, lowered, target
-from query.s3_source import matching_keys, read_objects
+from query.s3_source import matching_keys, read_object
 from query.sandbox import check_expression
+from query.stream_load import quality
+from query.stream_load.job import loaded_batch
+from query.stream_load.readers import Source, fields_source, read_text
+from query.stream_load.request import BadRequest, StreamLoadRequest, parse_request
 from schemas.errors import ErrorCode
-from schemas.model import Column
-from storage.rowset_sql import converted_sql, quote_ident
 
-_PROPERTIES = frozenset({"timeout", "max_filter_ratio", "comment"})
+_PROPERTIES = frozenset({"timeout", "max_filter_ratio", "strict_mode", "comment"})
 DEFAULT_TIMEOUT_S = 14400  # Doris' broker load timeout, 4 hours
 WHAT = "Broker Load"
+QUALITY_ERROR = "type:ETL_QUALITY_UNSATISFIED; msg:quality not good enough to cancel"  # Doris' words
+# Formats whose decoded columns are matched to the load's fields by name (Stream Load's Parquet path).
+_BY_NAME = ("parquet", "orc", "csv_with_names", "csv_with_names_and_types")
 
 
 def _timeout(properties: dict[str, str]) -> int:
@@ -53,34 +68,88 @@ def _check_properties(properties: dict[str, str], s3: dict[str, str]) -> None:
     if unknown:
         raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"{WHAT}: unknown or unsupported propert"
                                                       f"{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}")
-    ratio = properties.get("max_filter_ratio", "0")
+
+
+def _headers(spec: dict[str, Any], d: dict[str, Any], fields: list[str]) -> dict[str, str]:
+    """The data description as Stream Load headers; `fields` are the file's columns as the load names them."""
+    assignments = [f"{_quoted(name)} = {expr}" for name, expr in d["set"]]
+    headers = {"format": "parquet" if d["format"] in _BY_NAME else d["format"],
+               "columns": ", ".join([_quoted(f) for f in fields] + assignments),
+               "merge_type": d.get("merge_type", "APPEND"),
+               "max_filter_ratio": str(spec.get("max_filter_ratio", "0")),
+               "strict_mode": str(spec.get("strict_mode", "false")).lower(),
+               **{k: v for k, v in d["options"].items()}}
+    if d["format"] == "json":
+        headers["read_json_by_line"] = "true"  # one object per line, as S3() reads JSON
+    for key, value in (("where", d["where"]), ("delete", d.get("delete_on")),
+                       ("partitions", ",".join(d["partitions"]))):
+        if value:
+            headers[key] = value
+    return headers
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _request(spec: dict[str, Any], d: dict[str, Any], table: TableState, fields: list[str]) -> StreamLoadRequest:
     try:
-        zero = float(ratio) == 0
-    except ValueError:
-        zero = False
-    if not zero:
-        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"{WHAT}: max_filter_ratio '{ratio}' is not supported: a row "
-                                                      "that does not fit fails the load (max_filter_ratio 0)")
+        return parse_request(_headers(spec, d, fields), table)
+    except BadRequest as exc:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{WHAT}: {exc}") from None
+
+
+def _default_fields(d: dict[str, Any], table: TableState, file_columns: list[str] | None) -> list[str]:
+    """The file's fields as the load names them: its column list, or else the table's columns in
+    order (CSV, JSON) or the file's columns the table has (formats matched by name)."""
+    if d["columns"]:
+        return list(d["columns"])
+    if d["format"] in _BY_NAME and file_columns is not None:
+        return [n for n in file_columns if table.schema_now.column(n) is not None]
+    return [c.name for c in table.schema_now.visible_columns]
 
 
 def _data_spec(ctx: Context, session: SessionState, db: str, data: st.LoadData,
-               s3: dict[str, str]) -> dict[str, Any]:
+               s3: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
     table = ctx.table(session, st.QualifiedName(data.table, db))
     if table.auto_partition is not None:
         raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"{WHAT} into AUTO PARTITION table '{table.name}' is not "
                                                       "supported yet; use INSERT INTO … SELECT … FROM S3(…)")
-    for name in data.partitions:
-        dml._named_partition(table, name)
     fmt = check_format(data.format or "csv", READ_FORMATS, WHAT)
     options = {k: v for k, v in (("column_separator", data.column_separator),
                                  ("line_delimiter", data.line_delimiter)) if v is not None}
     text_options(options)
     for path in data.paths:
         target(ctx, path, s3, WHAT)  # the URI and keys are usable (no request yet)
-    return {"paths": list(data.paths), "table": table.name, "table_id": table.table_id,
-            "partitions": list(data.partitions), "format": fmt, "options": options, "columns": list(data.columns),
-            "set": [[c.name, c.expr.sql(dialect=DIALECT)] for c in data.set if c.expr is not None],
-            "where": data.where.sql(dialect=DIALECT) if data.where is not None else None}
+    d: dict[str, Any] = {"paths": list(data.paths), "table": table.name, "table_id": table.table_id,
+         "partitions": list(data.partitions), "format": fmt, "options": options, "columns": list(data.columns),
+         "set": [[c.name, c.expr.sql(dialect=DIALECT)] for c in data.set if c.expr is not None],
+         "where": data.where.sql(dialect=DIALECT) if data.where is not None else None,
+         "merge_type": data.merge_type,
+         "delete_on": data.delete_on.sql(dialect=DIALECT) if data.delete_on is not None else None}
+    for text in [*(expr for _, expr in d["set"]), d["where"], d["delete_on"]]:
+        if text:
+            _expression(text)
+    _request(spec, d, table, _default_fields(d, table, None))  # the mapping fits the table now
+    return d
+
+
+def _ratio(properties: dict[str, str]) -> str:
+    text = properties.get("max_filter_ratio", "0")
+    try:
+        ratio = float(text)
+    except ValueError:
+        ratio = -1.0
+    if not 0.0 <= ratio <= 1.0:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"max_filter_ratio must be a number from 0 to 1, not '{text}'")
+    return text
+
+
+def _strict_mode(properties: dict[str, str]) -> bool:
+    text = properties.get("strict_mode", "false").strip().lower()
+    if text not in ("true", "false"):
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"strict_mode must be true or false, not '{text}'")
+    return text == "true"
 
 
 def create_broker_load(ctx: Context, session: SessionState, s: st.BrokerLoad) -> Done:
@@ -88,117 +157,71 @@ def create_broker_load(ctx: Context, session: SessionState, s: st.BrokerLoad) ->
     _, db = ctx.database_id(session, s.label.db)
     s3 = lowered(s.s3_properties)
     _check_properties(s.properties, s3)
-    timeout = _timeout(s.properties)
-    data = [_data_spec(ctx, session, db, d, s3) for d in s.data]
-    for d in data:
+    spec: dict[str, Any] = {"user": session.user, "db": db, "timeout": _timeout(s.properties),
+                            "max_filter_ratio": _ratio(s.properties), "strict_mode": _strict_mode(s.properties),
+                            "comment": s.properties.get("comment", "")}
+    spec["data"] = [_data_spec(ctx, session, db, d, s3, spec) for d in s.data]
+    for d in spec["data"]:
         if ctx.projection.label(d["table_id"], s.label.name) is not None:
             raise SqlFailure(ErrorCode.LABEL_ALREADY_EXISTS, f"Label [{s.label.name}] has already been used")
-    spec = {"user": session.user, "db": db, "timeout": timeout, "max_filter_ratio": s.properties.get(
-        "max_filter_ratio", "0"), "comment": s.properties.get("comment", ""),
-        "s3": ctx.stores.box.seal_properties(connection_properties(s3)), "data": data}
+    spec["s3"] = ctx.stores.box.seal_properties(connection_properties(s3))
     bulk_jobs.create(ctx, "LOAD", db, s.label.name, spec)
     return Done()
 
 
-def _mapped_sql(table: TableState, fields: list[str], derived: list[tuple[str, sqlglot.exp.Expr]],
-                where: sqlglot.exp.Expr | None) -> tuple[str, list[Column]]:
-    """SQL over `__src` (columns __f0…) giving a0… for the table's targets, and those targets: each
-    source field typed as the column it fills for SET and WHERE (as routine load does), a plain
-    field passed as it is so that the load's checks see the value that does not convert."""
-    schema = table.schema_now
-    typed = {name.lower() for name in fields if schema.column(name) is not None}
-    scope = []
-    for i, name in enumerate(fields):
-        column = schema.column(name)
-        scope.append(f"{converted_sql(f'__f{i}', column.type) if column is not None else f'__f{i}'} "
-                     f"AS {quote_ident(name)}")
-    raw = [f"__f{i}" for i in range(len(fields))]
-    scope_sql = f"SELECT {', '.join(raw + scope)} FROM __src"
-    names = set(fields)
-    if derived:
-        computed = ", ".join(f"{load_expression_sql(expr, names, typed, f'SET {name}')} AS {quote_ident(name)}"
-                             for name, expr in derived)
-        scope_sql = f"SELECT *, {computed} FROM ({scope_sql})"
-        names |= {name for name, _ in derived}
-    filtered = f" WHERE {load_expression_sql(where, names, typed | {n.lower() for n, _ in derived}, 'WHERE')}" \
-        if where is not None else ""
-    targets: list[Column] = []
-    values: list[str] = []
-    derived_names = {name.lower() for name, _ in derived}
-    for name in [*fields, *(name for name, _ in derived)]:
-        column = schema.column(name)
-        if column is None:
-            if name.lower() in derived_names:
-                raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"Unknown column '{name}' in table '{table.name}'")
-            continue  # a source field only SET or WHERE uses
-        if column in targets:
-            if name.lower() in derived_names:  # SET overrides the field of the same name
-                values[targets.index(column)] = quote_ident(name)
-            continue
-        targets.append(column)
-        values.append(quote_ident(name) if name.lower() in derived_names else f"__f{fields.index(name)}")
-    if not targets:
-        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"the load fills no column of table '{table.name}'")
-    select = ", ".join(f"{v} AS a{i}" for i, v in enumerate(values))
-    return f"SELECT {select} FROM ({scope_sql}){filtered}", targets
+def _source(d: dict[str, Any], request: StreamLoadRequest | None, data: bytes, uri: str,
+            table: TableState) -> tuple[Source, list[str]]:
+    """One file as the load's source, and the fields it gives."""
+    if d["format"] in _BY_NAME:
+        decoded = decode(data, d["format"], text_options(d["options"]), uri)
+        fields = _default_fields(d, table, decoded.column_names)
+        return fields_source(decoded, fields, f"file {uri}"), fields
+    assert request is not None
+    fields = source_fields(request, table)
+    return read_text(request, io.BytesIO(data), fields), fields
 
 
-def _fields(source: pa.Table, columns: list[str], fmt: str, table: TableState) -> tuple[pa.Table, list[str]]:
-    """The source's columns as the load names them: the column list, or else the table's columns
-    in order (CSV) or by name (Parquet, ORC, JSON)."""
-    if fmt == "csv":
-        names = columns or [c.name for c in table.schema_now.visible_columns]
-        if len(names) != source.num_columns:
-            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
-                             f"the file has {source.num_columns} columns, the load expects {len(names)} "
-                             f"({', '.join(names)})")
-        return source, names
-    by_name = {n.lower(): i for i, n in enumerate(source.column_names)}
-    names = columns or [n for n in source.column_names if table.schema_now.column(n) is not None]
-    missing = [n for n in names if n.lower() not in by_name]
-    if missing:
-        raise SqlFailure(ErrorCode.BAD_FIELD_ERROR, f"the file has no column {', '.join(missing)}")
-    return source.select([by_name[n.lower()] for n in names]), names
+def _loaded(ctx: Context, table: TableState, request: StreamLoadRequest, source: Source) -> LoadedBatch:
+    """Stream Load's mapping and checks, their failures as the job's."""
+    try:
+        return loaded_batch(ctx, table, request, source)
+    except RowsRejected as exc:
+        raise SqlFailure(exc.code, exc.message) from None
+    except duckdb.Error as exc:
+        raise SqlFailure(ErrorCode.UNKNOWN_ERROR, duck_error(exc)[1]) from None
 
 
 def _prepared(ctx: Context, job: BulkJob, spec: dict[str, Any], d: dict[str, Any], s3: dict[str, str],
-              counts: dict[str, int]) -> tuple[TableState, pa.Table]:
+              counts: dict[str, int], rejected: list[tuple[str, str]]) -> tuple[TableState, list[pa.Table]]:
     table = ctx.projection.tables.get(d["table_id"])
     if table is None or table.dropped_ts_ms is not None:
         raise SqlFailure(ErrorCode.NO_SUCH_TABLE, f"table '{d['table']}' was dropped")
     limit = ctx.config.s3_transfer_max_bytes
-    options = text_options(d["options"])
-    sources = []
+    # Text formats name their fields before reading; formats matched by name may differ file by file.
+    request = None if d["format"] in _BY_NAME else _request(spec, d, table, _default_fields(d, table, None))
+    parts = []
     for path in d["paths"]:
         where = target(ctx, path, s3, WHAT)
         found = matching_keys(where, WHAT, limit)
         counts["files"] += len(found)
-        sources.append(read_objects(where, found, d["format"], options, WHAT, limit))
-        bulk_jobs.still_running(ctx, job)
-    source = pa.concat_tables(sources, promote_options="permissive") if len(sources) > 1 else sources[0]
-    counts["bytes"] += source.nbytes
-    source, fields = _fields(source, d["columns"], d["format"], table)
-    derived = [(name, _expression(text)) for name, text in d["set"]]
-    where_expr = _expression(d["where"]) if d["where"] else None
-    sql, targets = _mapped_sql(table, fields, derived, where_expr)
-    cur = ctx.cursor()
-    try:
-        cur.register("__src", source.rename_columns([f"__f{i}" for i in range(len(fields))]))
-        kept = int(cur.execute(f"SELECT count(*) FROM ({sql})").fetchall()[0][0])
-        partitions = tuple(dml._named_partition(table, p) for p in d["partitions"])
-        data = dml.prepare_rows(cur, table, sql, targets, partitions=partitions,
-                                allocate=dml.AutoIncrement.of(ctx, table))
-    finally:
-        cur.close()
-    counts["scanned"] += source.num_rows
-    counts["unselected"] += source.num_rows - kept
-    counts["normal"] += data.num_rows
-    return table, data
+        for key in found:
+            data = read_object(where, key, WHAT, limit)
+            counts["bytes"] += len(data)
+            source, fields = _source(d, request, data, f"s3://{where.bucket}/{key}", table)
+            loaded = _loaded(ctx, table, request or _request(spec, d, table, fields), source)
+            parts.append(loaded.rows)
+            rejected.extend(quality.rejected_rows(source, loaded.bad))
+            counts["scanned"] += loaded.rows.num_rows + loaded.bad.num_rows + loaded.unselected
+            counts["unselected"] += loaded.unselected
+            counts["normal"] += loaded.rows.num_rows
+            counts["abnormal"] += loaded.bad.num_rows
+            bulk_jobs.still_running(ctx, job)
+    return table, parts
 
 
 def _expression(text: str) -> sqlglot.exp.Expr:
-    """A SET or WHERE expression from the job's spec, checked by the sandbox again (the spec is
-    read back from the log)."""
+    """A SET, WHERE or DELETE ON expression, checked by the sandbox (again when the job runs: the
+    spec is read back from the log)."""
     expr = sqlglot.parse_one(text, read=DIALECT)
     check_expression(expr)
     return expr
@@ -214,14 +237,24 @@ def run_load(ctx: Context, job: BulkJob) -> None:
     deadline = job.created_ts_ms + int(spec["timeout"]) * 1000
     s3 = ctx.stores.box.open_properties(dict(spec["s3"]))
     counts = {"files": 0, "bytes": 0, "scanned": 0, "unselected": 0, "normal": 0, "abnormal": 0}
+    rejected: list[tuple[str, str]] = []
     by_table: dict[int, tuple[TableState, list[pa.Table]]] = {}
     for d in spec["data"]:
-        table, data = _prepared(ctx, job, spec, d, s3, counts)
-        by_table.setdefault(table.table_id, (table, []))[1].append(data)
+        for text in [*(expr for _, expr in d["set"]), d["where"], d.get("delete_on")]:
+            if text:
+                _expression(text)
+        table, parts = _prepared(ctx, job, spec, d, s3, counts, rejected)
+        by_table.setdefault(table.table_id, (table, []))[1].extend(parts)
         if time.time() * 1000 > deadline:
             raise SqlFailure(ErrorCode.UNKNOWN_ERROR, f"LoadTimeout: the load ran past its timeout of "
                                                       f"{spec['timeout']} s")
     info = {k: str(v) for k, v in counts.items()}
+    if rejected:
+        info["url"] = quality.error_url(ctx, rejected, quality.server_url(ctx))
+    if quality.too_many_filtered(counts["abnormal"], counts["normal"], float(spec.get("max_filter_ratio", "0"))):
+        if not bulk_jobs.move(ctx, job, "CANCELLED", ("LOADING", "PENDING"), info=info, error=QUALITY_ERROR):
+            raise bulk_jobs.JobCancelled()
+        return
     if job.state != "COMMITTED" and not bulk_jobs.move(ctx, job, "COMMITTED", ("LOADING", "PENDING"),
                                                        progress="ETL:100%; LOAD:99%", info=info):
         raise bulk_jobs.JobCancelled()
@@ -231,8 +264,8 @@ def run_load(ctx: Context, job: BulkJob) -> None:
             if ctx.projection.label(table.table_id, job.label) is not None:
                 committed.append(table.name)  # committed before a restart
                 continue
-            rows = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-            if rows.num_rows:
+            rows = pa.concat_tables(parts) if len(parts) > 1 else parts[0] if parts else None
+            if rows is not None and rows.num_rows:
                 dml.commit_rows(ctx, ctx.projection.tables[table.table_id], rows, label=job.label,
                                 source="broker_load")
             committed.append(table.name)

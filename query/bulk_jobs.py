@@ -170,16 +170,18 @@ def _selected(ctx: Context, session: SessionState, kind: str, db: str | None, la
 def _load_row(job: BulkJob) -> tuple[Any, ...]:
     spec = json.loads(job.spec)
     info = job.info
+    # Counted once the rows were checked: a finished job, or one cancelled for too many filtered rows.
     etl = (f"unselected.rows={info.get('unselected', 0)}; dpp.abnorm.ALL={info.get('abnormal', 0)}; "
-           f"dpp.norm.ALL={info.get('normal', 0)}") if job.state == "FINISHED" else "NULL"
+           f"dpp.norm.ALL={info.get('normal', 0)}") if "normal" in info else "NULL"
     task = f"cluster:N/A; timeout(s):{spec.get('timeout', '')}; max_filter_ratio:{spec.get('max_filter_ratio', '0')}"
     started = int(info["started_ms"]) if "started_ms" in info else None
-    details = json.dumps({"ScannedRows": int(info.get("scanned", 0)), "FileNumber": int(info.get("files", 0)),
-                          "FileSize": int(info.get("bytes", 0))})
+    details = json.dumps({"ScannedRows": int(info.get("scanned", 0)), "TaskNumber": 1,
+                          "FileNumber": int(info.get("files", 0)), "FileSize": int(info.get("bytes", 0)),
+                          "LoadBytes": int(info.get("bytes", 0))})
     return (job.job_id, job.label, job.state, job.progress or "ETL:N/A; LOAD:0%", "BROKER", etl, task,
             job.error or "NULL", _time(job.created_ts_ms), _time(started), _time(started), _time(started),
-            _time(job.finished_ts_ms), "NULL", details, info.get("transaction", "NULL"), "{}", spec.get("user", ""),
-            spec.get("comment", ""))
+            _time(job.finished_ts_ms), info.get("url", "NULL"), details, info.get("transaction", "NULL"), "{}",
+            spec.get("user", ""), spec.get("comment", ""))
 
 
 def _export_row(job: BulkJob) -> tuple[Any, ...]:

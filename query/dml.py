@@ -122,11 +122,24 @@ def commit_rows(ctx: Context, table: TableState, data: pa.Table, *, label: str, 
     """Writes prepared rows (see `prepare_rows`) as durable rowsets, then proposes them as one commit
     under `label`; returns the count once the commit is applied here. An AUTO PARTITION load passes
     the partitions its rows need (`table` is then the table widened by them)."""
-    rowsets = rows.write_rowsets(ctx.tiers, table, data, default_cooldown_s=ctx.config.storage_cooldown_seconds)
+    written = rows.write_rowsets(ctx.tiers, table, data, default_cooldown_s=ctx.config.storage_cooldown_seconds)
+    return commit_rowsets(ctx, table, written, data.num_rows, label=label, source=source,
+                          new_partitions=new_partitions)
+
+
+def rowsets_writer(ctx: Context, table: TableState) -> rows.RowsetsWriter:
+    """Writes a load's prepared rows a part at a time (a body larger than memory); `commit_rowsets`
+    commits what its `finish` returns."""
+    return rows.RowsetsWriter(ctx.tiers, table, default_cooldown_s=ctx.config.storage_cooldown_seconds)
+
+
+def commit_rowsets(ctx: Context, table: TableState, rowsets: list[rows.NewRowset], num_rows: int, *, label: str,
+                   source: str, new_partitions: tuple[Partition, ...] = ()) -> int:
+    """Proposes written rowsets (`rows.write_rowsets`, a `rowsets_writer`) as one commit under `label`."""
     ctx.propose(cmd.CommitRowsets(table_id=table.table_id, label=label, rowsets=tuple(rowsets),
-                                  num_rows=data.num_rows, source=source, new_partitions=new_partitions),
+                                  num_rows=num_rows, source=source, new_partitions=new_partitions),
                 table_id=table.table_id)
-    return data.num_rows
+    return num_rows
 
 
 # Stand-ins for the hidden columns an INSERT may name that are not schema columns: the delete sign

@@ -99,13 +99,15 @@ def matching_keys(where: S3Target, what: str, limit_bytes: int) -> list[str]:
     return sorted(path for path, _ in found)
 
 
+def read_object(where: S3Target, key: str, what: str, limit_bytes: int) -> bytes:
+    with store_errors(what):
+        return where.store.read_bytes(key, limit_bytes)
+
+
 def read_objects(where: S3Target, keys: list[str], fmt: str, options: TextOptions, what: str,
                  limit_bytes: int) -> pa.Table:
-    tables = []
-    for key in keys:
-        with store_errors(what):
-            data = where.store.read_bytes(key, limit_bytes)
-        tables.append(decode(data, fmt, options, f"s3://{where.bucket}/{key}"))
+    tables = [decode(read_object(where, key, what, limit_bytes), fmt, options, f"s3://{where.bucket}/{key}")
+              for key in keys]
     return concatenated(tables, what)
 
 

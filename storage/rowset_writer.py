@@ -47,17 +47,47 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+class RowsetStream:
+    """One rowset file written a part at a time (a load larger than memory appends its chunks), each
+    part a row group; `finish` makes it durable as above and names it. Until then only a temp file
+    exists, which `abandon` (or, after a crash, the recycler's orphan sweep) removes."""
+
+    def __init__(self, root: Path, table_id: int, partition_id: int, bucket: int) -> None:
+        self.rowset_id = new_rowset_id()
+        self.rel = rowset_path(table_id, partition_id, bucket, self.rowset_id)
+        self.final = root / self.rel
+        self.final.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = self.final.with_name(f".{self.final.name}.tmp")
+        self.num_rows = 0
+        self._writer: pq.ParquetWriter | None = None
+
+    def append(self, data: pa.Table) -> None:
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.tmp, data.schema, compression="zstd")
+        else:
+            data = data.cast(self._writer.schema)  # every part has the rows' types; a NULL-only part too
+        self._writer.write_table(data)
+        self.num_rows += data.num_rows
+
+    def finish(self) -> WrittenFile:
+        if self._writer is None:
+            raise ValueError("a rowset needs at least one part")
+        self._writer.close()
+        with open(self.tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        checksum = file_sha256(self.tmp)
+        os.replace(self.tmp, self.final)
+        _fsync_dir(self.final.parent)
+        return WrittenFile(rowset_id=self.rowset_id, path=self.rel, num_rows=self.num_rows,
+                           size_bytes=self.final.stat().st_size, checksum=checksum)
+
+    def abandon(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        self.tmp.unlink(missing_ok=True)
+
+
 def write_rowset(root: Path, table_id: int, partition_id: int, bucket: int, data: pa.Table) -> WrittenFile:
-    rowset_id = new_rowset_id()
-    rel = rowset_path(table_id, partition_id, bucket, rowset_id)
-    final = root / rel
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_name(f".{final.name}.tmp")
-    pq.write_table(data, tmp, compression="zstd")
-    with open(tmp, "rb+") as fh:
-        os.fsync(fh.fileno())
-    checksum = file_sha256(tmp)
-    os.replace(tmp, final)
-    _fsync_dir(final.parent)
-    return WrittenFile(rowset_id=rowset_id, path=rel, num_rows=data.num_rows,
-                       size_bytes=final.stat().st_size, checksum=checksum)
+    stream = RowsetStream(root, table_id, partition_id, bucket)
+    stream.append(data)
+    return stream.finish()

@@ -79,8 +79,7 @@ def export_table(c: Cursor) -> ExportTable:
 
 
 def _data(c: Cursor) -> LoadData:
-    if c.accept("MERGE") or c.at("DELETE"):
-        raise UnsupportedStatement("Broker Load merge types (MERGE, DELETE) are not supported")
+    merge_type = next((t for t in ("MERGE", "APPEND", "DELETE") if c.accept(t)), "APPEND")
     c.expect("DATA", "INFILE")
     paths = tuple(c.parens(lambda: c.string("a quoted s3:// path")))
     if c.accept("NEGATIVE"):
@@ -91,7 +90,7 @@ def _data(c: Cursor) -> LoadData:
     separator = delimiter = fmt = None
     columns: tuple[str, ...] = ()
     derived: tuple[LoadColumn, ...] = ()
-    where = None
+    where = delete_on = None
     while True:
         if c.accept("COLUMNS", "TERMINATED", "BY"):
             separator = c.string("a quoted column separator")
@@ -101,9 +100,11 @@ def _data(c: Cursor) -> LoadData:
             fmt = c.name_or_string("a format").lower()
         elif c.at_type(TokenType.L_PAREN):
             columns = c.name_list()
-        elif c.accept("COLUMNS", "FROM", "PATH", "AS") or c.at("PRECEDING") or c.at("ORDER") or c.at("DELETE"):
-            raise UnsupportedStatement("Broker Load COLUMNS FROM PATH, PRECEDING FILTER, ORDER BY and DELETE ON "
-                                       "are not supported")
+        elif c.accept("DELETE", "ON"):
+            delete_on = c.sqlglot("condition", "a condition")
+        elif c.accept("COLUMNS", "FROM", "PATH", "AS") or c.at("PRECEDING") or c.at("ORDER"):
+            raise UnsupportedStatement("Broker Load COLUMNS FROM PATH, PRECEDING FILTER and ORDER BY are not "
+                                       "supported")
         elif c.accept("SET"):
             derived = tuple(c.parens(lambda: _assignment(c)))
         elif c.accept("WHERE"):
@@ -112,7 +113,8 @@ def _data(c: Cursor) -> LoadData:
             raise UnsupportedStatement("per-file PROPERTIES of a Broker Load are not supported")
         else:
             break
-    return LoadData(paths, table, partitions, separator, delimiter, fmt, columns, derived, where)
+    return LoadData(paths, table, partitions, separator, delimiter, fmt, columns, derived, where, merge_type,
+                    delete_on)
 
 
 def _assignment(c: Cursor) -> LoadColumn:

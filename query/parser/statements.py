@@ -710,6 +710,8 @@ class LoadData:
     columns: tuple[str, ...] = ()
     set: tuple[LoadColumn, ...] = ()
     where: exp.Expr | None = None
+    merge_type: str = "APPEND"  # APPEND, DELETE (every row deletes its key) or MERGE (rows DELETE ON picks delete)
+    delete_on: exp.Expr | None = None
 
 
 @dataclass(frozen=True)

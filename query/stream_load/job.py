@@ -2,8 +2,10 @@
 checked like a routine load's batch (`projections.load_source`), and committed like an INSERT
 (`query.dml.commit_rows`, or a group commit batch, or a prepared transaction for 2PC).
 
-Runs on a worker thread. Nothing is written when the load fails: rows are checked and the filter
-ratio decided before any rowset file is written."""
+Runs on a worker thread. A Duplicate Key table's body is loaded a chunk at a time (`_chunked`), each
+chunk's rows appended to the load's rowset files (one per partition × bucket) as they are checked,
+committed once the filter ratio is decided: a failed load commits nothing and removes its files.
+Other bodies are checked whole before any rowset file is written."""
 
 from __future__ import annotations
 
@@ -12,17 +14,16 @@ import time
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 from projections.load_source import CARRIED, LoadedBatch, Rewrite, load_batch, plan_load, source_fields
-from projections.rows import REASON, RowsRejected
+from projections.rows import RowsetsWriter, RowsRejected
 from projections.state import TableState
 from query import group_commit
 from query.context import Context, SqlFailure
-from query.dml import AutoIncrement, commit_rows, with_stored_values
+from query.dml import AutoIncrement, commit_rows, commit_rowsets, rowsets_writer, with_stored_values
 from query.reads import duck_error
-from query.stream_load import error_log, transactions
-from query.stream_load.readers import Source, read_source
+from query.stream_load import quality, transactions
+from query.stream_load.readers import Source, read_sources
 from query.stream_load.reply import FAIL, LABEL_EXISTS, LoadReply
 from query.stream_load.request import BadRequest, StreamLoadRequest
 from schemas.errors import ErrorCode
@@ -46,7 +47,8 @@ def existing_label(ctx: Context, table: TableState, label: str) -> LoadReply | N
     return None
 
 
-def _loaded(ctx: Context, table: TableState, request: StreamLoadRequest, source: Source) -> LoadedBatch:
+def loaded_batch(ctx: Context, table: TableState, request: StreamLoadRequest, source: Source) -> LoadedBatch:
+    """The source's rows mapped, typed and checked as the request says (nothing written yet)."""
     cur = ctx.cursor()
     try:
         plan = plan_load(request, table, parsed_sql=source.parsed_sql, delete_sql=request.delete_sql)
@@ -72,15 +74,6 @@ def _partial_rewrite(ctx: Context, table: TableState, request: StreamLoadRequest
     def rewrite(source_sql: str, targets: list[Column]) -> tuple[str, list[Column]]:
         return with_stored_values(ctx, table, source_sql, targets, carry=CARRIED)
     return rewrite
-
-
-def _error_rows(source: Source, bad: pa.Table) -> list[tuple[str, str]]:
-    texts = source.lines
-    out = []
-    for offset, reason in zip(bad["__o"].to_pylist(), bad[REASON].to_pylist(), strict=True):
-        text = texts[offset].as_py() if offset is not None and 0 <= offset < len(texts) else ""
-        out.append((str(reason), text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)))
-    return out
 
 
 def run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path, load_bytes: int,
@@ -117,19 +110,46 @@ def run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path,
     return reply
 
 
+def _chunked(table: TableState, request: StreamLoadRequest) -> bool:
+    """Whether the body may be loaded a chunk at a time, each chunk's rows written as soon as they are
+    checked (and committed together): so a body larger than the server's memory loads. Only rows of a
+    Duplicate Key table are independent of each other; a Unique or Aggregate Key table's rows of one
+    key merge in their order within one batch, and AUTO PARTITION, 2PC and group commit take one
+    batch of rows: those bodies are loaded whole."""
+    return table.keys_model == "DUPLICATE" and table.auto_partition is None and not request.two_phase_commit \
+        and request.group_commit == "off_mode"
+
+
 def _run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path, reply: LoadReply,
          base_url: str) -> None:
-    source = read_source(request, body, source_fields(request, table))
-    loaded = _loaded(ctx, table, request, source)
-    reply.loaded_rows = loaded.rows.num_rows
-    reply.filtered_rows = loaded.bad.num_rows
-    reply.unselected_rows = loaded.unselected
+    writer = rowsets_writer(ctx, table) if _chunked(table, request) else None
+    try:
+        _load(ctx, table, request, body, reply, base_url, writer)
+    finally:
+        if writer is not None:
+            writer.abandon()  # the files of a load that failed (once committed, none is left open)
+
+
+def _load(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path, reply: LoadReply,
+          base_url: str, writer: RowsetsWriter | None) -> None:
+    """`writer`: the body is loaded in chunks, each chunk's rows written by it as they are checked."""
+    chunked = writer is not None
+    rejected: list[tuple[str, str]] = []
+    loaded: LoadedBatch | None = None  # not chunked: the whole body's rows
+    chunk_bytes = ctx.config.stream_load_chunk_bytes if chunked else None
+    for source in read_sources(request, body, source_fields(request, table), chunk_bytes):
+        loaded = loaded_batch(ctx, table, request, source)
+        reply.loaded_rows += loaded.rows.num_rows
+        reply.filtered_rows += loaded.bad.num_rows
+        reply.unselected_rows += loaded.unselected
+        rejected.extend(quality.rejected_rows(source, loaded.bad))
+        if writer is not None and loaded.rows.num_rows:
+            writer.append(loaded.rows)
+    assert loaded is not None  # read_sources gives at least one
     reply.total_rows = reply.loaded_rows + reply.filtered_rows + reply.unselected_rows
-    if loaded.bad.num_rows:
-        name = error_log.write(ctx.config.home, _error_rows(source, loaded.bad))
-        reply.error_url = f"{base_url}/api/_load_error_log?file={name}"
-    checked = reply.loaded_rows + reply.filtered_rows
-    if reply.filtered_rows and reply.filtered_rows > request.max_filter_ratio * checked:
+    if rejected:
+        reply.error_url = quality.error_url(ctx, rejected, base_url)
+    if quality.too_many_filtered(reply.filtered_rows, reply.loaded_rows, request.max_filter_ratio):
         reply.status, reply.message = FAIL, "[DATA_QUALITY_ERROR]too many filtered rows"
         return
     target = loaded.table or table
@@ -137,7 +157,7 @@ def _run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path
         reply.txn_id = transactions.prepare(ctx, target, loaded.rows, request, loaded.new_partitions)
         reply.message = "OK"
         return
-    if loaded.rows.num_rows == 0:
+    if reply.loaded_rows == 0:
         reply.message = "OK"  # nothing to commit: the label stays free, as Doris keeps no empty transaction
         return
     if request.group_commit != "off_mode":
@@ -146,7 +166,10 @@ def _run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path
         _, reply.label = group_commit.registry(ctx).submit(table, loaded.rows, request.group_commit)
         reply.group_commit = True
         return
-    commit_rows(ctx, target, loaded.rows, label=request.label, source="stream_load",
-                new_partitions=loaded.new_partitions)
+    if writer is not None:
+        commit_rowsets(ctx, table, writer.finish(), reply.loaded_rows, label=request.label, source="stream_load")
+    else:
+        commit_rows(ctx, target, loaded.rows, label=request.label, source="stream_load",
+                    new_partitions=loaded.new_partitions)
     used = ctx.projection.label(table.table_id, request.label)
     reply.txn_id = used.commit_number if used is not None else -1

@@ -9,7 +9,8 @@ Two shapes, both read from the spool file (decompressed on the fly), never from 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -32,8 +33,18 @@ class Source:
 
     records: pa.Table
     parsed_sql: str | None
-    # The text of a record or row by its `__o`, for the error log (Doris prints the source line).
-    lines: pa.Array
+    # The text of a record or row by its `__o`, for the error log (Doris prints the source line);
+    # made only for the rows a load rejects ("" for an offset it does not know).
+    line: Callable[[int], str]
+
+
+def _text_at(values: pa.Array) -> Callable[[int], str]:
+    def line(offset: int) -> str:
+        if not 0 <= offset < len(values):
+            return ""
+        value = values[offset].as_py()
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else "" if value is None else str(value)
+    return line
 
 
 def open_body(path: Path, request: StreamLoadRequest) -> BinaryIO:
@@ -58,20 +69,34 @@ def _split_lines(body: BinaryIO, delimiter: bytes) -> Iterator[bytes]:
 
 def _records(lines: list[bytes]) -> Source:
     table = records_table([0] * len(lines), list(range(len(lines))), lines)
-    return Source(table, None, table.column("__v").combine_chunks())
+    return Source(table, None, _text_at(table.column("__v").combine_chunks()))
 
 
-def _csv_by_lines(request: StreamLoadRequest, body: BinaryIO) -> Source:
+def _batches(lines: Iterable[bytes], max_bytes: int | None) -> Iterator[Source]:
+    """Records of about `max_bytes` at a time (None: all in one); always at least one, maybe empty."""
+    batch: list[bytes] = []
+    size = 0
+    for line in lines:
+        batch.append(line)
+        size += len(line) + 1
+        if max_bytes is not None and size >= max_bytes:
+            yield _records(batch)
+            batch, size = [], 0
+    if batch or size == 0:
+        yield _records(batch)
+
+
+def _csv_by_lines(request: StreamLoadRequest, body: BinaryIO, max_bytes: int | None) -> Iterator[Source]:
     """Plain CSV (any separator and line delimiter, no enclose): load_source splits each line."""
     delimiter = request.line_delimiter.encode()
-    lines = list(_split_lines(body, delimiter))[request.skip_lines:]
+    lines: Iterable[bytes] = itertools.islice(_split_lines(body, delimiter), request.skip_lines, None)
     if delimiter == b"\n":
-        lines = [line.removesuffix(b"\r") for line in lines]
-    lines = [line for line in lines if line]
+        lines = (line.removesuffix(b"\r") for line in lines)
+    lines = (line for line in lines if line)
     if request.trim_double_quotes:
         separator = request.column_separator.encode()
-        lines = [separator.join(_unquoted(f) for f in line.split(separator)) for line in lines]
-    return _records(lines)
+        lines = (separator.join(_unquoted(f) for f in line.split(separator)) for line in lines)
+    return _batches(lines, max_bytes)
 
 
 def _unquoted(field: bytes) -> bytes:
@@ -110,13 +135,16 @@ def _csv_quoted(request: StreamLoadRequest, body: BinaryIO, count: int) -> Sourc
                                 pa.nulls(len(bad), pa.string())]) for n in names]
     reasons = pa.array([None] * good + [reason for _, reason, _ in bad], pa.string())
     sep = request.column_separator
-    texts = [sep.join("\\N" if v is None else v for v in row) for row in zip(*(t.to_pylist() for t in
-                                                                              table.columns), strict=True)]
-    lines = pa.array(texts + [text for _, _, text in bad], pa.string())
+
+    def line(offset: int) -> str:
+        if 0 <= offset < good:
+            values = (column[offset].as_py() for column in table.columns)
+            return sep.join("\\N" if v is None else str(v) for v in values)
+        return bad[offset - good][2] if good <= offset < good + len(bad) else ""
     total = good + len(bad)
     parsed = pa.table([pa.array([0] * total, pa.int32()), pa.array(range(total), pa.int64()), reasons, *fields],
                       names=["__p", "__o", "__bad", *names])
-    return Source(parsed, PARSED_SQL, lines)
+    return Source(parsed, PARSED_SQL, line)
 
 
 def _trimmed(column: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -125,25 +153,42 @@ def _trimmed(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.if_else(quoted, pc.utf8_slice_codeunits(column, 1, -1), column)
 
 
-def _json(request: StreamLoadRequest, body: BinaryIO) -> Source:
+def _json(request: StreamLoadRequest, body: BinaryIO, max_bytes: int | None) -> Iterator[Source]:
     if request.read_json_by_line:
         delimiter = request.line_delimiter.encode()
-        lines = [line.strip() for line in _split_lines(body, delimiter)]
-        return _records([line for line in lines if line])
+        stripped = (line.strip() for line in _split_lines(body, delimiter))
+        return _batches((line for line in stripped if line), max_bytes)
     document = body.read()
-    return _records([document] if document.strip() else [])
+    return iter([_records([document] if document.strip() else [])])
 
 
-def _parquet(path: Path, fields: list[str]) -> Source:
-    """Parquet columns matched to the load's fields by name (any case); a field the file lacks is NULL."""
+def _parquet(path: Path, fields: list[str], max_bytes: int | None) -> Iterator[Source]:
+    """The file's rows, about `max_bytes` (uncompressed) at a time (None: all at once)."""
     try:
-        table = pq.read_table(str(path))
+        file = pq.ParquetFile(str(path))
+        if max_bytes is None:
+            yield fields_source(file.read(), fields, "Parquet file")
+            return
+        meta = file.metadata
+        per_row = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)) // max(meta.num_rows, 1)
+        batches = file.iter_batches(batch_size=max(1024, max_bytes // max(per_row, 1)))
+        first = True
+        for batch in batches:
+            first = False
+            yield fields_source(pa.Table.from_batches([batch]), fields, "Parquet file")
+        if first:
+            yield fields_source(file.schema_arrow.empty_table(), fields, "Parquet file")
     except (pa.ArrowInvalid, OSError) as exc:
         raise BadRequest(f"the body is not a Parquet file: {exc}") from None
+
+
+def fields_source(table: pa.Table, fields: list[str], what: str) -> Source:
+    """A decoded file's columns (Parquet, ORC, CSV with names) matched to the load's fields by name
+    (any case); a field the file lacks is NULL."""
     by_name = {n.lower(): n for n in table.column_names}
     missing = [f for f in fields if f.lower() not in by_name]
     if len(missing) == len(fields):
-        raise BadRequest(f"the Parquet file has none of the columns {', '.join(fields)}")
+        raise BadRequest(f"the {what} has none of the columns {', '.join(fields)}")
     columns = []
     for name in fields:
         found = by_name.get(name.lower())
@@ -152,9 +197,11 @@ def _parquet(path: Path, fields: list[str]) -> Source:
     n = table.num_rows
     parsed = pa.table([pa.array([0] * n, pa.int32()), pa.array(range(n), pa.int64()), pa.nulls(n, pa.string()),
                        *columns], names=["__p", "__o", "__bad", *(f"__f{i}" for i in range(len(fields)))])
-    lines = pa.array([str(row) for row in table.select([by_name[f.lower()] for f in fields
-                                                        if f.lower() in by_name]).to_pylist()], pa.string())
-    return Source(parsed, PARSED_SQL, lines)
+    shown = table.select([by_name[f.lower()] for f in fields if f.lower() in by_name])
+
+    def line(offset: int) -> str:
+        return str(shown.slice(offset, 1).to_pylist()[0]) if 0 <= offset < shown.num_rows else ""
+    return Source(parsed, PARSED_SQL, line)
 
 
 def _as_text(values: pa.Array) -> pa.Array:
@@ -168,18 +215,30 @@ def _as_text(values: pa.Array) -> pa.Array:
     return values.cast(pa.string())
 
 
-def read_source(request: StreamLoadRequest, path: Path, fields: list[str]) -> Source:
-    """The body as load_batch's input; `fields` are the load's source fields (load_source.source_fields)."""
+def read_sources(request: StreamLoadRequest, path: Path, fields: list[str], max_bytes: int | None) -> Iterator[Source]:
+    """The body as load_batch's inputs, read about `max_bytes` at a time (None: the whole body as one;
+    a CSV with enclose/escape and a JSON document are always one); `fields` are the load's source
+    fields (load_source.source_fields). At least one Source comes, maybe empty."""
     if request.format == "parquet":
         if request.compress_type is not None:
             raise BadRequest("compress_type does not apply to Parquet (its pages are compressed inside)")
-        return _parquet(path, fields)
+        yield from _parquet(path, fields, max_bytes)
+        return
     with open_body(path, request) as body:
-        if request.format == "json":
-            return _json(request, body)
-        if request.enclose is not None or request.escape is not None:
-            if len(request.column_separator) != 1 or request.line_delimiter not in ("\n", "\r\n"):
-                raise BadRequest("enclose/escape with a multi-character column_separator or a line_delimiter "
-                                 "other than \\n is not supported")
-            return _csv_quoted(request, body, len(fields))
-        return _csv_by_lines(request, body)
+        yield from _text(request, body, fields, max_bytes)
+
+
+def read_text(request: StreamLoadRequest, body: BinaryIO, fields: list[str]) -> Source:
+    """A whole CSV or JSON body (request.format) read from `body` as one Source."""
+    return next(_text(request, body, fields, None))
+
+
+def _text(request: StreamLoadRequest, body: BinaryIO, fields: list[str], max_bytes: int | None) -> Iterator[Source]:
+    if request.format == "json":
+        return _json(request, body, max_bytes)
+    if request.enclose is not None or request.escape is not None:
+        if len(request.column_separator) != 1 or request.line_delimiter not in ("\n", "\r\n"):
+            raise BadRequest("enclose/escape with a multi-character column_separator or a line_delimiter "
+                             "other than \\n is not supported")
+        return iter([_csv_quoted(request, body, len(fields))])
+    return _csv_by_lines(request, body, max_bytes)

@@ -4,11 +4,16 @@ SQL server's HTTP port; the answer is Doris' JSON reply."""
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
-from schemas.config import load_settings
+from schemas.config import REPO_ROOT, load_settings
 
 
 def http_base() -> str:
@@ -41,3 +46,28 @@ def curl_2pc(db: str, operation: str, *, txn_id: int | None = None, label: str |
 def fetch(url: str) -> str:
     done = subprocess.run(["curl", "-sS", "--fail", url], capture_output=True, text=True, timeout=60, check=True)
     return done.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_sql_server(sql_port: int, http_port: int, *,
+                     settings: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Another SQL server of the test stack on its own ports (and STRATA_* `settings`), once its
+    /health answers (the caller kills it)."""
+    env = {**os.environ, **(settings or {}), "STRATA_SQL_PORT": str(sql_port), "STRATA_HTTP_PORT": str(http_port)}
+    proc = subprocess.Popen([sys.executable, "-m", "query.server"], cwd=REPO_ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/health", timeout=1) as resp:
+                if resp.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError("the second SQL server did not start")

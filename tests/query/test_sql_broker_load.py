@@ -4,6 +4,7 @@ CANCEL LOAD, failures shown in ErrorMsg, secrets kept out, and time travel befor
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -12,9 +13,11 @@ import pymysql
 
 from tests.query.s3_kit import S3User, finished_job, keys, put, put_parquet
 from tests.query.sqlkit import Conn, fails, rows, run
+from tests.query.stream_load_kit import fetch
 
 # Doris' 5001 'label already used' travels as 1105 with 'errCode = 5001' in the message.
 WRONG_ARGUMENTS, NOT_SUPPORTED, LABEL_EXISTS = 1210, 1235, 1105
+QUALITY = "type:ETL_QUALITY_UNSATISFIED; msg:quality not good enough to cancel"
 
 
 def _load(conn: Conn, label: str, data: str, user: S3User, properties: str = "") -> None:
@@ -72,10 +75,13 @@ def test_parquet_into_two_tables(conn: Conn, db: str, bucket: str, s3_user: S3Us
 
 def test_a_bad_row_cancels_the_job_and_loads_nothing(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:
     _table(conn)
-    put(bucket, "bad.csv", b"1,ok,1\nnot-a-number,x,2\n")
+    put(bucket, "bad.csv", b"1,ok,1\n2,x\n")
     _load(conn, "bad", f'DATA INFILE("s3://{bucket}/bad.csv") INTO TABLE t COLUMNS TERMINATED BY ","', s3_user)
     job = _job(conn, "bad")
-    assert job["State"] == "CANCELLED" and job["ErrorMsg"].startswith("type:ETL_RUN_FAIL; msg:"), job
+    # max_filter_ratio 0 (the default): one filtered row is too many, as in Doris.
+    assert job["State"] == "CANCELLED" and job["ErrorMsg"] == QUALITY, job
+    assert job["EtlInfo"] == "unselected.rows=0; dpp.abnorm.ALL=1; dpp.norm.ALL=1"
+    assert "src line [2,x]" in fetch(job["URL"])
     assert rows(conn, "SELECT count(*) FROM t") == [(0,)]
     fails(conn, 'CANCEL LOAD WHERE LABEL = "bad"', WRONG_ARGUMENTS, "CANCELLED")
     # A cancelled label may be used again (as in Doris).
@@ -119,8 +125,10 @@ def test_cancel_a_waiting_job(conn: Conn, db: str, bucket: str, s3_user: S3User)
 def test_refusals(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:
     _table(conn)
     data = f'DATA INFILE("s3://{bucket}/x.csv") INTO TABLE t'
-    fails(conn, f"LOAD LABEL r1 ({data}) WITH S3 ({keys(s3_user, 'aws')}) PROPERTIES (\"max_filter_ratio\" = \"0.1\")",
-          NOT_SUPPORTED, "max_filter_ratio")
+    fails(conn, f"LOAD LABEL r1 ({data}) WITH S3 ({keys(s3_user, 'aws')}) PROPERTIES (\"max_filter_ratio\" = \"2\")",
+          WRONG_ARGUMENTS, "max_filter_ratio")
+    fails(conn, f"LOAD LABEL r1 ({data}) WITH S3 ({keys(s3_user, 'aws')}) PROPERTIES (\"strict_mode\" = \"maybe\")",
+          WRONG_ARGUMENTS, "strict_mode")
     fails(conn, f"LOAD LABEL r1 ({data}) WITH S3 ({keys(s3_user, 'aws')}) PROPERTIES (\"colour\" = \"red\")",
           NOT_SUPPORTED, "colour")
     fails(conn, f'LOAD LABEL r1 (DATA INFILE("file:///etc/passwd") INTO TABLE t) WITH S3 ({keys(s3_user, "aws")})',
@@ -149,3 +157,72 @@ def test_a_load_needs_load_priv_on_its_tables(conn: Conn, db: str, bucket: str, 
         assert rows(conn, "SELECT k FROM t") == [(5,)]
     finally:
         me.close()
+
+
+def test_max_filter_ratio_and_strict_mode(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:
+    """Rows that do not parse or fit are filtered: within max_filter_ratio the job finishes with them
+    counted in EtlInfo and listed at URL; beyond it the job is cancelled and loads nothing."""
+    run(conn, "CREATE TABLE t (k INT, v VARCHAR(5), n INT NOT NULL) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) "
+              "BUCKETS 2")
+    good = b"".join(b"%d,v,%d\n" % (i, i) for i in range(8))
+    put(bucket, "f.csv", good + b"8,toolongvalue,8\n9,short\n")
+    data = f'DATA INFILE("s3://{bucket}/f.csv") INTO TABLE t COLUMNS TERMINATED BY ","'
+    _load(conn, "over", data, s3_user, '"max_filter_ratio" = "0.1"')
+    job = _job(conn, "over")
+    assert job["State"] == "CANCELLED" and job["ErrorMsg"] == QUALITY, job
+    assert job["EtlInfo"] == "unselected.rows=0; dpp.abnorm.ALL=2; dpp.norm.ALL=8"
+    log = fetch(job["URL"])
+    assert "src line [8,toolongvalue,8]" in log and "src line [9,short]" in log and "Data too long" in log
+    assert rows(conn, "SELECT count(*) FROM t") == [(0,)]
+    _load(conn, "within", data, s3_user, '"max_filter_ratio" = "0.2"')
+    job = _job(conn, "within")
+    assert job["State"] == "FINISHED", job
+    assert job["EtlInfo"] == "unselected.rows=0; dpp.abnorm.ALL=2; dpp.norm.ALL=8"
+    assert "max_filter_ratio:0.2" in job["TaskInfo"] and "src line [9,short]" in fetch(job["URL"])
+    assert json.loads(job["JobDetails"])["ScannedRows"] == 10
+    assert rows(conn, "SELECT count(*), sum(k) FROM t") == [(8, 28)]
+    # strict_mode: a value that does not convert is a filtered row, not a NULL.
+    put(bucket, "s.csv", b"20,a,1\n21,b,x\n")
+    run(conn, "CREATE TABLE s (k INT, v VARCHAR(5), n INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    into_s = f'DATA INFILE("s3://{bucket}/s.csv") INTO TABLE s COLUMNS TERMINATED BY ","'
+    _load(conn, "strict", into_s, s3_user, '"strict_mode" = "true", "max_filter_ratio" = "0.5"')
+    assert _job(conn, "strict")["EtlInfo"] == "unselected.rows=0; dpp.abnorm.ALL=1; dpp.norm.ALL=1"
+    _load(conn, "lenient", into_s, s3_user)
+    assert _job(conn, "lenient")["State"] == "FINISHED"
+    assert rows(conn, "SELECT k, n FROM s ORDER BY k, n") == [(20, 1), (20, 1), (21, None)]
+
+
+def test_merge_types(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:
+    """APPEND, DELETE (every row deletes its key) and MERGE … DELETE ON on a Unique Key table, as a
+    Stream Load's merge_type does; time travel before them answers as before."""
+    run(conn, "CREATE TABLE u (k INT, v VARCHAR(10)) UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2 "
+              "PROPERTIES ('enable_time_travel' = 'true')")
+    put(bucket, "u1.csv", b"1,a\n2,b\n3,c\n4,d\n")
+    _load(conn, "u1", f'APPEND DATA INFILE("s3://{bucket}/u1.csv") INTO TABLE u COLUMNS TERMINATED BY ","',
+          s3_user)
+    assert _job(conn, "u1")["State"] == "FINISHED"
+    time.sleep(1.1)
+    before = rows(conn, "SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")[0][0]
+    time.sleep(1.1)
+    put(bucket, "del.csv", b"1\n")
+    _load(conn, "u2", f'DELETE DATA INFILE("s3://{bucket}/del.csv") INTO TABLE u (k)', s3_user)
+    assert _job(conn, "u2")["State"] == "FINISHED"
+    assert rows(conn, "SELECT k FROM u ORDER BY k") == [(2,), (3,), (4,)]
+    put(bucket, "m.csv", b"2,B,0\n3,C,1\n5,e,0\n")
+    _load(conn, "u3", f'MERGE DATA INFILE("s3://{bucket}/m.csv") INTO TABLE u COLUMNS TERMINATED BY "," '
+                      "(k, v, del) WHERE k > 0 DELETE ON del = 1", s3_user)
+    job = _job(conn, "u3")
+    assert job["State"] == "FINISHED", job
+    assert rows(conn, "SELECT k, v FROM u ORDER BY k") == [(2, "B"), (4, "d"), (5, "e")]
+    assert rows(conn, f"SELECT k FROM u FOR TIME AS OF '{before}' ORDER BY k") == [(1,), (2,), (3,), (4,)]
+    run(conn, "ADMIN COMPACT TABLE u WHERE TYPE = 'BASE'")
+    assert rows(conn, f"SELECT k FROM u FOR TIME AS OF '{before}' ORDER BY k") == [(1,), (2,), (3,), (4,)]
+    # Doris' rules: MERGE needs DELETE ON, DELETE ON only with MERGE, merge types only on Unique Key tables.
+    _table(conn)
+    with_s3 = f"WITH S3 ({keys(s3_user, 'aws')})"
+    fails(conn, f'LOAD LABEL r (MERGE DATA INFILE("s3://{bucket}/m.csv") INTO TABLE u (k, v, del)) {with_s3}',
+          WRONG_ARGUMENTS, "delete condition")
+    fails(conn, f'LOAD LABEL r (DATA INFILE("s3://{bucket}/m.csv") INTO TABLE u (k, v, del) DELETE ON del = 1) '
+                f"{with_s3}", WRONG_ARGUMENTS, "MERGE")
+    fails(conn, f'LOAD LABEL r (DELETE DATA INFILE("s3://{bucket}/m.csv") INTO TABLE t) {with_s3}',
+          WRONG_ARGUMENTS, "UNIQUE KEY")

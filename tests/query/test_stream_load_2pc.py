@@ -6,18 +6,13 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pymysql
 
-from schemas.config import REPO_ROOT
 from tests.query.sqlkit import rows, run, sorted_rows
-from tests.query.stream_load_kit import curl_2pc, curl_load
+from tests.query.stream_load_kit import curl_2pc, curl_load, free_port, start_sql_server
 
 DUP = "DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2"
 
@@ -76,33 +71,11 @@ def test_a_prepared_load_past_its_timeout_aborts(conn: pymysql.connections.Conne
     assert rows(conn, "SELECT count(*) FROM t") == [(0,)]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _start_server(sql_port: int, http_port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "STRATA_SQL_PORT": str(sql_port), "STRATA_HTTP_PORT": str(http_port)}
-    proc = subprocess.Popen([sys.executable, "-m", "query.server"], cwd=REPO_ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/health", timeout=1) as resp:
-                if resp.status == 200:
-                    return proc
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("the second SQL server did not start")
-
-
 def test_commit_after_the_preparing_server_was_killed(conn: pymysql.connections.Connection, db: str,
                                                       tmp_path: Path) -> None:
     run(conn, f"CREATE TABLE t (k INT, v INT) {DUP}")
-    http_port = _free_port()
-    proc = _start_server(_free_port(), http_port)
+    http_port = free_port()
+    proc = start_sql_server(free_port(), http_port)
     try:
         reply = curl_load(_file(tmp_path, "1\t10\n2\t20\n"), db, "t", {"two_phase_commit": "true"},
                           base=f"http://127.0.0.1:{http_port}")
