@@ -39,6 +39,7 @@ from query.relation import snapshot_sql
 from query.s3_source import bind_s3_calls
 from query.sandbox import check_expression
 from query.session_functions import session_zone, substitute
+from query.streamed_rows import BATCH_ROWS, StreamedRows, streamable_types
 from schemas.errors import ErrorCode
 
 _view_ids = itertools.count(1)
@@ -396,8 +397,17 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
         ctx.catch_up()  # a query that reads no table (SELECT 1, a connection pool's ping) has nothing to wait for
     for attempt in (1, 2):
         cur = ctx.cursor()
+        streamed = False
         try:
             sql = bind_tables(ctx, session, expr, cur)
+            if session.stream_results:
+                relation = cur.sql(sql)
+                types = [str(t) for t in relation.types]
+                if streamable_types(types):
+                    batches = StreamedRows(cur, relation.to_arrow_reader(BATCH_ROWS), ctx.locator.take_pins(),
+                                           lambda exc: SqlFailure(*duck_error(exc)))
+                    streamed = True  # the cursor is the stream's now
+                    return Rows(column_labels(expr, relation.columns), [], types, batches=batches)
             result = cur.execute(sql)
             description = result.description or []
             return Rows(column_labels(expr, [d[0] for d in description]), result.fetchall(),
@@ -411,7 +421,8 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
         except duckdb.Error as exc:
             raise SqlFailure(*duck_error(exc)) from None
         finally:
-            cur.close()
+            if not streamed:
+                cur.close()
     raise AssertionError("unreachable")
 
 
