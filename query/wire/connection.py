@@ -325,18 +325,19 @@ class WireConnection(Connection):
     async def write_text_resultset(self, result_set: WireResult) -> None:  # type: ignore[override]
         """Upstream's, with the column definitions of query.wire.columns (type, length, decimals,
         flags, charset) and the columns' own text encoders."""
+        batches = result_set.batches
         try:
             self.stream.write_many(self._column_definitions(result_set))
             if not self.deprecate_eof():
                 self.stream.write_many([self.eof()])
-            if result_set.batches is not None:
-                count = await self._stream_text_rows(result_set.batches, result_set.columns)
-            else:
-                count = await self._write_text_rows(result_set.rows, result_set.columns)
         except BaseException:
-            if result_set.batches is not None:
-                _close_later(None, result_set.batches)
+            if batches is not None:
+                _close_later(None, batches)
             raise
+        if batches is not None:
+            count = await self._stream_text_rows(batches, result_set.columns)  # closes them, whatever happens
+        else:
+            count = await self._write_text_rows(result_set.rows, result_set.columns)
         await self.stream.write(self.ok_or_eof(affected_rows=count), drain=False)
         await self.stream.drain()
 

@@ -8,9 +8,10 @@ joined row by row into framed packets by one Arrow kernel: no Python object per 
 is released for most of it, so this runs on a worker thread while the loop serves other clients.
 
 The bytes are exactly the row-at-a-time writer's (tests/wire/test_text_batches.py compares them):
-where Arrow's text differs from MySQL's (a FLOAT or DOUBLE's shortest repr, a small DECIMAL's
-exponent form, booleans, times, nested values, TIMESTAMP WITH TIME ZONE in the session's zone) the
-column falls back to its own per-value encoder (`WireColumn.text`) over the batch's Python values.
+where Arrow's text differs from MySQL's (a FLOAT's shortest single-precision text, a DOUBLE's
+exponent form, a small DECIMAL's exponent form, times, nested values, TIMESTAMP WITH TIME ZONE in
+the session's zone) the value or column falls back to its own per-value encoder (`WireColumn.text`)
+over the batch's Python values.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ _INTEGER_TYPES = (ColumnType.TINY, ColumnType.SHORT, ColumnType.LONG, ColumnType
 _TEXT_TYPES = (ColumnType.VAR_STRING, ColumnType.STRING, ColumnType.JSON, ColumnType.BLOB)
 _TIMESTAMP_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 _NO_SEPARATOR = pa.scalar(b"", pa.large_binary())
+_POINT_ZERO = pa.scalar(".0", pa.large_string())
+_NO_TEXT = pa.scalar("", pa.large_string())
 
 
 class RecordBatches(Protocol):
@@ -84,6 +87,8 @@ def text_values(array: pa.Array, column: WireColumn) -> pa.Array:
     elif (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind)
           or pa.types.is_large_binary(kind)) and column.type in _TEXT_TYPES:
         return pc.cast(array, pa.large_binary())
+    elif pa.types.is_float64(kind) and column.type == ColumnType.DOUBLE and column.text is v.text_double:
+        return _double_text(array, column)
     elif pa.types.is_date32(kind) and column.type == ColumnType.DATE:
         return _as_binary(array)
     elif pa.types.is_timestamp(kind) and kind.tz is None and column.type == ColumnType.DATETIME \
@@ -92,6 +97,27 @@ def text_values(array: pa.Array, column: WireColumn) -> pa.Array:
         width = 19 + (column.decimals + 1 if column.decimals else 0)
         return _as_binary(pc.utf8_slice_codeunits(pc.cast(array, pa.large_string()), 0, width))
     return _per_value(array, column)
+
+
+def _double_text(array: pa.Array, column: WireColumn) -> pa.Array:
+    """Python's repr of each double, as `text_double` gives. Both Arrow and Python write the shortest
+    digits that read back as the same double; they differ in the notation: Python writes 1e-4 <= |x|
+    < 1e16 (and 0) in fixed notation with at least one decimal (`3.0`), Arrow without one (`3`) and
+    in exponent form for some of those (`1.23456789012345e+14`). Arrow's text is kept where it is
+    fixed in that range; other values (rare in practice) are encoded one by one."""
+    text = pc.cast(array, pa.large_string())
+    magnitude = pc.abs(array)
+    fixed = pc.and_(pc.or_(pc.equal(magnitude, 0.0), pc.and_(pc.greater_equal(magnitude, 1e-4),
+                                                              pc.less(magnitude, 1e16))),
+                    pc.invert(pc.match_substring(text, "e")))
+    fixed = pc.fill_null(fixed, True)  # NULL stays NULL either way
+    text = pc.if_else(pc.match_substring(text, "."), text, pc.binary_join_element_wise(text, _POINT_ZERO, _NO_TEXT))
+    text = pc.cast(text, pa.large_binary())
+    others = pc.invert(fixed)
+    if not pc.any(others).as_py():
+        return text
+    rest = pc.filter(array, others)
+    return pc.replace_with_mask(text, others, _per_value(rest, column))
 
 
 def _offsets(array: pa.Array) -> np.ndarray:

@@ -8,13 +8,15 @@ import datetime as dt
 from zoneinfo import ZoneInfo
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from query.streamed_rows import streamable_types
+from query.wire import values as v
 from query.wire.columns import describe
 from query.wire.stream import WireStream
-from query.wire.text_batches import encode_text_rows
+from query.wire.text_batches import encode_text_rows, text_values
 
 # Every column kind Strata's tables and queries give, each with a NULL row (every 7th) and edge values.
 _COLUMNS = """
@@ -123,3 +125,18 @@ def test_an_empty_batch() -> None:
     columns = describe(["a"], ["BIGINT"], [], dt.UTC)
     batch = pa.record_batch([pa.array([], pa.int64())], names=["a"])
     assert encode_text_rows(batch, columns, 9).data == b""
+
+
+def test_doubles_are_written_as_python_writes_them() -> None:
+    """Arrow's shortest digits in Python's notation (fixed with a decimal for 1e-4 <= |x| < 1e16,
+    exponent form outside), over every magnitude and the special values."""
+    rng = np.random.default_rng(7)
+    doubles = np.concatenate([rng.standard_normal(20_000) * 10.0 ** rng.integers(-30, 30, 20_000),
+                              rng.integers(-10**6, 10**6, 5_000).astype(float),
+                              rng.integers(-10**6, 10**6, 5_000) / 100,
+                              [0.0, -0.0, np.inf, -np.inf, np.nan, 1e16, 1e-4, 9.999999999999999e-05,
+                               9999999999999998.0, 2.0**53, 5e-324]])
+    array = pa.array([*doubles.tolist(), None])
+    column = describe(["d"], ["DOUBLE"], [], dt.UTC)[0]
+    expected = [None if x is None else v.text_double(x) for x in array.to_pylist()]
+    assert text_values(array, column).to_pylist() == expected
