@@ -7,6 +7,8 @@ DuckDB → Arrow of the same rows, with the SQL server's memory and another clie
 - `pymysql` / `mysqldb`: `SELECT * FROM t` fetched whole by pymysql (default cursor) and by
   mysqlclient (MySQLdb), wall time, each run once;
 - `duckdb_arrow`: DuckDB in this process reading the table's rowset files into an Arrow table (the floor);
+- `server_encoding` (--server-encoding): the server's share alone, in this process over the same
+  rows: fetched as tuples and encoded value by value (before) vs Arrow batches encoded (after);
 - `sql_rss_mb`: the SQL server's VmRSS (/proc/<pid>/status, sampled every 20 ms) before and at its
   peak during each fetch;
 - `point_query`: another connection's `SELECT v FROM small WHERE k = 7` run back to back (in a
@@ -168,7 +170,41 @@ def duckdb_arrow(files: list[str]) -> dict[str, Any]:
     return {"seconds": round(time.perf_counter() - t0, 3), "rows": table.num_rows}
 
 
-def run(s: Settings, rows: int, database: str | None) -> dict[str, Any]:
+def server_encoding(files: list[str]) -> dict[str, Any]:
+    """The server's share alone, in this process over the same rows (no socket, no client): the rows
+    fetched as tuples and encoded one value at a time, against Arrow batches encoded a batch at a time."""
+    import datetime as dt
+
+    import duckdb
+
+    from query.wire.columns import describe
+    from query.wire.stream import WireStream
+    from query.wire.text_batches import encode_text_rows
+
+    con = duckdb.connect()
+    sql = f"SELECT * FROM read_parquet([{', '.join(repr(f) for f in files)}])"
+    t0 = time.perf_counter()
+    result = con.execute(sql)
+    names, types = [d[0] for d in result.description], [str(d[1]) for d in result.description]
+    rows = result.fetchall()
+    fetched = time.perf_counter() - t0
+    columns = describe(names, types, rows, dt.UTC)
+    stream = WireStream(None, None, 1 << 30)  # type: ignore[arg-type]  # only its buffer is written
+    for start in range(0, len(rows), 10_000):
+        stream.write_text_rows(rows[start:start + 10_000], columns)
+        stream._buffer = bytearray()
+    row_at_a_time = time.perf_counter() - t0
+    del rows
+    t0 = time.perf_counter()
+    seq, count = 0, 0
+    for batch in con.sql(sql).to_arrow_reader(16_384):
+        encoded = encode_text_rows(batch, columns, seq)
+        seq, count = encoded.next_seq, count + encoded.rows
+    return {"tuples_fetch_s": round(fetched, 3), "tuples_fetch_and_encode_s": round(row_at_a_time, 3),
+            "batches_read_and_encode_s": round(time.perf_counter() - t0, 3), "rows": count}
+
+
+def run(s: Settings, rows: int, database: str | None, encode: bool) -> dict[str, Any]:
     load_s = None
     db = database or fresh_database(s, "bench_result_stream")
     if database is None:
@@ -196,8 +232,11 @@ def run(s: Settings, rows: int, database: str | None) -> dict[str, Any]:
     log(f"result_stream: pymysql {by_pymysql}")
     by_mysqldb = fetch(mysqldb_connect, pid, rows)
     log(f"result_stream: mysqldb {by_mysqldb}")
-    direct = duckdb_arrow(table_rowset_files(s, db, "t"))
+    files = table_rowset_files(s, db, "t")
+    direct = duckdb_arrow(files)
+    encoding = server_encoding(files) if encode else None
     return {"load_s": load_s, "pymysql": by_pymysql, "mysqldb": by_mysqldb, "duckdb_arrow": direct,
+            "server_encoding": encoding,
             "point_query": {"idle": percentiles_ms(idle.samples), "while_streaming": percentiles_ms(busy.samples)},
             "database": db}
 
@@ -208,14 +247,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--label", default="", help="names the run (e.g. the server's sql_stream_results)")
     ap.add_argument("--env-stack", action="store_true",
                     help="measure the stack the environment points at instead of the bench stack")
+    ap.add_argument("--server-encoding", action="store_true",
+                    help="also time the server's fetch + encoding alone, in this process (both paths)")
     ap.add_argument("--database", help="a database an earlier run loaded (--rows of them): no load")
     add_stack_args(ap)
     args = ap.parse_args(argv)
     if args.env_stack:
-        result = run(load_settings(), args.rows, args.database)
+        result = run(load_settings(), args.rows, args.database, args.server_encoding)
     else:
         with bench_stack(args.keep_stack) as s:
-            result = run(s, args.rows, args.database)
+            result = run(s, args.rows, args.database, args.server_encoding)
     emit({"bench": "result_stream", "label": args.label,
           "goal": "a big result streams with bounded server memory and leaves other clients' point queries "
                   "within a few ms of idle",
