@@ -28,6 +28,7 @@ from storage.tiers import LocalTiers
 if TYPE_CHECKING:
     from query.bulk_jobs import BulkJobRunner
     from query.group_commit import GroupCommits
+    from query.streamed_rows import StreamedRows
 
 _Service = TypeVar("_Service")
 
@@ -49,6 +50,9 @@ class Rows:
     # so the wire layer describes a column from its schema, not from its values; None where a result
     # is built by hand (SHOW …), whose columns are then described from their values.
     types: list[str] | None = None
+    # A streamed SELECT (query.streamed_rows): `rows` is empty and the rows come from here, read as
+    # the client takes them; whoever takes the result must close it.
+    batches: StreamedRows | None = None
 
 
 @dataclass
@@ -141,6 +145,9 @@ class SessionState:
     global_variables: Mapping[str, Any] = field(default_factory=dict)
     guard: StatementGuard | None = None  # the statement now running, if any
     last_insert_id: int = 0  # LAST_INSERT_ID(): the first AUTO_INCREMENT value of the last INSERT that made any
+    # The statement's SELECT result may be streamed (query.streamed_rows): its taker sends it as it is
+    # read (the server, for a text-protocol query) rather than reading its rows.
+    stream_results: bool = False
 
 
 @dataclass

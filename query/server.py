@@ -114,6 +114,9 @@ class StrataSession(Session):
         # `prepared_columns` answers by statement text, database and user: (catalog generation when
         # described, whether it reads a table, columns); least recently used first.
         self._described: OrderedDict[tuple[str, str | None, str], tuple[int, bool, list[WireColumn]]] = OrderedDict()
+        # Set by the connection while it runs a text-protocol query (query.wire.connection's
+        # StreamsResults): a lone SELECT's rows may then be streamed (query.streamed_rows).
+        self.streams_results = False
 
     async def init(self, connection: Connection) -> None:
         """mysql-mimic builds the Connection itself and writes a statement's OK packet with
@@ -170,6 +173,8 @@ class StrataSession(Session):
         self._affected_rows, self._insert_id, self._info = 0, 0, ""
         # SHOW PROCESSLIST's Info; a multi-MB statement is scanned off the event loop, as it is parsed.
         self._sql = mask_secrets(sql) if inline else await loop.run_in_executor(None, mask_secrets, sql)
+        # Only a lone statement's rows are streamed: a script answers with its last result only.
+        stream = self.streams_results and len(statements) == 1 and self.engine.ctx.config.sql_stream_results
         for statement in statements:
             if _delegates(statement) and len(statements) == 1:
                 try:
@@ -186,7 +191,7 @@ class StrataSession(Session):
                     self._described.clear()
                 self._copy_variables()
             else:
-                result = await self._run(statement)
+                result = await self._run(statement, stream=stream)
         return result
 
     async def prepared_columns(self, sql: str) -> list[WireColumn]:
@@ -294,7 +299,9 @@ class StrataSession(Session):
         except SqlFailure as failure:
             raise MysqlError(failure.message, failure.code) from None  # type: ignore[arg-type]
 
-    async def _run(self, statement: st.Statement) -> Any:
+    async def _run(self, statement: st.Statement, stream: bool = False) -> Any:
+        """The statement's answer: a WireResult (rows streamed when `stream` and the engine can), or
+        None after an OK-type statement."""
         kind = type(statement).__name__
         started = time.perf_counter()
         # query_timeout / insert_timeout and KILL QUERY cancel the statement through its guard.
@@ -305,6 +312,7 @@ class StrataSession(Session):
         timer = asyncio.get_running_loop().call_later(limit_s, guard.cancel, timed_out)
         sessions = self.engine.ctx.sessions
         sessions.started(self.state.connection_id, self._sql, guard, self.state.database)
+        self.state.stream_results = stream
         try:
             result = await asyncio.get_running_loop().run_in_executor(None, self.engine.execute, self.state,
                                                                       statement)
@@ -324,6 +332,7 @@ class StrataSession(Session):
             STATEMENTS.labels(kind, "internal_error").inc()
             raise MysqlError(f"internal error in {kind}: {exc}", ErrorCode.UNKNOWN_ERROR) from None  # type: ignore[arg-type]
         finally:
+            self.state.stream_results = False
             timer.cancel()
             guard.finish()
             self.state.guard = None
@@ -334,7 +343,13 @@ class StrataSession(Session):
         self.database = self.state.database
         if isinstance(result, Rows):
             # Described from the executor's types (query.wire.columns); times in the session's zone.
-            return WireResult(result.rows, describe(result.columns, result.types, result.rows, self._zone()))
+            try:
+                return WireResult(result.rows, describe(result.columns, result.types, result.rows, self._zone()),
+                                  result.batches)
+            except BaseException:
+                if result.batches is not None:
+                    result.batches.close()
+                raise
         assert isinstance(result, Done)
         self._affected_rows, self._insert_id = result.affected_rows, result.last_insert_id
         self._info = result.info

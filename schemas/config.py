@@ -106,6 +106,9 @@ class Settings(BaseSettings):
     sql_max_packet_bytes: int = Field(default=64 << 20, ge=1 << 20, le=1 << 30)
     sql_handshake_timeout_s: float = Field(default=10.0, gt=0, le=3600)
     sql_max_prepared_statements: int = Field(default=16382, ge=1)
+    # A text-protocol SELECT's rows go to the client as DuckDB produces them, a record batch at a
+    # time (query.streamed_rows); off: fetched whole first (the path before streaming, for comparison).
+    sql_stream_results: bool = True
     # Threads that parse and execute statements off the event loop (each running statement holds one).
     sql_worker_threads: int = Field(default=64, ge=2, le=1024)
     # Doris' FE `qe_max_connection`: client connections of this SQL server at once, logged in or not

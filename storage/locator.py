@@ -43,6 +43,21 @@ class RowsetLocator:
                     self.cache.unpin(key)
                 self._local.pins = None
 
+    def take_pins(self) -> Callable[[], None]:
+        """Hands the pins the running statement holds so far to the caller, which must call the
+        returned release once done: a result streamed to the client is read after its statement
+        returns, and its files must stay cached until then."""
+        pins = self._pinning()
+        if pins is None:
+            return lambda: None
+        taken = list(pins)
+        pins.clear()
+
+        def release() -> None:
+            for key in taken:
+                self.cache.unpin(key)
+        return release
+
     def _pinning(self) -> list[str] | None:
         return getattr(self._local, "pins", None)
 

@@ -25,13 +25,16 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mysql_mimic.errors import MysqlError
 from mysql_mimic.types import ColumnType, str_len, uint_1, uint_2, uint_4, uint_len
 
 from query.wire import values as v
 from schemas.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from query.wire.text_batches import RecordBatches
 
 UTF8_GENERAL_CI = 33  # what Doris announces for text columns; clients decode it as UTF-8 (4-byte too)
 BINARY = 63
@@ -87,6 +90,9 @@ class WireResult:
 
     rows: Sequence[Sequence[Any]]
     columns: list[WireColumn]
+    # Rows streamed as record batches (query.wire.text_batches) instead of `rows`; the connection
+    # sends and closes them.
+    batches: RecordBatches | None = None
 
     def __bool__(self) -> bool:
         return bool(self.columns)

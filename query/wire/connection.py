@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any, Protocol, runtime_checkable
@@ -53,6 +53,7 @@ from query.wire.errors import CodedRefusal, ConnectionFault, MalformedPacket, wi
 from query.wire.params import bind, placeholders
 from query.wire.prepared import Statement, Statements, make_prepare_ok
 from query.wire.stream import ConnectionClosed, WireStream
+from query.wire.text_batches import EncodedRows, RecordBatches, encode_text_rows
 from schemas.errors import ErrorCode
 
 log = logging.getLogger("strata.sql.wire")
@@ -74,6 +75,29 @@ class DescribesPrepared(Protocol):
     """A session that can tell a prepared statement's result columns before it runs."""
 
     async def prepared_columns(self, sql: str) -> list[WireColumn]: ...
+
+
+@runtime_checkable
+class StreamsResults(Protocol):
+    """A session that answers a SELECT with streamed rows (`WireResult.batches`) while its
+    `streams_results` is set: only for a text-protocol query, whose writer knows how to send them."""
+
+    streams_results: bool
+
+
+def _close_later(pending: asyncio.Future[Any] | None, batches: RecordBatches) -> None:
+    """Closes a stream given up on (the client went away, KILL, an error): a batch still being read
+    is interrupted and the stream closed once its thread is done with it, off the event loop."""
+    def close(_: object = None) -> None:
+        if pending is not None and not pending.cancelled():
+            pending.exception()  # retrieved, so asyncio does not log it as never retrieved
+        asyncio.get_running_loop().run_in_executor(None, batches.close)
+
+    if pending is None or pending.done():
+        close()
+        return
+    batches.interrupt()
+    pending.add_done_callback(close)
 
 
 class LoginFailed(Exception):
@@ -277,7 +301,16 @@ class WireConnection(Connection):
 
     async def handle_query(self, data: bytes) -> None:
         query = wire.parse_com_query(self.capabilities, self.client_charset, data)
-        result_set = await self.query(query.sql, query.attrs)
+        # Only here (the text protocol) may a result be streamed; COM_STMT_EXECUTE's binary rows
+        # and COM_FIELD_LIST read theirs whole.
+        streams = isinstance(self.session, StreamsResults)
+        if streams:
+            self.session.streams_results = True
+        try:
+            result_set = await self.query(query.sql, query.attrs)
+        finally:
+            if streams:
+                self.session.streams_results = False
         if not result_set:
             await self.stream.write(self.ok())
             return
@@ -292,17 +325,61 @@ class WireConnection(Connection):
     async def write_text_resultset(self, result_set: WireResult) -> None:  # type: ignore[override]
         """Upstream's, with the column definitions of query.wire.columns (type, length, decimals,
         flags, charset) and the columns' own text encoders."""
-        self.stream.write_many(self._column_definitions(result_set))
-        if not self.deprecate_eof():
-            self.stream.write_many([self.eof()])
-        rows = result_set.rows
+        batches = result_set.batches
+        try:
+            self.stream.write_many(self._column_definitions(result_set))
+            if not self.deprecate_eof():
+                self.stream.write_many([self.eof()])
+        except BaseException:
+            if batches is not None:
+                _close_later(None, batches)
+            raise
+        if batches is not None:
+            count = await self._stream_text_rows(batches, result_set.columns)  # closes them, whatever happens
+        else:
+            count = await self._write_text_rows(result_set.rows, result_set.columns)
+        await self.stream.write(self.ok_or_eof(affected_rows=count), drain=False)
+        await self.stream.drain()
+
+    async def _write_text_rows(self, rows: Sequence[Sequence[Any]], columns: list[WireColumn]) -> int:
         batch = 10_000
         for start in range(0, len(rows), batch):
-            self.stream.write_text_rows(rows[start:start + batch], result_set.columns)
+            self.stream.write_text_rows(rows[start:start + batch], columns)
             if start + batch < len(rows):
                 await self.stream.drain()
-        await self.stream.write(self.ok_or_eof(affected_rows=len(rows)), drain=False)
-        await self.stream.drain()
+        return len(rows)
+
+    async def _stream_text_rows(self, batches: RecordBatches, columns: list[WireColumn]) -> int:
+        """Rows read and encoded a batch at a time on a worker thread, the next batch while the
+        socket takes the last: memory stays a couple of batches whatever the result's size, and the
+        event loop only hands bytes to the socket."""
+        loop = asyncio.get_running_loop()
+
+        def encode(seq: int) -> EncodedRows | None:
+            batch = batches.next_batch()
+            return None if batch is None else encode_text_rows(batch, columns, seq)
+
+        count = 0
+        pending = loop.run_in_executor(None, encode, self.stream.seq.value)
+        try:
+            while True:
+                try:
+                    encoded = await pending
+                except Exception as exc:
+                    code, message = getattr(exc, "code", None), getattr(exc, "message", None)
+                    if code is None or message is None:
+                        raise
+                    raise MysqlError(message, code) from None  # after the rows sent: MySQL's ERR mid-result
+                if encoded is None:
+                    break
+                pending = loop.run_in_executor(None, encode, encoded.next_seq)
+                await self.stream.write_framed(encoded.data, encoded.next_seq)
+                count += encoded.rows
+        except BaseException:
+            _close_later(pending, batches)
+            raise
+        await loop.run_in_executor(None, batches.close)
+        return count
 
     # -- prepared statements ---------------------------------------------------------------------
     async def handle_stmt_prepare(self, data: bytes) -> None:

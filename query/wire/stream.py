@@ -135,6 +135,16 @@ class WireStream:
         self.seq.value = seq_val
         return count
 
+    async def write_framed(self, data: bytes, next_seq: int) -> None:
+        """Packets framed elsewhere (query.wire.text_batches), which continue this stream's sequence
+        ids up to `next_seq`; handed to the socket as one piece, after what is buffered."""
+        if self._buffer:
+            self.writer.write(self._buffer)
+            self._buffer = bytearray()
+        self.writer.write(data)
+        self.seq.value = next_seq
+        await self.writer.drain()
+
     async def drain(self) -> None:
         if self._buffer:
             self.writer.write(self._buffer)

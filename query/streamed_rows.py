@@ -1,0 +1,91 @@
+"""A SELECT's result read as the client takes it: Arrow record batches from DuckDB's streaming
+reader, instead of every row fetched into Python tuples before the first is sent.
+
+Only results whose every column comes out of Arrow as the values `fetchall` gives are streamed
+(`streamable_types`); the wire layer encodes them a batch at a time (query.wire.text_batches) and
+must produce the very bytes the tuples would have made. A MAP (Arrow gives key/value pairs, not a
+dict), an INTERVAL (months/days/nanoseconds, not a timedelta) and a HUGEINT (Arrow's decimal128
+holds 38 digits, a HUGEINT 39) are not, so a result with one is fetched whole, as before.
+
+The reader keeps the statement's DuckDB cursor (and the views bound on it) and the file-cache pins
+of the files it reads until `close`: the rows are read after the statement has returned.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Sequence
+
+import duckdb
+import pyarrow as pa
+
+from query.context import SqlFailure
+
+# Rows a batch holds: big enough that the per-batch work (a few Arrow kernels per column) is
+# negligible, small enough that a batch's text stays a few MB and the first rows leave early.
+BATCH_ROWS = 16_384
+_NOT_STREAMABLE = re.compile(r"\b(MAP|INTERVAL|U?HUGEINT|BIGNUM|VARINT|UNION|BIT|TIME WITH TIME ZONE|TIMETZ)\b")
+
+
+def streamable_types(duck_types: Sequence[str]) -> bool:
+    """Whether a result of these DuckDB column types may be streamed as Arrow (see the module doc)."""
+    return not any(_NOT_STREAMABLE.search(kind.upper()) for kind in duck_types)
+
+
+class StreamedRows:
+    """query.wire.text_batches.RecordBatches over a DuckDB reader. The first batch is read when made
+    (inside the statement, under its timeout and KILL), so an error in it is the statement's, raised
+    as DuckDB's (the caller retries a file cooled away meanwhile); a later one is an SqlFailure."""
+
+    def __init__(self, cursor: duckdb.DuckDBPyConnection, reader: pa.RecordBatchReader,
+                 release_pins: Callable[[], None], error: Callable[[duckdb.Error], SqlFailure]) -> None:
+        self._cursor = cursor
+        self._reader = reader
+        self._release_pins = release_pins
+        self._error = error
+        self._lock = threading.Lock()
+        self._closed = False
+        self._first: pa.RecordBatch | None = None
+        try:
+            self._first = self._read_raw()
+        except BaseException:
+            self.close()
+            raise
+
+    def _read_raw(self) -> pa.RecordBatch | None:
+        try:
+            return self._reader.read_next_batch()
+        except StopIteration:
+            return None
+
+    def _read(self) -> pa.RecordBatch | None:
+        try:
+            return self._read_raw()
+        except duckdb.Error as exc:
+            raise self._error(exc) from None
+
+    def next_batch(self) -> pa.RecordBatch | None:
+        with self._lock:
+            if self._closed:
+                return None
+            if self._first is not None:
+                first, self._first = self._first, None
+                return first
+            return self._read()
+
+    def interrupt(self) -> None:
+        """Stops a batch being read on another thread (the client went away or was killed)."""
+        self._cursor.interrupt()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._first = None
+            try:
+                self._reader.close()
+                self._cursor.close()
+            finally:
+                self._release_pins()
