@@ -33,7 +33,7 @@ class CountingSession(StrataSession):
         self.runs: list[str] = []
         self.fail = False
 
-    async def _run(self, statement: st.Statement) -> Any:
+    async def _run(self, statement: st.Statement, stream: bool = False) -> Any:
         assert isinstance(statement, st.Query)
         self.runs.append(statement.expr.sql())
         if self.fail:
