@@ -423,8 +423,7 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
             if stream:
                 relation = cur.sql(sql)
                 types = [str(t) for t in relation.types]
-                # BITMAP/HLL values go out as NULL (_sets_hidden), which only the fetched path does.
-                if streamable_types(types) and SET_DUCK_TYPE not in types:
+                if streamable_types(types):
                     batches = StreamedRows(cur, relation.to_arrow_reader(BATCH_ROWS), ctx.locator.take_pins(),
                                            lambda exc: SqlFailure(*duck_error(exc)))
                     streamed = True  # the cursor is the stream's now

@@ -21,6 +21,7 @@ import duckdb
 import pyarrow as pa
 
 from query.context import SqlFailure
+from storage.set_values import SET_DUCK_TYPE
 
 # Rows a batch holds: big enough that the per-batch work (a few Arrow kernels per column) is
 # negligible, small enough that a batch's text stays a few MB and the first rows leave early.
@@ -29,8 +30,9 @@ _NOT_STREAMABLE = re.compile(r"\b(MAP|INTERVAL|U?HUGEINT|BIGNUM|VARINT|UNION|BIT
 
 
 def streamable_types(duck_types: Sequence[str]) -> bool:
-    """Whether a result of these DuckDB column types may be streamed as Arrow (see the module doc)."""
-    return not any(_NOT_STREAMABLE.search(kind.upper()) for kind in duck_types)
+    """Whether a result of these DuckDB column types may be streamed as Arrow (see the module doc). A
+    BITMAP/HLL column is not: its values go out as NULL, which query.reads does to fetched rows."""
+    return not any(_NOT_STREAMABLE.search(kind.upper()) or kind == SET_DUCK_TYPE for kind in duck_types)
 
 
 class StreamedRows:

@@ -182,10 +182,10 @@ def _timestampadd(call: Call) -> exp.Expr:
 def _date_add(call: Call) -> exp.Expr:
     """DATE_ADD / ADDDATE (and with `back`, DATE_SUB / SUBDATE): `INTERVAL n UNIT`, or a number of days."""
     moment, by = call.args
+    back = call.name in ("date_sub", "subdate")
     if isinstance(by, exp.Interval):
-        unit = by.unit.name.upper() if by.unit is not None else "DAY"
-        return shift(moment, by.this, unit, call.name, back=call.name in ("date_sub", "subdate"))
-    return shift(moment, by, "DAY", call.name, back=call.name in ("date_sub", "subdate"))
+        return shift(moment, by.this, by.unit.name.upper() if by.unit is not None else "DAY", call.name, back=back)
+    return shift(moment, by, "DAY", call.name, back=back)
 
 
 def _date_trunc(call: Call) -> exp.Expr:

@@ -81,9 +81,8 @@ class TimeTravelMachine(TableMachine):
         self.taken_commit = 0
         # (commit number, column names, commit instant, rows) at the last check: where the next feed starts.
         self.feed_start: tuple[int, list[str], int, list[tuple[Any, ...]]] | None = None
-        # tag name → (column names, rows) the oracle held when the tag was made
-        self.tags: dict[str, tuple[list[str], list[tuple[Any, ...]]]] = {}
-        self.tag_oracles: dict[str, OracleTable] = {}
+        # tag name → the oracle as it was when the tag was made
+        self.tags: dict[str, OracleTable] = {}
 
     def _latest_commit(self) -> tuple[int, int] | None:
         """(commit number, instant) of the table's latest commit."""
@@ -99,7 +98,6 @@ class TimeTravelMachine(TableMachine):
         latest = self._latest_commit()
         self.taken_commit = latest[0] if latest else 0
         self.tags.clear()  # a tag belongs to its table, which no longer has the name
-        self.tag_oracles.clear()
 
     def _read_at(self, instant: int, names: list[str]) -> tuple[list[str], list[tuple[Any, ...]]] | None:
         """Column names and rows of the table at `instant` (`names`: the columns it had then); None when the
@@ -136,8 +134,7 @@ class TimeTravelMachine(TableMachine):
             return  # nothing to tag yet
         name = f"tag_{len(self.tags)}_{time.monotonic_ns()}"
         self.sql(f"ALTER TABLE {self.name} CREATE TAG {name}")
-        self.tags[name] = (list(self.oracle.names), self.oracle.result())
-        self.tag_oracles[name] = copy.deepcopy(self.oracle)
+        self.tags[name] = copy.deepcopy(self.oracle)
 
     # A clone of a recorded instant or of a tag starts from the rows the oracle held then and lives its own
     # life from there (the clone invariant). Partitioned runs leave it out: the instant does not tell
@@ -148,7 +145,7 @@ class TimeTravelMachine(TableMachine):
     def clone_at_instant(self, data: s.DataObject) -> None:
         earliest = max(self._earliest_ms() or 0, self.taken_ms)
         sources = [(f" AS OF '{_instant(t)}'", self.snapshots[t]) for t in sorted(self.snapshots) if t >= earliest]
-        sources += [(f" TAG '{name}'", self.tag_oracles[name]) for name in sorted(self.tags)]
+        sources += [(f" TAG '{name}'", self.tags[name]) for name in sorted(self.tags)]
         if sources:
             clause, oracle = data.draw(s.sampled_from(sources))
             self._clone(clause, copy.deepcopy(oracle), True)
@@ -197,7 +194,8 @@ class TimeTravelMachine(TableMachine):
 
     @invariant()
     def every_tag_reads_what_it_held(self) -> None:
-        for name, held in self.tags.items():
+        for name, oracle in self.tags.items():
+            held = list(oracle.names), oracle.result()
             self.cur.execute(f"SELECT {self.every_column(held[0])} FROM {self.name} FOR TAG AS OF '{name}'")
             got = [d[0] for d in self.cur.description], sort_rows(list(self.cur.fetchall()))
             assert got == held, f"columns and rows of tag {name}"

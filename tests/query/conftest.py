@@ -11,9 +11,17 @@ from collections.abc import Iterator
 import pymysql
 import pytest
 
+from schemas.config import Settings, load_settings
+from tests.query.console_kit import browser  # noqa: F401 - a signed-out console client (tests/query/console_kit.py)
 from tests.query.recycling_kit import recycling  # noqa: F401 - an in-process recycler (tests/query/recycling_kit.py)
 from tests.query.s3_kit import bucket, s3_user  # noqa: F401 - the S3 paths' fixtures (tests/query/s3_kit.py)
 from tests.query.sqlkit import connect, run
+
+
+@pytest.fixture(scope="session")
+def config() -> Settings:
+    """The stack's settings, as the tests' environment names it."""
+    return load_settings()
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+import pytest
+
+from schemas.config import Settings
+
 
 @dataclass
 class Reply:
@@ -74,3 +78,9 @@ def csrf_of(page: str) -> str:
     found = re.search(r"name=csrf value='([^']+)'", page)
     assert found, page
     return found.group(1)
+
+
+@pytest.fixture
+def browser(config: Settings) -> Browser:
+    """A console client with no session yet (conftest's `config` names the stack)."""
+    return Browser(config.http_port)

@@ -22,18 +22,13 @@ from urllib.parse import quote
 import pymysql
 import pytest
 
-from schemas.config import Settings, load_settings
+from schemas.config import Settings
 from tests.query.chromium_kit import chromium_path
 from tests.query.routine_load_kit import kafka_source, new_topic, produce
 from tests.query.sqlkit import Conn, rows, run
 
 pytestmark = pytest.mark.integration
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
-
-
-@pytest.fixture(scope="module")
-def config() -> Settings:
-    return load_settings()
 
 
 @pytest.fixture(scope="module")

@@ -17,17 +17,12 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from query.console.layout import format_utc, text_width
-from schemas.config import Settings, load_settings
+from schemas.config import Settings
 from tests.query.chromium_kit import Chromium, chromium_path
 from tests.query.sqlkit import Conn, rows, run
 
 pytestmark = pytest.mark.integration
 SHOTS = Path(__file__).resolve().parents[2] / "var" / "test" / "console-e2e"
-
-
-@pytest.fixture(scope="module")
-def config() -> Settings:
-    return load_settings()
 
 
 @pytest.fixture

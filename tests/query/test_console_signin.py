@@ -12,21 +12,11 @@ from urllib.parse import quote
 import pymysql
 import pytest
 
-from schemas.config import Settings, load_settings
+from schemas.config import Settings
 from tests.query.console_kit import Browser, csrf_of
 from tests.query.sqlkit import Conn, rows, run
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def config() -> Settings:
-    return load_settings()
-
-
-@pytest.fixture
-def browser(config: Settings) -> Browser:
-    return Browser(config.http_port)
 
 
 @pytest.fixture

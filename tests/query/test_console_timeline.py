@@ -16,7 +16,6 @@ from urllib.parse import unquote
 
 import pytest
 
-from schemas.config import Settings, load_settings
 from tests.query.console_kit import Browser, csrf_of
 from tests.query.sqlkit import Conn, connect, rows, run
 
@@ -27,16 +26,6 @@ ROOT = ("root", "")
 # checks rendered boxes themselves.
 FONT_PX = 11
 CHAR_PX = 0.7 * FONT_PX
-
-
-@pytest.fixture(scope="module")
-def config() -> Settings:
-    return load_settings()
-
-
-@pytest.fixture
-def browser(config: Settings) -> Browser:
-    return Browser(config.http_port)
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ import time
 
 from tests.query.sqlkit import Conn, columns, fails, rows, run
 from tests.query.test_sql_tiering import _policy as tiering_policy
-from tests.query.test_sql_tiering import config, minio, resource, wait_cooled
+from tests.query.test_sql_tiering import minio, resource, wait_cooled
 
-__all__ = ["config", "minio", "resource"]  # the tiering tests' fixtures, used here
+__all__ = ["minio", "resource"]  # the tiering tests' fixtures, used here
 
 
 def _explain(conn: Conn, sql: str) -> str:

@@ -15,17 +15,12 @@ import pytest
 from minio import Minio
 
 from projections.policy_clock import advance, reset
-from schemas.config import Settings, load_settings
+from schemas.config import Settings
 from tests.query.routine_load_kit import wait_for
 from tests.query.sqlkit import columns, rows, run
 
 pytestmark = pytest.mark.integration
 DAY_S = 86400.0
-
-
-@pytest.fixture
-def config() -> Settings:
-    return load_settings()
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ import re
 
 from tests.query.sqlkit import Conn, columns, fails, rows, run
 from tests.query.test_sql_tiering import _policy as tiering_policy
-from tests.query.test_sql_tiering import config, minio, resource, wait_cooled
+from tests.query.test_sql_tiering import minio, resource, wait_cooled
 
-__all__ = ["config", "minio", "resource"]  # the tiering tests' fixtures, used here
+__all__ = ["minio", "resource"]  # the tiering tests' fixtures, used here
 
 _BACKEND_COLUMNS = ["BackendId", "Host", "HeartbeatPort", "BePort", "HttpPort", "BrpcPort", "ArrowFlightSqlPort",
                     "LastStartTime", "LastHeartbeat", "Alive", "SystemDecommissioned", "TabletNum", "DataUsedCapacity",

@@ -33,11 +33,6 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def config() -> Settings:
-    return load_settings()
-
-
-@pytest.fixture(scope="module")
 def minio(config: Settings) -> Minio:
     return Minio(config.minio_endpoint, config.minio_root_user, config.minio_root_password.get_secret_value(),
                  secure=False)
