@@ -2,7 +2,7 @@
 rows to Parquet.
 
     .venv/bin/python -m bench.insert_values [--statements 20] [--rows-per-statement 5000] [--connections 4]
-                                            [--keep-stack]
+                                            [--keep-stack] [--env-stack]
 
 A Duplicate Key table of six columns (BIGINT, VARCHAR, DECIMAL(10,2), DATETIME, INT, VARCHAR NULL) gets
 --statements INSERTs of --rows-per-statement literal rows each over one pymysql connection, twice: as
@@ -98,12 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--statements", type=int, default=20)
     ap.add_argument("--rows-per-statement", type=int, default=5000)
     ap.add_argument("--connections", type=int, default=4)
+    ap.add_argument("--env-stack", action="store_true",
+                    help="measure the running stack this environment's STRATA_* variables name")
     add_stack_args(ap)
     args = ap.parse_args(argv)
     texts = statements(args.statements, args.rows_per_statement)
     total = args.statements * args.rows_per_statement
     results: dict[str, float] = {}
-    with bench_stack(args.keep_stack) as s:
+    with bench_stack(args.keep_stack, env_stack=args.env_stack) as s:
         db = fresh_database(s, "bench_values")
         conn = sql_connect(s, db)
         with conn.cursor() as cur:
