@@ -1,0 +1,293 @@
+"""Arrow Flight SQL on `arrow_flight_sql_port`, served from the SQL server's process: the same
+engine, projection replica, logins and grants as the MySQL port (one evaluator for every
+statement; Flight is only another way in and out).
+
+A statement (CommandStatementQuery, or a prepared statement's text) runs in GetFlightInfo, as Doris
+runs it there: parsed by Strata's parser and executed by `Engine.execute` as the token's user, under
+its query_timeout (query.timeouts). Its rows stay in DuckDB's streaming reader until the DoGet the
+answer's ticket names reads them, a record batch at a time (bounded memory); a ticket not fetched
+within `UNCLAIMED_S` is closed. DML and DDL go through DoPut (CommandStatementUpdate), which
+answers the affected row count. Parameters, transactions, Substrait and the rest of Flight SQL
+are refused as not supported.
+
+Errors keep the SQL port's text: `ERROR <code> (<sqlstate>): <message>`; a missing privilege is
+PERMISSION_DENIED, a syntax error INVALID_ARGUMENT, "not supported" UNIMPLEMENTED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
+
+import pyarrow as pa
+import pyarrow.flight as flight
+from confluent_kafka import KafkaException
+from mysql_mimic import errors as mimic_errors
+from prometheus_client import Counter
+
+from query import timeouts
+from query.context import Done, Result, Rows, SqlFailure
+from query.engine import Engine
+from query.flight import catalog
+from query.flight import messages as m
+from query.flight.logins import FlightLogin, FlightLogins, LoginMiddlewareFactory, NoHandshake
+from query.flight.results import ArrowResult, from_rows
+from query.parser import SqlError, SqlSyntaxError, parse_script
+from query.secret_text import mask_secrets
+from query.wire import errors as _wire_errors  # noqa: F401 - installs Doris' SQLSTATEs into mimic's table
+from schemas.errors import ErrorCode
+
+log = logging.getLogger("strata.flight")
+STATEMENTS = Counter("strata_flight_sql_statements_total", "Flight SQL statements handled", ["kind", "outcome"])
+UNCLAIMED_S = 300.0  # a result whose DoGet never came is closed after this long
+MAX_PENDING = 256  # results awaiting their DoGet at once (each holds a DuckDB cursor)
+MAX_PREPARED = 4096
+_DENIED = {ErrorCode.ACCESS_DENIED, ErrorCode.TABLE_ACCESS_DENIED, ErrorCode.DB_ACCESS_DENIED,
+           ErrorCode.SPECIFIC_ACCESS_DENIED, ErrorCode.KILL_DENIED}
+
+
+def _mysql_text(code: int, message: str) -> str:
+    return f"ERROR {code} ({mimic_errors.SQLSTATES.get(code, 'HY000')}): {message}"  # type: ignore[call-overload]
+
+
+def _refuse(code: int, message: str) -> NoReturn:
+    text = _mysql_text(code, message)
+    if code in _DENIED:
+        raise flight.FlightUnauthorizedError(text)
+    if code == ErrorCode.PARSE_ERROR:
+        raise pa.ArrowInvalid(text)
+    if code == ErrorCode.NOT_SUPPORTED_YET:
+        raise NotImplementedError(text)
+    raise flight.FlightServerError(text)
+
+
+def _not_supported(what: str) -> NoReturn:
+    raise NotImplementedError(f"{what} is not supported by Strata's Arrow Flight SQL")
+
+
+class _Pending:
+    """Results between their GetFlightInfo and their DoGet, by statement handle."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._results: dict[bytes, tuple[float, ArrowResult]] = {}
+
+    def add(self, result: ArrowResult) -> bytes:
+        handle = secrets.token_bytes(16)
+        now = time.monotonic()
+        with self._lock:
+            expired = [h for h, (at, _) in self._results.items() if now - at > UNCLAIMED_S]
+            dropped = [self._results.pop(h)[1] for h in expired]
+            full = len(self._results) >= MAX_PENDING
+            if not full:
+                self._results[handle] = (now, result)
+        for old in dropped:
+            old.close()
+        if full:
+            result.close()
+            raise flight.FlightUnavailableError(f"{MAX_PENDING} results are waiting for their DoGet; fetch them "
+                                                "before running more")
+        return handle
+
+    def take(self, handle: bytes) -> ArrowResult:
+        with self._lock:
+            found = self._results.pop(handle, None)
+        if found is None:
+            raise flight.FlightServerError("the ticket is unknown, already fetched or expired: run the statement again")
+        return found[1]
+
+    def close(self) -> None:
+        with self._lock:
+            results, self._results = list(self._results.values()), {}
+        for _, result in results:
+            result.close()
+
+
+class StrataFlightServer(flight.FlightServerBase):
+    def __init__(self, engine: Engine, location: str, loop: asyncio.AbstractEventLoop) -> None:
+        self.engine = engine
+        self.logins = FlightLogins(engine, loop)
+        self._pending = _Pending()
+        self._prepared_lock = threading.Lock()
+        self._prepared: dict[bytes, tuple[str, str]] = {}  # handle → (token, statement text)
+        super().__init__(location, auth_handler=NoHandshake(),
+                         middleware={"login": LoginMiddlewareFactory(self.logins)})
+
+    # -- statements ----------------------------------------------------------------------------
+    def _login(self, context: flight.ServerCallContext) -> FlightLogin:
+        middleware = context.get_middleware("login")
+        if middleware is None:
+            raise flight.FlightUnauthenticatedError("not logged in")
+        login: FlightLogin = middleware.login
+        return login
+
+    def _execute(self, login: FlightLogin, sql: str, kind: str) -> Result:
+        """One statement, run as the MySQL port runs it (the same parser and engine), its SELECT
+        rows left streaming."""
+        try:
+            statements = parse_script(sql)
+        except SqlSyntaxError as exc:
+            STATEMENTS.labels(kind, "error").inc()
+            _refuse(ErrorCode.PARSE_ERROR, mask_secrets(exc.message))
+        except SqlError as exc:
+            STATEMENTS.labels(kind, "error").inc()
+            _refuse(ErrorCode.NOT_SUPPORTED_YET, mask_secrets(str(exc)))
+        if len(statements) != 1:
+            STATEMENTS.labels(kind, "error").inc()
+            _refuse(ErrorCode.NOT_SUPPORTED_YET, "send one statement per Flight SQL command")
+        session = login.session
+        with login.lock:
+            session.arrow_results = True
+            try:
+                result = timeouts.run_limited(self.engine.execute, session, statements[0], self.logins.user(login))
+            except SqlFailure as failure:
+                STATEMENTS.labels(kind, "error").inc()
+                _refuse(failure.code, failure.message)
+            except KafkaException as exc:
+                STATEMENTS.labels(kind, "error").inc()
+                _refuse(ErrorCode.UNKNOWN_ERROR, f"the commit log (Kafka) is unreachable ({exc}); retry once it "
+                                                 "is back")
+            except Exception as exc:  # noqa: BLE001 - a bug costs one statement, not the server
+                log.exception("Flight SQL statement failed")
+                STATEMENTS.labels(kind, "internal_error").inc()
+                _refuse(ErrorCode.UNKNOWN_ERROR, f"internal error: {exc}")
+            finally:
+                session.arrow_results = False
+        STATEMENTS.labels(kind, "ok").inc()
+        return result
+
+    def _run_sql(self, login: FlightLogin) -> Callable[[str], pa.Table]:
+        """A metadata command's SQL, run as the caller and read whole (its answers are small)."""
+
+        def run(sql: str) -> pa.Table:
+            answer = self._answer(self._execute(login, sql, "metadata"))
+            return pa.Table.from_batches(list(answer.batches), answer.schema)
+
+        return run
+
+    def _info(self, descriptor: flight.FlightDescriptor, result: ArrowResult) -> flight.FlightInfo:
+        handle = self._pending.add(result)
+        ticket = flight.Ticket(m.pack(m.TICKET_STATEMENT_QUERY, m.message((1, handle))))
+        return flight.FlightInfo(result.schema, descriptor, [flight.FlightEndpoint(ticket, [])], -1, -1)
+
+    def _prepared_text(self, login: FlightLogin, command: m.Command) -> str:
+        handle = command.bytes(1) or b""
+        with self._prepared_lock:
+            found = self._prepared.get(handle)
+        if found is None or found[0] != login.token:
+            raise flight.FlightServerError("the prepared statement is unknown or closed")
+        return found[1]
+
+    def _command(self, data: bytes) -> m.Command:
+        try:
+            return m.unpack(data)
+        except m.MessageError as exc:
+            raise pa.ArrowInvalid(f"not a Flight SQL command: {exc}") from None
+
+    # -- Flight RPCs ---------------------------------------------------------------------------
+    def get_flight_info(self, context: flight.ServerCallContext,
+                        descriptor: flight.FlightDescriptor) -> flight.FlightInfo:
+        if descriptor.descriptor_type != flight.DescriptorType.CMD:
+            _not_supported("a path descriptor")
+        login = self._login(context)
+        command = self._command(descriptor.command)
+        if command.name == m.STATEMENT_QUERY:
+            if command.bytes(2):
+                _not_supported("a transaction")
+            return self._info(descriptor, self._answer(self._execute(login, command.text(1) or "", "query")))
+        if command.name == m.PREPARED_STATEMENT_QUERY:
+            sql = self._prepared_text(login, command)
+            return self._info(descriptor, self._answer(self._execute(login, sql, "prepared_query")))
+        tables = {
+            m.GET_CATALOGS: lambda: catalog.catalogs(),
+            m.GET_DB_SCHEMAS: lambda: catalog.db_schemas(command, self._run_sql(login)),
+            m.GET_TABLES: lambda: catalog.tables(command, self._run_sql(login)),
+            m.GET_TABLE_TYPES: lambda: catalog.table_types(),
+            m.GET_SQL_INFO: lambda: catalog.sql_info(command),
+        }
+        make = tables.get(command.name)
+        if make is None:
+            _not_supported(command.name)
+        table = make()
+        return self._info(descriptor, ArrowResult(table.schema, iter(table.to_batches())))
+
+    @staticmethod
+    def _answer(result: Result) -> ArrowResult:
+        if isinstance(result, Rows):
+            return from_rows(result)
+        # A statement without rows (USE, DDL, DML sent as a query): an empty answer, as Doris gives.
+        return ArrowResult(pa.schema([]), iter(()))
+
+    def do_get(self, context: flight.ServerCallContext, ticket: flight.Ticket) -> flight.FlightDataStream:
+        self._login(context)
+        command = self._command(ticket.ticket)
+        if command.name != m.TICKET_STATEMENT_QUERY:
+            _not_supported(f"DoGet of {command.name}")
+        result = self._pending.take(command.bytes(1) or b"")
+        return flight.GeneratorStream(result.schema, result.batches)
+
+    def do_put(self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor,
+               reader: flight.MetadataRecordBatchReader, writer: flight.FlightMetadataWriter) -> None:
+        login = self._login(context)
+        command = self._command(descriptor.command)
+        if command.name == m.STATEMENT_UPDATE:
+            if command.bytes(2):
+                _not_supported("a transaction")
+            sql = command.text(1) or ""
+        elif command.name == m.PREPARED_STATEMENT_UPDATE:
+            sql = self._prepared_text(login, command)
+        elif command.name == m.PREPARED_STATEMENT_QUERY:
+            bound = reader.read_all()
+            if bound.num_columns or bound.num_rows:
+                _not_supported("binding parameters to a prepared statement")
+            return
+        else:
+            _not_supported(f"DoPut of {command.name}")
+        result = self._execute(login, sql, "update")
+        if isinstance(result, Rows):
+            from_rows(result).close()
+            _not_supported("a query sent as an update (CommandStatementUpdate); send it as a query")
+        assert isinstance(result, Done)
+        writer.write(pa.py_buffer(m.message((1, result.affected_rows))))
+
+    def list_actions(self, context: flight.ServerCallContext) -> list[tuple[str, str]]:
+        return [("CreatePreparedStatement", "prepare a statement (no parameters)"),
+                ("ClosePreparedStatement", "close a prepared statement")]
+
+    def do_action(self, context: flight.ServerCallContext, action: flight.Action) -> Iterator[bytes]:
+        login = self._login(context)
+        if action.type == "CreatePreparedStatement":
+            command = self._command(action.body.to_pybytes())
+            if command.bytes(2):
+                _not_supported("a transaction")
+            handle = secrets.token_bytes(16)
+            with self._prepared_lock:
+                if len(self._prepared) >= MAX_PREPARED:
+                    raise flight.FlightUnavailableError(f"{MAX_PREPARED} prepared statements are open: close some")
+                self._prepared[handle] = (login.token, command.text(1) or "")
+            # The dataset schema is left out (optional in Flight SQL): it comes with the statement's FlightInfo.
+            return iter([m.pack(m.CREATE_PREPARED_STATEMENT_RESULT, m.message((1, handle)))])
+        if action.type == "ClosePreparedStatement":
+            command = self._command(action.body.to_pybytes())
+            with self._prepared_lock:
+                found = self._prepared.get(command.bytes(1) or b"")
+                if found is not None and found[0] == login.token:
+                    del self._prepared[command.bytes(1) or b""]
+            return iter([])
+        _not_supported(f"the action '{action.type}'")
+
+    def get_schema(self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor) -> Any:
+        _not_supported("GetSchema (run the statement: its FlightInfo carries the schema)")
+
+    def close_results(self) -> None:
+        self._pending.close()
+
+
+def start(engine: Engine, host: str, port: int, loop: asyncio.AbstractEventLoop) -> StrataFlightServer:
+    """The Flight SQL server, listening (gRPC serves it on its own threads) until `shutdown()`."""
+    return StrataFlightServer(engine, f"grpc://{host}:{port}", loop)
