@@ -13,6 +13,11 @@ from query.flight.messages import Command
 from query.information_schema import CATALOG
 from schemas.config import strata_version
 
+
+class NotSupported(Exception):
+    """A command's option Strata does not answer."""
+
+
 RunSql = Callable[[str], pa.Table]  # SQL run through the engine as the caller
 TABLE_TYPES = ("BASE TABLE", "SYSTEM VIEW", "VIEW")
 
@@ -54,8 +59,8 @@ def db_schemas(command: Command, run: RunSql) -> pa.Table:
 
 def tables(command: Command, run: RunSql) -> pa.Table:
     if command.integer(5):
-        raise NotImplementedError("GetTables with include_schema is not supported: read a table's columns with "
-                                  "SELECT * FROM t LIMIT 0")
+        raise NotSupported("GetTables with include_schema is not supported: read a table's columns with "
+                           "SELECT * FROM t LIMIT 0")
     if _other_catalog(command):
         return TABLES_SCHEMA.empty_table()
     where = []

@@ -11,7 +11,7 @@ answers the affected row count. Parameters, transactions, Substrait and the rest
 are refused as not supported.
 
 Errors keep the SQL port's text: `ERROR <code> (<sqlstate>): <message>`; a missing privilege is
-PERMISSION_DENIED, a syntax error INVALID_ARGUMENT, "not supported" UNIMPLEMENTED.
+PERMISSION_DENIED, a wrong login UNAUTHENTICATED, anything else a FlightServerError.
 """
 
 from __future__ import annotations
@@ -52,22 +52,31 @@ _DENIED = {ErrorCode.ACCESS_DENIED, ErrorCode.TABLE_ACCESS_DENIED, ErrorCode.DB_
 
 
 def _mysql_text(code: int, message: str) -> str:
-    return f"ERROR {code} ({mimic_errors.SQLSTATES.get(code, 'HY000')}): {message}"  # type: ignore[call-overload]
+    state = mimic_errors.SQLSTATES.get(code, b"HY000")  # type: ignore[call-overload]
+    return f"ERROR {code} ({state.decode() if isinstance(state, bytes) else state}): {message}"
 
 
 def _refuse(code: int, message: str) -> NoReturn:
     text = _mysql_text(code, message)
     if code in _DENIED:
         raise flight.FlightUnauthorizedError(text)
-    if code == ErrorCode.PARSE_ERROR:
-        raise pa.ArrowInvalid(text)
-    if code == ErrorCode.NOT_SUPPORTED_YET:
-        raise NotImplementedError(text)
+    # Flight's own errors only: pyarrow sends any other exception's Python traceback to the client.
     raise flight.FlightServerError(text)
 
 
 def _not_supported(what: str) -> NoReturn:
-    raise NotImplementedError(f"{what} is not supported by Strata's Arrow Flight SQL")
+    _refuse(ErrorCode.NOT_SUPPORTED_YET, f"{what} is not supported by Strata's Arrow Flight SQL")
+
+
+def _refusing(result: ArrowResult) -> Iterator[pa.RecordBatch]:
+    """The result's batches; a batch that fails to read (a file gone under the stream, a cast error
+    met late) ends the stream with the statement's MySQL error."""
+    try:
+        yield from result.batches
+    except SqlFailure as failure:
+        _refuse(failure.code, failure.message)
+    finally:
+        result.close()
 
 
 class _Pending:
@@ -187,7 +196,7 @@ class StrataFlightServer(flight.FlightServerBase):
         try:
             return m.unpack(data)
         except m.MessageError as exc:
-            raise pa.ArrowInvalid(f"not a Flight SQL command: {exc}") from None
+            raise flight.FlightServerError(f"not a Flight SQL command: {exc}") from None
 
     # -- Flight RPCs ---------------------------------------------------------------------------
     def get_flight_info(self, context: flight.ServerCallContext,
@@ -213,7 +222,10 @@ class StrataFlightServer(flight.FlightServerBase):
         make = tables.get(command.name)
         if make is None:
             _not_supported(command.name)
-        table = make()
+        try:
+            table = make()
+        except catalog.NotSupported as exc:
+            _refuse(ErrorCode.NOT_SUPPORTED_YET, str(exc))
         return self._info(descriptor, ArrowResult(table.schema, iter(table.to_batches())))
 
     @staticmethod
@@ -229,7 +241,7 @@ class StrataFlightServer(flight.FlightServerBase):
         if command.name != m.TICKET_STATEMENT_QUERY:
             _not_supported(f"DoGet of {command.name}")
         result = self._pending.take(command.bytes(1) or b"")
-        return flight.GeneratorStream(result.schema, result.batches)
+        return flight.GeneratorStream(result.schema, _refusing(result))
 
     def do_put(self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor,
                reader: flight.MetadataRecordBatchReader, writer: flight.FlightMetadataWriter) -> None:
