@@ -40,6 +40,7 @@ CASES = [
     ("load", ["--clients", "4", "--duration-s", "5", "--seed-rows", "200"]),
     ("tags_clones", ["--rows", "20000", "--commits", "2", "--runs", "1"]),
     ("bulk_load", ["--rows", "20000", "--values-rows", "10000"]),
+    ("flight_sql", ["--rows", "20000", "--runs", "1"]),
     ("fault_harness", ["--duration-s", "5", "--faults", "1", "--keys", "10", "--down-max-s", "0.5"]),
 ]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("STRATA_")}, **BENCH_ENV}
