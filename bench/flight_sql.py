@@ -22,9 +22,9 @@ import sys
 import time
 from typing import Any
 
-from bench.result_stream import QUERY, Sampler, duckdb_arrow, load, rss_mb, sql_server_pid
-from bench.stack import add_stack_args, bench_stack, emit, fresh_database, log, machine, sql_connect, table_rowset_files
-from schemas.config import Settings, load_settings
+from bench.result_stream import QUERY, Sampler, duckdb_arrow, loaded_database, rss_mb, sql_server_pid
+from bench.stack import add_stack_args, bench_stack, emit, log, machine, table_rowset_files
+from schemas.config import Settings
 
 GOAL_RATIO = 2.0
 
@@ -75,14 +75,7 @@ def measured(fetch: Any, s: Settings, db: str, pid: int, expected: int, runs: in
 
 
 def run(s: Settings, rows: int, runs: int, database: str | None) -> dict[str, Any]:
-    load_s = None
-    db = database or fresh_database(s, "bench_flight_sql")
-    if database is None:
-        conn = sql_connect(s, db)
-        with conn.cursor() as cur:
-            log(f"flight_sql: loading {rows:,} rows …")
-            load_s = round(load(cur, rows), 2)
-        conn.close()
+    db, load_s = loaded_database(s, "flight_sql", rows, database)
     pid = sql_server_pid(s)
     log("flight_sql: ADBC …")
     by_adbc = measured(adbc_fetch, s, db, pid, rows, runs)
@@ -108,11 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--database", help="a database an earlier run loaded (--rows of them): no load")
     add_stack_args(ap)
     args = ap.parse_args(argv)
-    if args.env_stack:
-        result = run(load_settings(), args.rows, args.runs, args.database)
-    else:
-        with bench_stack(args.keep_stack) as s:
-            result = run(s, args.rows, args.runs, args.database)
+    with bench_stack(args.keep_stack, env_stack=args.env_stack) as s:
+        result = run(s, args.rows, args.runs, args.database)
     emit({"bench": "flight_sql", "goal": f"Arrow Flight SQL (ADBC) within {GOAL_RATIO:g}x of DuckDB -> Arrow",
           **result, "sizes": {"rows": args.rows, "runs": args.runs}, "machine": machine()})
     return 0

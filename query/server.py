@@ -100,9 +100,14 @@ _OWN_VARIABLES: dict[str, tuple[Any, Any, bool]] = {"group_commit": (_group_comm
 _VARIABLES = {**MYSQL_VARIABLES, **DORIS_VARIABLES, **_OWN_VARIABLES}
 
 
+def _session_variables() -> SessionVariables:
+    """A session's MySQL system variables (`@@x`), with the server's defaults."""
+    return SessionVariables(GlobalVariables(_VARIABLES))
+
+
 class StrataSession(Session):
     def __init__(self, engine: Engine) -> None:
-        super().__init__(SessionVariables(GlobalVariables(_VARIABLES)))
+        super().__init__(_session_variables())
         self.engine = engine
         # @@x in a statement reads mysql-mimic's variables (query.session_functions), in either scope.
         self.state = SessionState(system_variables=self.variables, global_variables=self.variables.global_variables)
@@ -423,7 +428,7 @@ async def serve() -> None:
     flight = None
     if config.arrow_flight_sql_port:
         flight = flight_server.start(engine, config.sql_host, config.arrow_flight_sql_port,
-                                     asyncio.get_running_loop())
+                                     asyncio.get_running_loop(), _session_variables)
         log.info("Arrow Flight SQL on %s:%d", config.sql_host, config.arrow_flight_sql_port)
     # A full garbage collection stops every thread, the event loop too, for as long as it takes to
     # walk every tracked object; what startup built (modules, catalog, sqlglot's tables) lives for

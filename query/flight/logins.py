@@ -20,10 +20,12 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow.flight as flight
+from mysql_mimic.variables import SessionVariables
 
 from projections.users import ROOT, UserRecord
 from query.auth import FailedLogins
@@ -48,8 +50,10 @@ class FlightLogin:
 
 
 class FlightLogins:
-    def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop,
+                 variables: Callable[[], SessionVariables]) -> None:
         self._engine = engine
+        self._variables = variables
         self._loop = loop  # http_login's throttle waits on the SQL server's event loop
         self._failures = FailedLogins()
         self._lock = threading.Lock()
@@ -69,7 +73,10 @@ class FlightLogins:
                                                    self._loop).result()
         if isinstance(outcome, str):
             raise flight.FlightUnauthenticatedError(outcome)
-        login = FlightLogin(secrets.token_urlsafe(32), outcome.name, SessionState(user=outcome.name))
+        variables = self._variables()
+        session = SessionState(user=outcome.name, system_variables=variables,
+                               global_variables=variables.global_variables)
+        login = FlightLogin(secrets.token_urlsafe(32), outcome.name, session)
         with self._lock:
             self._tokens[login.token] = login
             while len(self._tokens) > MAX_TOKENS:

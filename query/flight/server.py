@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.flight as flight
 from confluent_kafka import KafkaException
 from mysql_mimic import errors as mimic_errors
+from mysql_mimic.variables import SessionVariables
 from prometheus_client import Counter
 
 from query import timeouts
@@ -118,9 +119,10 @@ class _Pending:
 
 
 class StrataFlightServer(flight.FlightServerBase):
-    def __init__(self, engine: Engine, location: str, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, engine: Engine, location: str, loop: asyncio.AbstractEventLoop,
+                 variables: Callable[[], SessionVariables]) -> None:
         self.engine = engine
-        self.logins = FlightLogins(engine, loop)
+        self.logins = FlightLogins(engine, loop, variables)
         self._pending = _Pending()
         self._prepared_lock = threading.Lock()
         self._prepared: dict[bytes, tuple[str, str]] = {}  # handle → (token, statement text)
@@ -300,6 +302,8 @@ class StrataFlightServer(flight.FlightServerBase):
         self._pending.close()
 
 
-def start(engine: Engine, host: str, port: int, loop: asyncio.AbstractEventLoop) -> StrataFlightServer:
-    """The Flight SQL server, listening (gRPC serves it on its own threads) until `shutdown()`."""
-    return StrataFlightServer(engine, f"grpc://{host}:{port}", loop)
+def start(engine: Engine, host: str, port: int, loop: asyncio.AbstractEventLoop,
+          variables: Callable[[], SessionVariables]) -> StrataFlightServer:
+    """The Flight SQL server, listening (gRPC serves it on its own threads) until `shutdown()`.
+    `variables` makes a login's MySQL system variables, as the SQL port's sessions have them (`@@x`)."""
+    return StrataFlightServer(engine, f"grpc://{host}:{port}", loop, variables)

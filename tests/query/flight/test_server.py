@@ -58,6 +58,8 @@ def test_root_logs_in_and_reads_a_table(uri: str, conn: Conn, db: str) -> None:
     table = arrow(uri, f"SELECT k, v AS label FROM {db}.t ORDER BY k")
     assert table.column_names == ["k", "label"]
     assert table.to_pylist() == [{"k": 1, "label": "a"}, {"k": 2, "label": None}]
+    run(conn, "CREATE VIEW named AS SELECT k FROM t WHERE v IS NOT NULL")
+    assert arrow(uri, f"SELECT * FROM {db}.named").to_pylist() == [{"k": 1}]
 
 
 def test_a_wrong_password_is_unauthenticated(uri: str, user: tuple[str, str]) -> None:
@@ -96,16 +98,19 @@ def test_every_type_matches_the_mysql_port(uri: str, conn: Conn, db: str) -> Non
     assert got[0][4] == Decimal("170141183460469231731687303715884105727") and got[1][1:] == (None,) * 15
 
 
-def test_time_travel_reads_the_table_as_it_was(uri: str, conn: Conn, db: str) -> None:
-    run(conn, f"CREATE TABLE h (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 {TT}")
+def test_time_travel_and_tags_read_the_table_as_it_was(uri: str, conn: Conn, db: str) -> None:
+    run(conn, f"CREATE TABLE h (k INT, v INT) UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 {TT}")
     run(conn, "INSERT INTO h VALUES (1, 10), (2, 20)")
+    run(conn, "ALTER TABLE h CREATE TAG first")
     t = instant()
-    run(conn, "INSERT INTO h VALUES (3, 30)")
-    run(conn, "DELETE FROM h WHERE k = 1")
-    sql = f"SELECT k, v FROM {db}.h FOR TIME AS OF '{t}' ORDER BY k"
-    assert arrow(uri, sql).to_pylist() == [{"k": 1, "v": 10}, {"k": 2, "v": 20}]
-    assert [tuple(r.values()) for r in arrow(uri, sql).to_pylist()] == rows(conn, sql)
-    assert arrow(uri, f"SELECT k FROM {db}.h ORDER BY k")["k"].to_pylist() == [2, 3]
+    run(conn, "INSERT INTO h VALUES (2, 21), (3, 30)")  # an upsert of k = 2 and a new key
+    at_t = f"SELECT k, v FROM {db}.h FOR TIME AS OF '{t}' ORDER BY k"
+    tagged = f"SELECT k, v FROM {db}.h FOR TAG AS OF 'first' ORDER BY k"
+    for sql in (at_t, tagged):
+        got = arrow(uri, sql).to_pylist()
+        assert got == [{"k": 1, "v": 10}, {"k": 2, "v": 20}]
+        assert [tuple(r.values()) for r in got] == rows(conn, sql)  # the SQL port's answer, the same
+    assert arrow(uri, f"SELECT v FROM {db}.h ORDER BY k")["v"].to_pylist() == [10, 21, 30]
 
 
 @pytest.fixture
@@ -171,6 +176,13 @@ def test_use_lasts_for_the_login(uri: str, conn: Conn, db: str) -> None:
         cur.execute(f"USE {db}")
         cur.execute("SELECT k FROM u")
         assert cur.fetch_arrow_table()["k"].to_pylist() == [7]
+
+
+def test_session_variables_read_and_set_refused(uri: str, conn: Conn) -> None:
+    sql = "SELECT @@version_comment AS v, @@time_zone AS z"
+    assert arrow(uri, sql).to_pylist() == [{"v": rows(conn, sql)[0][0], "z": "UTC"}]
+    with pytest.raises(adbc_driver_manager.Error, match="1235.*not supported"):
+        arrow(uri, "SET time_zone = '+08:00'")
 
 
 def test_a_large_result_streams_in_several_batches(uri: str, conn: Conn, db: str,
