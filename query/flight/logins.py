@@ -40,11 +40,13 @@ _AUTHORIZATION = "authorization"
 
 @dataclass
 class FlightLogin:
-    """One bearer token's user and SQL session; `lock` runs its statements one at a time."""
+    """One bearer token's user, SQL session and prepared statements (handle → text, gone with the
+    token); `lock` runs its statements one at a time."""
 
     token: str
     user: str
     session: SessionState
+    prepared: dict[bytes, str] = field(default_factory=dict)
     used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -47,7 +47,6 @@ log = logging.getLogger("strata.flight")
 STATEMENTS = Counter("strata_flight_sql_statements_total", "Flight SQL statements handled", ["kind", "outcome"])
 UNCLAIMED_S = 300.0  # a result whose DoGet never came is closed after this long
 MAX_PENDING = 256  # results awaiting their DoGet at once (each holds a DuckDB cursor)
-MAX_PREPARED = 4096
 _DENIED = {ErrorCode.ACCESS_DENIED, ErrorCode.TABLE_ACCESS_DENIED, ErrorCode.DB_ACCESS_DENIED,
            ErrorCode.SPECIFIC_ACCESS_DENIED, ErrorCode.KILL_DENIED}
 
@@ -124,8 +123,6 @@ class StrataFlightServer(flight.FlightServerBase):
         self.engine = engine
         self.logins = FlightLogins(engine, loop, variables)
         self._pending = _Pending()
-        self._prepared_lock = threading.Lock()
-        self._prepared: dict[bytes, tuple[str, str]] = {}  # handle → (token, statement text)
         super().__init__(location, auth_handler=NoHandshake(),
                          middleware={"login": LoginMiddlewareFactory(self.logins)})
 
@@ -186,13 +183,13 @@ class StrataFlightServer(flight.FlightServerBase):
         ticket = flight.Ticket(m.pack(m.TICKET_STATEMENT_QUERY, m.message((1, handle))))
         return flight.FlightInfo(result.schema, descriptor, [flight.FlightEndpoint(ticket, [])], -1, -1)
 
-    def _prepared_text(self, login: FlightLogin, command: m.Command) -> str:
-        handle = command.bytes(1) or b""
-        with self._prepared_lock:
-            found = self._prepared.get(handle)
-        if found is None or found[0] != login.token:
+    @staticmethod
+    def _prepared_text(login: FlightLogin, command: m.Command) -> str:
+        with login.lock:
+            found = login.prepared.get(command.bytes(1) or b"")
+        if found is None:
             raise flight.FlightServerError("the prepared statement is unknown or closed")
-        return found[1]
+        return found
 
     def _command(self, data: bytes) -> m.Command:
         try:
@@ -280,18 +277,18 @@ class StrataFlightServer(flight.FlightServerBase):
             if command.bytes(2):
                 _not_supported("a transaction")
             handle = secrets.token_bytes(16)
-            with self._prepared_lock:
-                if len(self._prepared) >= MAX_PREPARED:
-                    raise flight.FlightUnavailableError(f"{MAX_PREPARED} prepared statements are open: close some")
-                self._prepared[handle] = (login.token, command.text(1) or "")
+            limit = self.engine.ctx.config.sql_max_prepared_statements
+            with login.lock:
+                if len(login.prepared) >= limit:
+                    raise flight.FlightUnavailableError(f"{limit} prepared statements are open on this login "
+                                                        "(sql_max_prepared_statements): close some")
+                login.prepared[handle] = command.text(1) or ""
             # The dataset schema is left out (optional in Flight SQL): it comes with the statement's FlightInfo.
             return iter([m.pack(m.CREATE_PREPARED_STATEMENT_RESULT, m.message((1, handle)))])
         if action.type == "ClosePreparedStatement":
             command = self._command(action.body.to_pybytes())
-            with self._prepared_lock:
-                found = self._prepared.get(command.bytes(1) or b"")
-                if found is not None and found[0] == login.token:
-                    del self._prepared[command.bytes(1) or b""]
+            with login.lock:
+                login.prepared.pop(command.bytes(1) or b"", None)
             return iter([])
         _not_supported(f"the action '{action.type}'")
 

@@ -203,6 +203,26 @@ def test_a_large_result_streams_in_several_batches(uri: str, conn: Conn, db: str
         found.do_get(info.endpoints[0].ticket, options).read_all()
 
 
+def test_a_prepared_statement_runs_until_closed(client: tuple[flight.FlightClient, Any], uri: str) -> None:
+    found, options = client
+    request = m.pack(m.CREATE_PREPARED_STATEMENT_REQUEST, m.message((1, "SELECT 6 * 7 AS answer")))
+    (result,) = list(found.do_action(flight.Action("CreatePreparedStatement", request), options))
+    handle = m.unpack(result.body.to_pybytes()).bytes(1)
+    assert handle
+    query = flight.FlightDescriptor.for_command(m.pack(m.PREPARED_STATEMENT_QUERY, m.message((1, handle))))
+    for _ in range(2):  # a prepared statement runs as often as it is asked
+        info = found.get_flight_info(query, options)
+        assert found.do_get(info.endpoints[0].ticket, options).read_all().to_pylist() == [{"answer": 42}]
+    other = flight.FlightClient(uri)
+    other_options = flight.FlightCallOptions(headers=[other.authenticate_basic_token("root", "")])
+    with pytest.raises(flight.FlightServerError, match="unknown or closed"):
+        other.get_flight_info(query, other_options)  # another login's handle is not this one's
+    close = m.pack(m.CLOSE_PREPARED_STATEMENT_REQUEST, m.message((1, handle)))
+    list(found.do_action(flight.Action("ClosePreparedStatement", close), options))
+    with pytest.raises(flight.FlightServerError, match="unknown or closed"):
+        found.get_flight_info(query, options)
+
+
 def test_metadata_commands(uri: str, db: str) -> None:
     with adbc(uri) as conn:
         assert conn.adbc_get_info()["vendor_name"].startswith("Strata")
