@@ -47,6 +47,7 @@ log = logging.getLogger("strata.flight")
 STATEMENTS = Counter("strata_flight_sql_statements_total", "Flight SQL statements handled", ["kind", "outcome"])
 UNCLAIMED_S = 300.0  # a result whose DoGet never came is closed after this long
 MAX_PENDING = 256  # results awaiting their DoGet at once (each holds a DuckDB cursor)
+MAX_PENDING_PER_LOGIN = 16
 _DENIED = {ErrorCode.ACCESS_DENIED, ErrorCode.TABLE_ACCESS_DENIED, ErrorCode.DB_ACCESS_DENIED,
            ErrorCode.SPECIFIC_ACCESS_DENIED, ErrorCode.KILL_DENIED}
 
@@ -80,40 +81,47 @@ def _refusing(result: ArrowResult) -> Iterator[pa.RecordBatch]:
 
 
 class _Pending:
-    """Results between their GetFlightInfo and their DoGet, by statement handle."""
+    """Results between their GetFlightInfo and their DoGet, by statement handle; a ticket is good
+    only for the login that ran its statement."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._results: dict[bytes, tuple[float, ArrowResult]] = {}
+        self._results: dict[bytes, tuple[float, str, ArrowResult]] = {}  # handle → (made at, token, result)
 
-    def add(self, result: ArrowResult) -> bytes:
+    def add(self, token: str, result: ArrowResult) -> bytes:
         handle = secrets.token_bytes(16)
         now = time.monotonic()
         with self._lock:
-            expired = [h for h, (at, _) in self._results.items() if now - at > UNCLAIMED_S]
-            dropped = [self._results.pop(h)[1] for h in expired]
-            full = len(self._results) >= MAX_PENDING
+            expired = [h for h, (at, _, _) in self._results.items() if now - at > UNCLAIMED_S]
+            dropped = [self._results.pop(h)[2] for h in expired]
+            mine = sum(1 for _, owner, _ in self._results.values() if owner == token)
+            full = len(self._results) >= MAX_PENDING or mine >= MAX_PENDING_PER_LOGIN
             if not full:
-                self._results[handle] = (now, result)
+                self._results[handle] = (now, token, result)
         for old in dropped:
             old.close()
         if full:
             result.close()
-            raise flight.FlightUnavailableError(f"{MAX_PENDING} results are waiting for their DoGet; fetch them "
-                                                "before running more")
+            raise flight.FlightUnavailableError("too many results are waiting for their DoGet "
+                                                f"({MAX_PENDING_PER_LOGIN} a login, {MAX_PENDING} in all); "
+                                                "fetch them before running more")
         return handle
 
-    def take(self, handle: bytes) -> ArrowResult:
+    def take(self, token: str, handle: bytes) -> ArrowResult:
         with self._lock:
-            found = self._results.pop(handle, None)
+            found = self._results.get(handle)
+            if found is not None and found[1] == token:
+                del self._results[handle]
+            else:
+                found = None
         if found is None:
             raise flight.FlightServerError("the ticket is unknown, already fetched or expired: run the statement again")
-        return found[1]
+        return found[2]
 
     def close(self) -> None:
         with self._lock:
             results, self._results = list(self._results.values()), {}
-        for _, result in results:
+        for _, _, result in results:
             result.close()
 
 
@@ -178,8 +186,8 @@ class StrataFlightServer(flight.FlightServerBase):
 
         return run
 
-    def _info(self, descriptor: flight.FlightDescriptor, result: ArrowResult) -> flight.FlightInfo:
-        handle = self._pending.add(result)
+    def _info(self, login: FlightLogin, descriptor: flight.FlightDescriptor, result: ArrowResult) -> flight.FlightInfo:
+        handle = self._pending.add(login.token, result)
         ticket = flight.Ticket(m.pack(m.TICKET_STATEMENT_QUERY, m.message((1, handle))))
         return flight.FlightInfo(result.schema, descriptor, [flight.FlightEndpoint(ticket, [])], -1, -1)
 
@@ -207,10 +215,10 @@ class StrataFlightServer(flight.FlightServerBase):
         if command.name == m.STATEMENT_QUERY:
             if command.bytes(2):
                 _not_supported("a transaction")
-            return self._info(descriptor, self._answer(self._execute(login, command.text(1) or "", "query")))
+            return self._info(login, descriptor, self._answer(self._execute(login, command.text(1) or "", "query")))
         if command.name == m.PREPARED_STATEMENT_QUERY:
             sql = self._prepared_text(login, command)
-            return self._info(descriptor, self._answer(self._execute(login, sql, "prepared_query")))
+            return self._info(login, descriptor, self._answer(self._execute(login, sql, "prepared_query")))
         tables = {
             m.GET_CATALOGS: lambda: catalog.catalogs(),
             m.GET_DB_SCHEMAS: lambda: catalog.db_schemas(command, self._run_sql(login)),
@@ -225,7 +233,7 @@ class StrataFlightServer(flight.FlightServerBase):
             table = make()
         except catalog.NotSupported as exc:
             _refuse(ErrorCode.NOT_SUPPORTED_YET, str(exc))
-        return self._info(descriptor, ArrowResult(table.schema, iter(table.to_batches())))
+        return self._info(login, descriptor, ArrowResult(table.schema, iter(table.to_batches())))
 
     @staticmethod
     def _answer(result: Result) -> ArrowResult:
@@ -235,11 +243,11 @@ class StrataFlightServer(flight.FlightServerBase):
         return ArrowResult(pa.schema([]), iter(()))
 
     def do_get(self, context: flight.ServerCallContext, ticket: flight.Ticket) -> flight.FlightDataStream:
-        self._login(context)
+        login = self._login(context)
         command = self._command(ticket.ticket)
         if command.name != m.TICKET_STATEMENT_QUERY:
             _not_supported(f"DoGet of {command.name}")
-        result = self._pending.take(command.bytes(1) or b"")
+        result = self._pending.take(login.token, command.bytes(1) or b"")
         return flight.GeneratorStream(result.schema, _refusing(result))
 
     def do_put(self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor,

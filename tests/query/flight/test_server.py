@@ -17,6 +17,7 @@ import pyarrow.flight as flight
 import pytest
 
 from query.flight import messages as m
+from query.flight.server import MAX_PENDING_PER_LOGIN
 from schemas.config import Settings
 from tests.query.sqlkit import Conn, rows, run
 from tests.query.test_sql_time_travel import TT, instant
@@ -201,6 +202,19 @@ def test_a_large_result_streams_in_several_batches(uri: str, conn: Conn, db: str
     assert keys == list(range(250 * 250))
     with pytest.raises(flight.FlightServerError, match="already fetched"):
         found.do_get(info.endpoints[0].ticket, options).read_all()
+
+
+def test_a_ticket_is_only_its_login_s(uri: str, client: tuple[flight.FlightClient, Any]) -> None:
+    found, options = client
+    other = flight.FlightClient(uri)
+    other_options = flight.FlightCallOptions(headers=[other.authenticate_basic_token("root", "")])
+    tickets = [found.get_flight_info(query_info(f"SELECT {i} AS i"), options).endpoints[0].ticket
+               for i in range(MAX_PENDING_PER_LOGIN)]
+    with pytest.raises(flight.FlightUnavailableError, match="waiting for their DoGet"):
+        found.get_flight_info(query_info("SELECT 1"), options)
+    with pytest.raises(flight.FlightServerError, match="unknown"):
+        other.do_get(tickets[0], other_options).read_all()
+    assert [found.do_get(t, options).read_all()["i"][0].as_py() for t in tickets] == list(range(len(tickets)))
 
 
 def test_a_prepared_statement_runs_until_closed(client: tuple[flight.FlightClient, Any], uri: str) -> None:
