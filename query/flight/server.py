@@ -6,9 +6,9 @@ A statement (CommandStatementQuery, or a prepared statement's text) runs in GetF
 runs it there: parsed by Strata's parser and executed by `Engine.execute` as the token's user, under
 its query_timeout (query.timeouts). Its rows stay in DuckDB's streaming reader until the DoGet the
 answer's ticket names reads them, a record batch at a time (bounded memory); a ticket not fetched
-within `UNCLAIMED_S` is closed. DML and DDL go through DoPut (CommandStatementUpdate), which
-answers the affected row count. Parameters, transactions, Substrait and the rest of Flight SQL
-are refused as not supported.
+within `UNCLAIMED_S` is closed (its cursor and file-cache pins let go). DML and DDL go through
+DoPut (CommandStatementUpdate), which answers the affected row count. Parameters, transactions,
+Substrait and the rest of Flight SQL are refused as not supported.
 
 Errors keep the SQL port's text: `ERROR <code> (<sqlstate>): <message>`; a missing privilege is
 PERMISSION_DENIED, a wrong login UNAUTHENTICATED, anything else a FlightServerError.
@@ -88,18 +88,24 @@ class _Pending:
         self._lock = threading.Lock()
         self._results: dict[bytes, tuple[float, str, ArrowResult]] = {}  # handle → (made at, token, result)
 
-    def add(self, token: str, result: ArrowResult) -> bytes:
-        handle = secrets.token_bytes(16)
+    def expire(self) -> None:
+        """Closes the results left unclaimed for `UNCLAIMED_S` (their cursors and file-cache pins)."""
         now = time.monotonic()
         with self._lock:
             expired = [h for h, (at, _, _) in self._results.items() if now - at > UNCLAIMED_S]
             dropped = [self._results.pop(h)[2] for h in expired]
+        for old in dropped:
+            old.close()
+
+    def add(self, token: str, result: ArrowResult) -> bytes:
+        self.expire()
+        handle = secrets.token_bytes(16)
+        now = time.monotonic()
+        with self._lock:
             mine = sum(1 for _, owner, _ in self._results.values() if owner == token)
             full = len(self._results) >= MAX_PENDING or mine >= MAX_PENDING_PER_LOGIN
             if not full:
                 self._results[handle] = (now, token, result)
-        for old in dropped:
-            old.close()
         if full:
             result.close()
             raise flight.FlightUnavailableError("too many results are waiting for their DoGet "
@@ -133,6 +139,12 @@ class StrataFlightServer(flight.FlightServerBase):
         self._pending = _Pending()
         super().__init__(location, auth_handler=NoHandshake(),
                          middleware={"login": LoginMiddlewareFactory(self.logins)})
+        self._stopped = threading.Event()
+        threading.Thread(target=self._reap, name="flight-unclaimed", daemon=True).start()
+
+    def _reap(self) -> None:
+        while not self._stopped.wait(UNCLAIMED_S / 10):
+            self._pending.expire()
 
     # -- statements ----------------------------------------------------------------------------
     def _login(self, context: flight.ServerCallContext) -> FlightLogin:
@@ -304,6 +316,7 @@ class StrataFlightServer(flight.FlightServerBase):
         _not_supported("GetSchema (run the statement: its FlightInfo carries the schema)")
 
     def close_results(self) -> None:
+        self._stopped.set()
         self._pending.close()
 
 

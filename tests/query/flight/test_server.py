@@ -265,3 +265,28 @@ def test_basic_padding_is_optional(uri: str) -> None:
     info = client.get_flight_info(query_info("SELECT 41 + 1 AS x"),
                                   flight.FlightCallOptions(headers=[(b"authorization", b"Basic " + raw)]))
     assert info.schema.names == ["x"]
+
+
+def test_an_unclaimed_result_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from query.flight import server as flight_server
+    from query.flight.results import ArrowResult
+
+    closed: list[bool] = []
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        try:
+            yield pa.record_batch({"k": [1]})
+        finally:
+            closed.append(True)
+
+    pending = flight_server._Pending()
+    stream = batches()
+    next(stream)  # started, as a DuckDB reader is once its statement ran
+    handle = pending.add("token", ArrowResult(pa.schema([("k", pa.int64())]), stream))
+    pending.expire()
+    assert not closed
+    monkeypatch.setattr(flight_server, "UNCLAIMED_S", 0.0)
+    pending.expire()
+    assert closed == [True]
+    with pytest.raises(flight.FlightServerError, match="expired"):
+        pending.take("token", handle)
