@@ -97,6 +97,10 @@ def test_every_type_matches_the_mysql_port(uri: str, conn: Conn, db: str) -> Non
     mysql = [tuple(bool(v) if i == 8 and v is not None else v for i, v in enumerate(r)) for r in rows(conn, sql)]
     assert got == mysql
     assert got[0][4] == Decimal("170141183460469231731687303715884105727") and got[1][1:] == (None,) * 15
+    # ARRAY and MAP, which the MySQL port sends as text, stay nested Arrow types.
+    nested = arrow(uri, "SELECT [1, 2] AS a, map('k', 1) AS m")
+    assert nested.schema.types == [pa.list_(pa.field("l", pa.int32())), pa.map_(pa.string(), pa.int32())]
+    assert nested.to_pylist() == [{"a": [1, 2], "m": [("k", 1)]}]
 
 
 def test_time_travel_and_tags_read_the_table_as_it_was(uri: str, conn: Conn, db: str) -> None:
