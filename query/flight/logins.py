@@ -71,8 +71,8 @@ class FlightLogins:
             raise flight.FlightUnauthenticatedError("malformed Basic authorization") from None
         if not sep:
             raise flight.FlightUnauthenticatedError("malformed Basic authorization")
-        outcome = asyncio.run_coroutine_threadsafe(http_login(self._engine, self._failures, name, password),
-                                                   self._loop).result()
+        checked = http_login(self._engine, self._failures, name, password, via="Arrow Flight SQL")
+        outcome = asyncio.run_coroutine_threadsafe(checked, self._loop).result()
         if isinstance(outcome, str):
             raise flight.FlightUnauthenticatedError(outcome)
         variables = self._variables()
