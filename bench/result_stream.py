@@ -204,15 +204,22 @@ def server_encoding(files: list[str]) -> dict[str, Any]:
             "batches_read_and_encode_s": round(time.perf_counter() - t0, 3), "rows": count}
 
 
+def loaded_database(s: Settings, bench: str, rows: int, database: str | None) -> tuple[str, float | None]:
+    """(the database holding the table `t` of `rows` rows, seconds its load took): a fresh one loaded
+    now, or `database` as an earlier run left it (no load)."""
+    if database is not None:
+        return database, None
+    db = fresh_database(s, f"bench_{bench}")
+    conn = sql_connect(s, db)
+    with conn.cursor() as cur:
+        log(f"{bench}: loading {rows:,} rows …")
+        load_s = round(load(cur, rows), 2)
+    conn.close()
+    return db, load_s
+
+
 def run(s: Settings, rows: int, database: str | None, encode: bool) -> dict[str, Any]:
-    load_s = None
-    db = database or fresh_database(s, "bench_result_stream")
-    if database is None:
-        conn = sql_connect(s, db)
-        with conn.cursor() as cur:
-            log(f"result_stream: loading {rows:,} rows …")
-            load_s = round(load(cur, rows), 2)
-        conn.close()
+    db, load_s = loaded_database(s, "result_stream", rows, database)
     pid = sql_server_pid(s)
 
     def pymysql_connect() -> Any:
