@@ -42,6 +42,7 @@ CASES = [
     ("bulk_load", ["--rows", "20000", "--values-rows", "10000"]),
     ("insert_values", ["--statements", "4", "--rows-per-statement", "500", "--connections", "2"]),
     ("flight_sql", ["--rows", "20000", "--runs", "1"]),
+    ("result_stream", ["--rows", "20000"]),
     ("fault_harness", ["--duration-s", "5", "--faults", "1", "--keys", "10", "--down-max-s", "0.5"]),
 ]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("STRATA_")}, **BENCH_ENV}
