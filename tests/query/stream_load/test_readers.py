@@ -52,3 +52,16 @@ def test_batches_of_about_max_bytes_and_an_empty_body(monkeypatch: pytest.Monkey
 
 def test_trim_double_quotes(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _lines(b'"a"\t"b"\n"c"\td\n', 4, monkeypatch, trim_double_quotes=True) == [[b"a\tb", b"c\td"]]
+
+
+def test_parquet_times_become_the_text_a_csv_holds() -> None:
+    import datetime as dt
+
+    import pyarrow as pa
+
+    moments = [dt.datetime(2024, 1, 1, 10, 0, 0), dt.datetime(1900, 2, 28, 23, 59, 59, 123456), None]
+    assert readers._as_text(pa.array(moments, pa.timestamp("s"))).to_pylist() == \
+        ["2024-01-01 10:00:00", "1900-02-28 23:59:59", None]
+    assert readers._as_text(pa.array(moments, pa.timestamp("us", tz="UTC"))).to_pylist() == \
+        ["2024-01-01 10:00:00.000000", "1900-02-28 23:59:59.123456", None]
+    assert readers._as_text(pa.array([True, False, None])).to_pylist() == ["1", "0", None]
