@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from pathlib import Path
 
-from rocksdict import AccessType, Options, Rdict, WriteBatch
+from rocksdict import AccessType, Checkpoint, Options, Rdict, WriteBatch
 
 OFFSET_PREFIX = b"o/"
 
@@ -141,6 +141,11 @@ class ProjectionStore:
             for part in (bytes(key), bytes(value)):  # type: ignore[arg-type]  # raw mode: always bytes
                 digest.update(len(part).to_bytes(4, "big") + part)
         return digest.hexdigest()
+
+    def checkpoint(self, dest: Path) -> None:
+        """A consistent copy of the committed state (offsets included) at `dest`, which must not
+        exist: RocksDB hard-links the immutable files and copies the rest."""
+        Checkpoint(self._db).create_checkpoint(str(dest))
 
     def close(self) -> None:
         self._db.close()

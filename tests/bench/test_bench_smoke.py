@@ -31,6 +31,7 @@ CASES = [
     ("scan", ["--rows", "10000", "--rowsets", "2", "--keys", "5000", "--runs", "2",
               "--models", "DUPLICATE,UNIQUE"]),
     ("replay", ["--commands", "300"]),
+    ("fast_start", ["--commands", "300"]),
     ("tt_resolution", ["--sizes", "200,400", "--instants", "10", "--slow-instants", "3"]),
     ("tt_vs_delta", ["--commits", "20", "--runs", "2"]),
     ("tt_ratio", ["--commits", "10", "--rows-per-commit", "100", "--runs", "2"]),
@@ -80,6 +81,8 @@ def test_benchmark_prints_one_json_object(name: str, flags: list[str], bench_sta
     assert out["machine"]["nproc"] >= 1
     if name == "replay":
         assert out["checksum_equal"], out
+    if name == "fast_start":
+        assert out["checksums_equal"], out
 
 
 def test_scale_out_rehearsal_prints_one_json_object(tmp_path: object) -> None:
