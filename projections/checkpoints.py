@@ -168,6 +168,7 @@ def restore(config: Settings, path: Path, store: ObjectStore | None = None) -> M
     if path.exists() and any(path.iterdir()):
         return None
     store = store or checkpoint_store(config)
+    started = time.monotonic()
     staging = path.parent / f".{path.name}.restore-{uuid.uuid4().hex[:8]}"
     archive = path.parent / f".{path.name}.checkpoint-{uuid.uuid4().hex[:8]}.tar"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -193,8 +194,9 @@ def restore(config: Settings, path: Path, store: ObjectStore | None = None) -> M
         _check(staging, manifest)
         shutil.rmtree(path, ignore_errors=True)
         staging.rename(path)
-        log.info("projection %s restored from checkpoint %s (events position %d); following the log from there",
-                 path.name, manifest.key, _position(manifest.offsets))
+        log.info("projection %s restored from checkpoint %s (events position %d, %d bytes) in %.1f s; following "
+                 "the log from there", path.name, manifest.key, _position(manifest.offsets), manifest.size,
+                 time.monotonic() - started)
         return manifest
     except (CheckpointUnusable, ResourceError, OSError) as exc:
         log.warning("projection %s: checkpoint not used (%s); folding the log from offset 0", path.name, exc)
