@@ -62,9 +62,9 @@ def remember(store: ProjectionStore, envelope: EventEnvelope) -> None:
     if store.get(key) is not None:
         return
     payload = envelope.payload
-    rejected = isinstance(payload, ev.CommandRejected)
+    code, reason = (payload.code, payload.reason) if isinstance(payload, ev.CommandRejected) else (0, "")
     record = Outcome(event_id=envelope.event_id, type=envelope.type, commit_ts_ms=envelope.commit_ts_ms,
-                     code=payload.code if rejected else 0, reason=payload.reason if rejected else "")
+                     code=code, reason=reason)
     store.put(key, record.model_dump_json().encode())
     store.put(_age_key(envelope.commit_ts_ms, envelope.command_id), b"")
 

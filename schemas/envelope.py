@@ -136,11 +136,12 @@ def _event_adapter() -> TypeAdapter[Any]:
     path's isinstance check), and the version and type are checked against the payload class after."""
     shapes = [
         create_model(f"_{name}Envelope", __config__=EventEnvelope.model_config,
-                     event_id=(str, ...), type=(Literal[name], ...),  # type: ignore[valid-type]
+                     event_id=(str, ...), type=(Literal[name], ...),  # type: ignore[valid-type,arg-type]
                      schema_version=(StrictInt, ...), table_id=(int | None, ...), commit_ts_ms=(int, ...),
                      command_id=(str | None, ...), payload=(cls, ...), commands_position=(dict[int, int] | None, None))
         for name, cls in kinds("event").items()]
-    return TypeAdapter(Annotated[Union[tuple(shapes)], Field(discriminator="type")])  # noqa: UP007
+    union: Any = Annotated[Union[tuple(shapes)], Field(discriminator="type")]  # noqa: UP007
+    return TypeAdapter(union)
 
 
 def _decode_event_fast(raw: bytes | str) -> EventEnvelope | None:
