@@ -26,6 +26,7 @@ import sys
 import time
 import uuid
 
+from bench import stack
 from bench.replay import (
     events_end_offset,
     produce_commands,
@@ -33,18 +34,6 @@ from bench.replay import (
     sql_catch_up,
     template_rowset,
     wait_sequenced,
-)
-from bench.stack import (
-    BENCH_ENV,
-    add_stack_args,
-    bench_stack,
-    create_table_sql,
-    emit,
-    fresh_database,
-    log,
-    machine,
-    sql_connect,
-    sql_projection_path,
 )
 from projections.checkpoints import MANIFEST, Manifest, checkpoint_store
 from projections.replay import checksum as projection_checksum
@@ -64,7 +53,7 @@ def wait_checkpoint(s: Settings, timeout: float) -> Manifest:
     """The manifest once it names a checkpoint at the live SQL server's position (caught up with the
     whole log: nothing else writes to the bench stack meanwhile)."""
     store = checkpoint_store(s)
-    _, live = projection_checksum(sql_projection_path(s))
+    _, live = projection_checksum(stack.sql_projection_path(s))
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -86,7 +75,7 @@ def first_query_s(s: Settings, db: str, *, restore: bool, timeout: float) -> tup
     import pymysql
 
     port, http = free_port(), free_port()
-    env = {**os.environ, **BENCH_ENV, "STRATA_SQL_PORT": str(port), "STRATA_HTTP_PORT": str(http),
+    env = {**os.environ, **stack.BENCH_ENV, "STRATA_SQL_PORT": str(port), "STRATA_HTTP_PORT": str(http),
            "STRATA_PROJECTION_SNAPSHOT_RESTORE": "true" if restore else "false"}
     logfile = s.run_dir / f"fast-start-sql-{port}.log"
     t0 = time.perf_counter()
@@ -96,7 +85,7 @@ def first_query_s(s: Settings, db: str, *, restore: bool, timeout: float) -> tup
     try:
         while True:
             if proc.poll() is not None:
-                log(f"fast_start: the new SQL server exited ({proc.returncode}) unanswered; see {logfile}")
+                stack.log(f"fast_start: the new SQL server exited ({proc.returncode}) unanswered; see {logfile}")
                 return None, port
             try:
                 conn = pymysql.connect(host=s.sql_host, port=port, user="root", password="", database=db,
@@ -126,36 +115,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--commands", type=int, default=2000, help="CommitRowsets commands to produce")
     ap.add_argument("--million", action="store_true", help=f"a log of {GOAL_LOG_EVENTS:,} commands (the goal)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds to wait for each step")
-    add_stack_args(ap)
+    stack.add_stack_args(ap)
     args = ap.parse_args(argv)
     commands = GOAL_LOG_EVENTS if args.million else args.commands
     run_id = uuid.uuid4().hex[:8]
 
-    with bench_stack(args.keep_stack) as s:
-        db = fresh_database(s, "bench_fast_start")
-        conn = sql_connect(s, db)
+    with stack.bench_stack(args.keep_stack) as s:
+        db = stack.fresh_database(s, "bench_fast_start")
+        conn = stack.sql_connect(s, db)
         with conn.cursor() as cur:
-            cur.execute(create_table_sql("pad", "DUPLICATE", properties={"disable_auto_compaction": "true"}))
-            cur.execute(create_table_sql("probe", "DUPLICATE", properties={"disable_auto_compaction": "true"}))
+            cur.execute(stack.create_table_sql("pad", "DUPLICATE", properties={"disable_auto_compaction": "true"}))
+            cur.execute(stack.create_table_sql("probe", "DUPLICATE", properties={"disable_auto_compaction": "true"}))
             cur.execute("INSERT INTO pad VALUES (1, 1)")
             cur.execute("INSERT INTO probe VALUES (1, 1)")
         conn.close()
         table_id, template = template_rowset(s, db, "pad")
         g0 = sequencer_gauges(s)
-        log(f"fast_start: producing {commands:,} CommitRowsets …")
+        stack.log(f"fast_start: producing {commands:,} CommitRowsets …")
         t0 = time.perf_counter()
         produce_commands(s, table_id, template, commands, run_id)
         wait_sequenced(s, g0.get("commands_applied", 0) + commands, g0.get("commands_rejected", 0), t0, args.timeout)
         sql_catch_up(s, db, args.timeout)
         end = events_end_offset(s)
-        log(f"fast_start: log of {end:,} offsets; waiting for a checkpoint holding it …")
+        stack.log(f"fast_start: log of {end:,} offsets; waiting for a checkpoint holding it …")
         manifest = wait_checkpoint(s, args.timeout)
-        log(f"fast_start: checkpoint {manifest.key} ({manifest.size:,} bytes); starting a new SQL server …")
+        stack.log(f"fast_start: checkpoint {manifest.key} ({manifest.size:,} bytes); starting a new SQL server …")
         restored_s, restored_port = first_query_s(s, db, restore=True, timeout=args.timeout)
-        log(f"fast_start: first query after {restored_s} s with the checkpoint; now without …")
+        stack.log(f"fast_start: first query after {restored_s} s with the checkpoint; now without …")
         replayed_s, replayed_port = first_query_s(s, db, restore=False, timeout=args.timeout)
-        log(f"fast_start: first query after {replayed_s} s from offset 0")
-        live, live_offsets = projection_checksum(sql_projection_path(s))
+        stack.log(f"fast_start: first query after {replayed_s} s from offset 0")
+        live, live_offsets = projection_checksum(stack.sql_projection_path(s))
         # Each new server's projection as it stopped: both must equal the live one, the restored one
         # (checkpoint + tail) and the one folded from offset 0 alike.
         compared = {how: projection_checksum(s.state_dir / f"sql-{port}")
@@ -163,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                                             ("from_offset_0", replayed_port, replayed_s)) if took is not None}
 
     equal = bool(compared) and all(c == (live, live_offsets) for c in compared.values())
-    emit({
+    stack.emit({
         "bench": "fast_start",
         "goal": f"a new SQL server on a log of >= {GOAL_LOG_EVENTS:,} events answers its first query in "
                 f"< {GOAL_FIRST_QUERY_S:.0f} s (checkpoint restored, then the tail); checksums equal",
@@ -179,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         "checksums_compared": sorted(compared),
         "live_checksum": live,
         "sizes": {"commands": commands, "log_end_offset": end, "database": db},
-        "machine": machine(),
+        "machine": stack.machine(),
     })
     return 0
 

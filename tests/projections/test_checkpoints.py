@@ -24,18 +24,11 @@ from projections.follower import EventFollower
 from projections.projection import Projection
 from projections.replay import checksum, replay
 from projections.replica import Replica
-from schemas.config import Settings, settings
+from schemas.config import Settings
 from storage.object_store import file_digests
 from tests.query.sqlkit import run
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def config() -> Settings:
-    if "STRATA_SQL_PORT" not in os.environ:
-        pytest.fail("STRATA_SQL_PORT is not set; run the tests through infra/test")
-    return settings()
 
 
 @pytest.fixture
