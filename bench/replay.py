@@ -6,18 +6,19 @@ sequencer's commands/s while the log is filled.
 
 1. One SQL INSERT writes one real rowset file for table `pad`.
 2. Its committed rowset (read from the SQL server's projection, read-only) is the template:
-   --commands CommitRowsets commands, each naming a copy with a fresh rowset_id but the same
-   path/size/checksum and a unique label, go straight to strata.commands (confluent_kafka
+   --commands CommitRowsets commands, each naming a copy with a fresh rowset_id (and the path
+   built from it) but the same size/checksum and a unique label, go straight to strata.commands (confluent_kafka
    Producer, idempotent, acks=all).
 3. The sequencer drains them (watched on the worker's strata_sequencer_commands_applied gauge):
    commands/s. Then a SELECT on another table makes the SQL replica catch up.
 4. `projections.replay.replay()` (the function behind `strata replay`; --via-cli runs the CLI
    itself) rebuilds var/bench/state/replay-bench from offset 0; its checksum must equal
    `projections.replay.checksum()` of var/bench/state/sql-39030.
-Goal: replay ≥ 20,000 events/s on a log of ≥ 100,000 events, checksums equal. Prints one JSON object.
+Goal: replay ≥ 50,000 events/s on a log of ≥ 100,000 events, checksums equal. Prints one JSON object.
 
-`pad` is never SELECTed afterwards: its rowsets all name the same file, so a scan would read it
-once per rowset. For the same reason it is created with "disable_auto_compaction" = "true".
+`pad` is never SELECTed afterwards: its copies name files that were never written (the path must
+be the one built from each rowset's id). For the same reason it is created with
+"disable_auto_compaction" = "true".
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ from bench.stack import (
 )
 from projections.replay import checksum as projection_checksum
 from schemas.config import REPO_ROOT, Settings
+from storage.paths import rowset_path
 
-GOAL_EVENTS_PER_S = 20_000
+GOAL_EVENTS_PER_S = 50_000
 MIN_LOG_EVENTS = 100_000
 
 
@@ -110,7 +112,11 @@ def produce_commands(s: Settings, table_id: int, template, n: int, run_id: str) 
     key = str(table_id).encode()
     t0 = time.perf_counter()
     for i in range(n):
-        rowset = template.model_copy(update={"rowset_id": uuid.uuid4().hex})
+        rowset_id = uuid.uuid4().hex
+        # The sequencer takes only the path built from the rowset's ids (storage.paths); no file is
+        # there, and none is read: `pad` is never scanned.
+        rowset = template.model_copy(update={"rowset_id": rowset_id, "path": rowset_path(
+            table_id, template.partition_id, template.bucket, rowset_id)})
         command = CommitRowsets(table_id=table_id, label=f"bench_replay_{run_id}_{i}", rowsets=(rowset,),
                                 num_rows=rowset.num_rows, source="insert")
         envelope = wrap_command(command, table_id=table_id, issued_ts_ms=int(time.time() * 1000),

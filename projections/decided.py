@@ -56,13 +56,16 @@ def outcome(store: ProjectionStore, command_id: str) -> Outcome | None:
 def remember(store: ProjectionStore, envelope: EventEnvelope) -> None:
     """Records the event's command as answered; the first answer wins (a forged second event with
     the same command_id does not rewrite history)."""
-    if envelope.command_id is None or store.get(_key(envelope.command_id)) is not None:
+    if envelope.command_id is None:
+        return
+    key = _key(envelope.command_id)
+    if store.get(key) is not None:
         return
     payload = envelope.payload
-    record = Outcome(event_id=envelope.event_id, type=envelope.type, commit_ts_ms=envelope.commit_ts_ms)
-    if isinstance(payload, ev.CommandRejected):
-        record = record.model_copy(update={"code": payload.code, "reason": payload.reason})
-    store.put(_key(envelope.command_id), record.model_dump_json().encode())
+    code, reason = (payload.code, payload.reason) if isinstance(payload, ev.CommandRejected) else (0, "")
+    record = Outcome(event_id=envelope.event_id, type=envelope.type, commit_ts_ms=envelope.commit_ts_ms,
+                     code=code, reason=reason)
+    store.put(key, record.model_dump_json().encode())
     store.put(_age_key(envelope.commit_ts_ms, envelope.command_id), b"")
 
 

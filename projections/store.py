@@ -8,10 +8,11 @@ claims always agree (the eventsourcing "tracking record" idea).
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from pathlib import Path
 
-from rocksdict import AccessType, Options, Rdict, WriteBatch
+from rocksdict import AccessType, Checkpoint, Options, Rdict, WriteBatch
 
 OFFSET_PREFIX = b"o/"
 
@@ -25,12 +26,21 @@ class ProjectionStore:
         self.path = path
         self._db = Rdict(str(path), options, access_type=access)
         self._pending: dict[bytes, bytes | None] = {}
+        # The pending keys in key order as of the last ordered read, and those added since. A scan
+        # or seek sorts only the newcomers and merges them in: a batch of many puts and a few reads
+        # (the fold's shape) never sorts its whole write set per read.
+        self._ordered: list[bytes] = []
+        self._unordered: list[bytes] = []
 
     # -- writes (buffered until `commit`) ------------------------------------------------------
     def put(self, key: bytes, value: bytes) -> None:
+        if key not in self._pending:
+            self._unordered.append(key)
         self._pending[key] = value
 
     def delete(self, key: bytes) -> None:
+        if key not in self._pending:
+            self._unordered.append(key)
         self._pending[key] = None
 
     def commit(self, offsets: dict[tuple[str, int], int]) -> None:
@@ -44,10 +54,12 @@ class ProjectionStore:
         for (topic, partition), offset in offsets.items():
             batch.put(OFFSET_PREFIX + f"{topic}/{partition}".encode(), str(offset).encode())
         self._db.write(batch)
-        self._pending.clear()
+        self.discard()
 
     def discard(self) -> None:
         self._pending.clear()
+        self._ordered.clear()
+        self._unordered.clear()
 
     # -- reads: pending writes included, so a fold reads what it wrote earlier in the same batch -----
     def get(self, key: bytes) -> bytes | None:
@@ -56,8 +68,27 @@ class ProjectionStore:
         value = self._db.get(key)
         return value if value is None else bytes(value)
 
-    def _pending_in(self, prefix: bytes) -> list[tuple[bytes, bytes | None]]:
-        return sorted((k, v) for k, v in self._pending.items() if k.startswith(prefix))
+    def _pending_order(self) -> list[bytes]:
+        """Every pending key, in key order."""
+        if self._unordered:
+            self._unordered.sort()
+            # Two sorted runs: Timsort merges them in one linear pass.
+            self._ordered.extend(self._unordered)
+            self._ordered.sort()
+            self._unordered.clear()
+        return self._ordered
+
+    def _pending_in(self, prefix: bytes, through: bytes | None = None) -> list[tuple[bytes, bytes | None]]:
+        """Pending entries whose key starts with `prefix` (and is ≤ `through`), in key order."""
+        order = self._pending_order()
+        end = bisect_right(order, through) if through is not None else len(order)
+        found = []
+        for i in range(bisect_left(order, prefix), end):
+            key = order[i]
+            if not key.startswith(prefix):
+                break
+            found.append((key, self._pending[key]))
+        return found
 
     def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
         """Entries whose key starts with `prefix`, in key order, pending writes included."""
@@ -91,7 +122,7 @@ class ProjectionStore:
             committed = (found, self._pending.get(found) or bytes(it.value()))
             break
         if self._pending:
-            staged = [(k, v) for k, v in self._pending_in(prefix) if k <= key and v is not None]
+            staged = [(k, v) for k, v in self._pending_in(prefix, key) if v is not None]
             if staged and (committed is None or staged[-1][0] > committed[0]):
                 return staged[-1][0], staged[-1][1]  # type: ignore[return-value]
         return committed
@@ -110,6 +141,11 @@ class ProjectionStore:
             for part in (bytes(key), bytes(value)):  # type: ignore[arg-type]  # raw mode: always bytes
                 digest.update(len(part).to_bytes(4, "big") + part)
         return digest.hexdigest()
+
+    def checkpoint(self, dest: Path) -> None:
+        """A consistent copy of the committed state (offsets included) at `dest`, which must not
+        exist: RocksDB hard-links the immutable files and copies the rest."""
+        Checkpoint(self._db).create_checkpoint(str(dest))
 
     def close(self) -> None:
         self._db.close()

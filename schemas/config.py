@@ -150,6 +150,14 @@ class Settings(BaseSettings):
     # moves forward (projections.policy_clock), so a year of partitions passes in seconds.
     simulated_clock: bool = False
 
+    # Projection snapshots (projections.snapshots): the worker's leader uploads a RocksDB checkpoint
+    # of its replica, with the log position it holds, to this bucket of the stack's MinIO every
+    # interval (0: never); a process whose projection directory is empty restores the newest one
+    # (unless `projection_snapshot_restore` is off) and catches up from the log instead of from 0.
+    projection_snapshot_interval_s: float = Field(default=300.0, ge=0)
+    projection_snapshot_restore: bool = True
+    projection_snapshot_bucket: str = Field(default="strata-snapshots", pattern=r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+
     # How long a statement waits for its command's outcome on strata.events before it fails.
     command_timeout_s: float = Field(default=30.0, gt=0)
 

@@ -185,6 +185,17 @@ class ObjectStore:
         if read != body:
             raise ResourceError(self.name, "a probe object read back differs from what was written")
 
+    def ensure_bucket(self) -> None:
+        """Creates the bucket when it is missing (a bucket Strata keeps for itself)."""
+        try:
+            if not self.client.bucket_exists(self.location.bucket):
+                self.client.make_bucket(self.location.bucket, location=self.location.region)
+        except S3Error as exc:
+            if exc.code not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+                raise self._fail(f"creation of bucket {self.location.bucket}", exc) from None
+        except (MinioException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise self._fail(f"creation of bucket {self.location.bucket}", exc) from None
+
     def upload(self, local: Path, path: str, checksum: str, etag: str | None = None) -> None:
         """Uploads a rowset file, then checks the stored object's size and ETag against the file's
         (`etag`, when the caller already computed it with `file_digests`)."""

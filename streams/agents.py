@@ -13,6 +13,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from projections.checkpoints import CheckpointWriter
 from projections.compaction import Compactor
 from projections.cooldown import Cooler
 from projections.policy_clock import policy_clock
@@ -72,6 +73,11 @@ class Agents:
         self._every(config.tiering_interval_s, "tiering", self.tiering.sweep, wake=self.tiering.wake)
         self._every(config.recycle_interval_s, "recycler", lambda: self.recycler.sweep() if share.leads() else 0)
         self._every(ROUTINE_LOAD_SWEEP_S, "routine-load", self.routine_load.sweep, wake=self.routine_load.wake)
+        if config.projection_snapshot_interval_s > 0:
+            # One writer for the cluster: every replica of the log holds the same bytes.
+            self.checkpoints = CheckpointWriter(config, self.projection)
+            self._every(config.projection_snapshot_interval_s, "projection-checkpoint",
+                        lambda: 1 if share.leads() and self.checkpoints.upload() else 0)
         self.routine_load.sweep()
         self.started = True
 

@@ -126,6 +126,31 @@ def test_overlay_merges_puts_and_deletes_in_key_order(tmp_path: Path) -> None:
     assert store.seek_for_prev(b"a/0", b"a/") is None
 
 
+def test_overlay_stays_in_key_order_across_reads_between_writes(tmp_path: Path) -> None:
+    """The pending keys are ordered incrementally (only those added since the last read are sorted):
+    every read between writes sees them all in key order, deletes and rewrites included."""
+    from projections.store import ProjectionStore
+
+    store = ProjectionStore(tmp_path / "s")
+    for key in (b"b/10", b"b/30"):
+        store.put(key, b"c")
+    store.commit({})
+    expected = {b"b/10": b"c", b"b/30": b"c"}
+    for step, key in enumerate((b"b/20", b"b/05", b"b/40", b"b/25", b"b/10", b"b/30", b"b/20", b"a/1", b"c/1")):
+        if step % 3 == 2:
+            store.delete(key)
+            expected.pop(key, None)
+        else:
+            store.put(key, b"p%d" % step)
+            expected[key] = b"p%d" % step
+        in_b = sorted((k, v) for k, v in expected.items() if k.startswith(b"b/"))
+        assert list(store.scan(b"b/")) == in_b
+        below = [(k, v) for k, v in in_b if k <= b"b/26"]
+        assert store.seek_for_prev(b"b/26", b"b/") == (below[-1] if below else None)
+    store.commit({})
+    assert list(store.scan(b"b/")) == sorted((k, v) for k, v in expected.items() if k.startswith(b"b/"))
+
+
 def test_unmask_follows_restores_of_restored_states() -> None:
     from projections.state import unmask
 

@@ -1,0 +1,181 @@
+"""Projection checkpoints (integration, real stack: Kafka and MinIO): a replica restored from the newest
+checkpoint and caught up with the log's tail holds the bytes a replay from offset 0 builds; a corrupt,
+missing or malformed checkpoint is logged and replaced by a full replay; a writer killed -9 mid-upload
+leaves the previous checkpoint the one restored."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import textwrap
+import uuid
+from pathlib import Path
+
+import pymysql
+import pytest
+
+from projections import checkpoints
+from projections.checkpoints import MANIFEST, CheckpointWriter, checkpoint_store
+from projections.follower import EventFollower
+from projections.projection import Projection
+from projections.replay import checksum, replay
+from projections.replica import Replica
+from schemas.config import Settings
+from storage.object_store import file_digests
+from tests.query.sqlkit import run
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def own(config: Settings) -> Settings:
+    """The settings with a bucket of this test's own, so no other checkpoint is restored."""
+    return config.model_copy(update={"projection_snapshot_bucket": f"t-ckpt-{uuid.uuid4().hex[:12]}"})
+
+
+def insert(conn: pymysql.connections.Connection, first: int, count: int) -> None:
+    for i in range(first, first + count):
+        run(conn, f"INSERT INTO t VALUES ({i}, {i * 10})")
+
+
+@pytest.fixture
+def table(conn: pymysql.connections.Connection, db: str) -> pymysql.connections.Connection:
+    run(conn, 'CREATE TABLE t (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2 '
+              'PROPERTIES ("disable_auto_compaction" = "true")')
+    insert(conn, 0, 5)
+    return conn
+
+
+def restored_equals_replay(config: Settings, tmp_path: Path, name: str) -> Replica:
+    """Opens a replica at an empty directory, stops it once caught up, and checks its bytes against a
+    replay from offset 0 of the same log (nothing writes in between: compaction is off)."""
+    replica = Replica.open(config, tmp_path / name, name, catch_up_timeout=120)
+    replica.close()
+    restored_sum, restored_offsets = checksum(tmp_path / name)
+    full = replay(config, tmp_path / f"{name}-full")
+    assert full.checksum == restored_sum
+    assert checksum(full.path)[1] == restored_offsets
+    return replica
+
+
+def upload_from(config: Settings, at: Path) -> checkpoints.Manifest:
+    """A checkpoint of a fresh replay of the log, as the worker would upload one of its replica."""
+    replay(config, at)
+    projection = Projection(at)
+    try:
+        manifest = CheckpointWriter(config, projection).upload()
+    finally:
+        projection.close()
+    assert manifest is not None
+    return manifest
+
+
+def test_restored_checkpoint_plus_tail_equals_full_replay(own: Settings, table: pymysql.connections.Connection,
+                                                          tmp_path: Path) -> None:
+    first = upload_from(own, tmp_path / "source")
+    insert(table, 5, 5)  # the tail: after the checkpoint
+    replica = restored_equals_replay(own, tmp_path, "restored")
+    assert replica.restored is not None and replica.restored.key == first.key
+    assert replica.restored.offsets == first.offsets
+
+
+def test_writer_skips_an_unchanged_projection_and_keeps_one_previous(
+        own: Settings, table: pymysql.connections.Connection, tmp_path: Path) -> None:
+    at = tmp_path / "source"
+    replay(own, at)
+    projection = Projection(at)
+    try:
+        writer = CheckpointWriter(own, projection)
+        keys = []
+        for round_ in range(3):
+            manifest = writer.upload()
+            assert manifest is not None
+            keys.append(manifest.key)
+            assert writer.upload() is None  # nothing folded since
+            insert(table, 100 + round_, 1)
+            follower = EventFollower(projection, own, name=f"src-{uuid.uuid4().hex[:6]}")
+            follower.catch_up(timeout=60)
+            follower.stop()
+    finally:
+        projection.close()
+    stored = sorted(o.path for o in checkpoint_store(own).objects(checkpoints.FOLDER) if o.path.endswith(".tar"))
+    assert stored == sorted(keys[-2:])
+
+
+@pytest.mark.parametrize("damage", ["garbage archive", "truncated archive", "malformed manifest", "foreign entry"])
+def test_a_bad_checkpoint_falls_back_to_a_full_replay(own: Settings, table: pymysql.connections.Connection,
+                                                     tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                     damage: str) -> None:
+    manifest = upload_from(own, tmp_path / "source")
+    store = checkpoint_store(own)
+    if damage == "garbage archive":
+        # Same size, other bytes: only the sha256 tells.
+        store.put_bytes(manifest.key, os.urandom(manifest.size))
+    elif damage == "truncated archive":
+        store.put_bytes(manifest.key, store.read_bytes(manifest.key, 1 << 30)[: manifest.size // 2])
+    elif damage == "malformed manifest":
+        store.put_bytes(MANIFEST, b'{"object": "../elsewhere.tar"}')
+    else:
+        archive = tmp_path / "evil.tar"
+        (tmp_path / "evil").write_text("x")
+        with tarfile.open(archive, "w") as tar:
+            tar.add(tmp_path / "evil", arcname="../escaped")
+        sha, etag = file_digests(archive)
+        store.upload(archive, manifest.key, sha, etag)
+        store.put_bytes(MANIFEST, checkpoints.Manifest(key=manifest.key, sha256=sha, size=archive.stat().st_size,
+                                                       offsets=manifest.offsets, created_ms=1).to_json())
+    insert(table, 5, 2)
+    with caplog.at_level(logging.WARNING, logger="projections.checkpoints"):
+        replica = restored_equals_replay(own, tmp_path, "fallback")
+    assert replica.restored is None
+    assert any("checkpoint not used" in r.getMessage() for r in caplog.records)
+    assert own.minio_root_password.get_secret_value() not in caplog.text
+    assert not (tmp_path / "escaped").exists() and not (tmp_path.parent / "escaped").exists()
+
+
+def test_no_checkpoint_is_a_plain_full_replay(own: Settings, table: pymysql.connections.Connection,
+                                              tmp_path: Path) -> None:
+    replica = restored_equals_replay(own, tmp_path, "none")
+    assert replica.restored is None
+
+
+_KILLED_WRITER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from projections.checkpoints import CheckpointWriter
+    from projections.projection import Projection
+    from schemas.config import settings
+    from storage.object_store import ObjectStore
+
+    config = settings().model_copy(update={"projection_snapshot_bucket": sys.argv[1]})
+    real = ObjectStore.upload
+    def upload(*args, **kwargs):
+        print("uploading", flush=True)
+        real(*args, **kwargs)
+        print("archived", flush=True)
+        time.sleep(600)  # killed here at the latest: the archive is up, the manifest not yet
+    ObjectStore.upload = upload
+    CheckpointWriter(config, Projection(Path(sys.argv[2]))).upload()
+""")
+
+
+@pytest.mark.parametrize("stage", ["uploading", "archived"])
+def test_a_writer_killed_mid_upload_leaves_the_previous_checkpoint(own: Settings, table: pymysql.connections.Connection,
+                                                                  tmp_path: Path, stage: str) -> None:
+    first = upload_from(own, tmp_path / "source")
+    insert(table, 5, 3)
+    second = tmp_path / "second"
+    replay(own, second)
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, own.projection_snapshot_bucket, str(second)],
+                            cwd=REPO, env=os.environ.copy(), stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    while (line := proc.stdout.readline().strip()) != stage:
+        assert line, f"the writer ended before {stage!r}"
+    os.kill(proc.pid, signal.SIGKILL)  # "uploading": mid-PUT of the archive; "archived": before the manifest
+    proc.wait(timeout=10)
+    replica = restored_equals_replay(own, tmp_path, "after-kill")
+    assert replica.restored is not None and replica.restored.key == first.key
