@@ -348,13 +348,19 @@ class RowsetsWriter:
     """A load's prepared rows written as they come, a part at a time, into one rowset per partition ×
     bucket (a read walks one rowset per partition, bucket and version: a commit never has two), each
     part appended to its partition × bucket's open file. `finish` makes them durable; nothing is
-    named before (files `abandon` leaves are the recycler's orphan sweep's)."""
+    named before (files `abandon` leaves are the recycler's orphan sweep's).
+
+    Each part's `__seq` (its rows' order, 0 up) is moved past the parts before it: rows of one key in
+    one commit merge in `__seq` order (a Unique Key table's last row wins, an Aggregate's REPLACE), so
+    the parts of a load written a chunk at a time order as the whole load would have."""
 
     def __init__(self, tiers: LocalTiers, table: TableState, *, default_cooldown_s: float | None = None) -> None:
         self.tiers, self.table, self.default_cooldown_s = tiers, table, default_cooldown_s
         self._open: dict[tuple[int, int], tuple[str, RowsetStream]] = {}
+        self._next_seq = 0
 
     def append(self, data: pa.Table) -> None:
+        data = self._sequenced(data)
         keep = [name for name in data.column_names if name not in ("__partition", "__bucket")]
         now_ms = int(time.time() * 1000)
         for group in data.group_by(["__partition", "__bucket"]).aggregate([]).to_pylist():
@@ -365,6 +371,16 @@ class RowsetsWriter:
                 self._open[key] = (tier, RowsetStream(self.tiers.root(tier), self.table.table_id, *key))
             mask = pc.and_(pc.equal(data["__partition"], key[0]), pc.equal(data["__bucket"], key[1]))
             self._open[key][1].append(data.filter(mask).select(keep))
+
+    def _sequenced(self, data: pa.Table) -> pa.Table:
+        if HIDDEN_SEQ not in data.column_names or not data.num_rows:
+            return data
+        seq = data[HIDDEN_SEQ]
+        if self._next_seq:
+            data = data.set_column(data.column_names.index(HIDDEN_SEQ), HIDDEN_SEQ,
+                                   pc.add(seq, pa.scalar(self._next_seq, seq.type)))
+        self._next_seq += int(pc.max(seq).as_py()) + 1
+        return data
 
     def finish(self) -> list[NewRowset]:
         schema = self.table.schema_now

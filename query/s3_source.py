@@ -79,9 +79,9 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
-def matching_keys(where: S3Target, what: str, limit_bytes: int) -> list[str]:
-    """The keys `where` names, in key order: the key itself, or every key its glob matches. None
-    matching, or more bytes than `limit_bytes`, is an error."""
+def matching_objects(where: S3Target, what: str) -> list[tuple[str, int]]:
+    """(key, size) of each object `where` names, in key order: the key itself, or every key its glob
+    matches. None matching is an error."""
     cut = min((where.key.find(c) for c in _GLOB_CHARS if c in where.key), default=-1)
     with store_errors(what):
         if cut < 0:
@@ -91,12 +91,18 @@ def matching_keys(where: S3Target, what: str, limit_bytes: int) -> list[str]:
             found = [(o.path, o.size) for o in where.store.objects(where.key[:cut]) if pattern.match(o.path)]
     if not found:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: no object matches {where.uri}")
+    return sorted(found)
+
+
+def matching_keys(where: S3Target, what: str, limit_bytes: int) -> list[str]:
+    """The keys `where` names (`matching_objects`); more bytes than `limit_bytes` is an error."""
+    found = matching_objects(where, what)
     total = sum(size for _, size in found)
     if total > limit_bytes:
         raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
                          f"{what}: {where.uri} matches {len(found)} objects of {total} bytes, more than the "
                          f"{limit_bytes} one statement may read (STRATA_S3_TRANSFER_MAX_BYTES)")
-    return sorted(path for path, _ in found)
+    return [path for path, _ in found]
 
 
 def read_object(where: S3Target, key: str, what: str, limit_bytes: int) -> bytes:

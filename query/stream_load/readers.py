@@ -27,6 +27,13 @@ PARSED_SQL = "SELECT * FROM __records"
 _CHUNK = 1 << 20
 
 
+def spool_dir(home: Path) -> Path:
+    """Where a load's input waits on disk while it is read (a Stream Load body, a Broker Load object)."""
+    folder = home / "stream_load" / "spool"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 @dataclass(frozen=True)
 class Source:
     """What `load_batch` reads: `records`, and `parsed_sql` when they hold fields, not raw records."""
@@ -226,11 +233,6 @@ def read_sources(request: StreamLoadRequest, path: Path, fields: list[str], max_
         return
     with open_body(path, request) as body:
         yield from _text(request, body, fields, max_bytes)
-
-
-def read_text(request: StreamLoadRequest, body: BinaryIO, fields: list[str]) -> Source:
-    """A whole CSV or JSON body (request.format) read from `body` as one Source."""
-    return next(_text(request, body, fields, None))
 
 
 def _text(request: StreamLoadRequest, body: BinaryIO, fields: list[str], max_bytes: int | None) -> Iterator[Source]:
