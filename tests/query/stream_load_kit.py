@@ -3,13 +3,17 @@ SQL server's HTTP port; the answer is Doris' JSON reply."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +75,27 @@ def start_sql_server(sql_port: int, http_port: int, *,
             time.sleep(0.3)
     proc.kill()
     raise RuntimeError("the second SQL server did not start")
+
+
+@dataclass(frozen=True)
+class OtherServer:
+    sql_port: int
+    http_port: int
+    pid: int
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+
+@contextlib.contextmanager
+def other_server(settings: dict[str, str]) -> Iterator[OtherServer]:
+    """Another SQL server of the test stack with its own STRATA_* `settings` (a lowered limit, a small
+    chunk), killed when the block ends."""
+    sql_port, http_port = free_port(), free_port()
+    proc = start_sql_server(sql_port, http_port, settings=settings)
+    try:
+        yield OtherServer(sql_port, http_port, proc.pid)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=20)
