@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pymysql
+
 from schemas.config import REPO_ROOT, load_settings
 
 
@@ -86,6 +88,10 @@ class OtherServer:
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.http_port}"
+
+    def connect(self, database: str) -> pymysql.connections.Connection:
+        return pymysql.connect(host="127.0.0.1", port=self.sql_port, user="root", database=database,
+                               autocommit=True, connect_timeout=10, read_timeout=300)
 
 
 @contextlib.contextmanager
