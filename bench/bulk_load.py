@@ -11,10 +11,10 @@ LOAD LABEL until SHOW LOAD says FINISHED). Beside each, the SQL server's peak RS
 after resetting it through /proc/<pid>/clear_refs) and its RSS before. The peer: DuckDB reading the
 CSV and writing Parquet (`COPY … TO … (FORMAT PARQUET)`). INSERT … VALUES runs
 `--rows-per-statement`-row statements (bench.insert_values) for at most `--values-rows` rows (its
-rate does not depend on the total). A Broker Load reads at most STRATA_S3_TRANSFER_MAX_BYTES (512 MB)
-per statement: a larger file's load is reported with the error it gets. Goal: Stream Load CSV at
-least half DuckDB's CSV→Parquet rate, and the SQL server's peak during a Stream Load under 1 GB
-whatever the file's size (it is loaded in chunks). Prints one JSON object.
+rate does not depend on the total). A Broker Load spools each object to disk and reads it a chunk at
+a time, as Stream Load reads its body, so a file of any size loads. Goal: Stream Load CSV at least
+half DuckDB's CSV→Parquet rate, and the SQL server's peak during a Stream Load or a Broker Load under
+1 GB whatever the file's size (both are loaded in chunks). Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -204,13 +204,14 @@ def main(argv: list[str] | None = None) -> int:
                  "rows_per_statement": per, "values_rows": values_rows}
     duck_rate = round(args.rows / duck_s)
     stream_csv = m.results["stream_load_csv"]
-    stream_peaks = [m.results[n]["server_peak_rss_mb"] for n in ("stream_load_csv", "stream_load_parquet")]
+    chunked = ("stream_load_csv", "stream_load_parquet", "broker_load_csv", "broker_load_parquet")
+    peaks = [m.results[n]["server_peak_rss_mb"] for n in chunked]
     emit({
         "bench": "bulk_load",
         "goal": f"stream_load_csv >= {GOAL_SHARE_OF_DUCKDB} x duckdb_csv_to_parquet rows/s; SQL server peak RSS "
-                f"during a Stream Load < {GOAL_PEAK_MB} MB",
-        "goal_met": stream_csv["rows_per_s"] >= GOAL_SHARE_OF_DUCKDB * duck_rate and max(stream_peaks) < GOAL_PEAK_MB
-        and "error" not in stream_csv,
+                f"during a Stream Load or Broker Load < {GOAL_PEAK_MB} MB",
+        "goal_met": stream_csv["rows_per_s"] >= GOAL_SHARE_OF_DUCKDB * duck_rate and max(peaks) < GOAL_PEAK_MB
+        and not any("error" in m.results[n] for n in chunked),
         "duckdb_csv_to_parquet": {"rows": args.rows, "seconds": round(duck_s, 3), "rows_per_s": duck_rate},
         "strata": m.results,
         "sizes": sizes,

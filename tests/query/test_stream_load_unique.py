@@ -69,7 +69,8 @@ def test_group_commit_load(conn: pymysql.connections.Connection, db: str, tmp_pa
 def _merge_body(count: int) -> tuple[str, dict[int, tuple[str, int]]]:
     """Rows `k,v,sq,del` with keys repeating far apart (in other chunks), and what a sequenced MERGE
     load of them leaves: per key the row of the highest sq (the later one on a tie) unless it deletes."""
-    lines, best = [], {}
+    lines: list[str] = []
+    best: dict[int, tuple[str, int, int]] = {}
     for i in range(count):
         k, sq, sign = i * 7 % 97, i * 13 % 23, int(i % 11 == 0)
         lines.append(f"{k},v{i},{sq},{sign}\n")
