@@ -105,3 +105,12 @@ def other_server(settings: dict[str, str]) -> Iterator[OtherServer]:
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=20)
+
+
+def status_kb(pid: int, field: str) -> int:
+    """A field of /proc/<pid>/status in kB (VmHWM: the process's peak RSS)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")

@@ -18,7 +18,7 @@ import pytest
 
 from tests.query.s3_kit import S3User, finished_job, keys, minio, put
 from tests.query.sqlkit import Conn, rows, run, sorted_rows
-from tests.query.stream_load_kit import OtherServer, other_server
+from tests.query.stream_load_kit import OtherServer, other_server, status_kb
 
 CAP = 64 << 10  # STRATA_S3_TRANSFER_MAX_BYTES of the loading server: every file here is larger
 SMALL = {"STRATA_S3_TRANSFER_MAX_BYTES": str(CAP), "STRATA_STREAM_LOAD_CHUNK_BYTES": str(8 << 10)}
@@ -90,14 +90,6 @@ def test_a_format_read_whole_is_refused_beyond_the_cap(conn: Conn, db: str, buck
     assert rows(conn, "SELECT count(*) FROM t") == [(0,)]
 
 
-def _status_kb(pid: int, field: str) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise AssertionError(f"no {field} in /proc/{pid}/status")
-
-
 ROWS, PAD = 520_000, 1000  # a ~500 MB CSV, 3 × the budget
 BUDGET = 160 << 20  # as tests/query/test_stream_load_memory.py: 8 MB chunks peak at ~120 MB
 
@@ -118,9 +110,9 @@ def test_an_object_larger_than_the_memory_budget_loads(conn: Conn, db: str, buck
         warm = _load(server, db, f'DATA INFILE("s3://{bucket}/big.csv") INTO TABLE t (k, n, pad) '
                                  'WHERE k < 0', s3_user)  # first-use costs are not the load's
         assert warm["State"] == "FINISHED", warm
-        before_kb = _status_kb(server.pid, "VmHWM")
+        before_kb = status_kb(server.pid, "VmHWM")
         job = _load(server, db, f'DATA INFILE("s3://{bucket}/big.csv") INTO TABLE t', s3_user)
-        growth = (_status_kb(server.pid, "VmHWM") - before_kb) << 10
+        growth = (status_kb(server.pid, "VmHWM") - before_kb) << 10
     assert job["State"] == "FINISHED", job["ErrorMsg"]
     print(f"object {size >> 20} MB, peak RSS growth {growth >> 20} MB")
     assert size >= 3 * BUDGET, size
