@@ -46,9 +46,10 @@ from query.reads import duck_error
 from query.s3_location import CONNECTION_KEYS, S3Target, connection_properties, lowered, store_errors, target
 from query.s3_source import matching_objects
 from query.sandbox import check_expression
+from query.spool import spool_dir
 from query.stream_load import quality
 from query.stream_load.job import loaded_batch
-from query.stream_load.readers import Source, fields_source, read_sources, spool_dir
+from query.stream_load.readers import Source, fields_source, read_sources
 from query.stream_load.request import BadRequest, StreamLoadRequest, parse_request
 from schemas.errors import ErrorCode
 

@@ -26,7 +26,7 @@ from query.file_formats import WRITE_FORMATS, TextOptions, check_format, text_he
 from query.parser import statements as st
 from query.reads import query_batches
 from query.s3_location import CONNECTION_KEYS, S3Target, store_errors, target
-from query.stream_load.readers import spool_dir
+from query.spool import spool_dir
 from schemas.errors import ErrorCode
 from storage.object_store import file_digests
 

@@ -27,13 +27,6 @@ PARSED_SQL = "SELECT * FROM __records"
 _CHUNK = 1 << 20
 
 
-def spool_dir(home: Path) -> Path:
-    """Where a load's input waits on disk while it is read (a Stream Load body, a Broker Load object)."""
-    folder = home / "stream_load" / "spool"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
 @dataclass(frozen=True)
 class Source:
     """What `load_batch` reads: `records`, and `parsed_sql` when they hold fields, not raw records."""

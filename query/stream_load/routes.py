@@ -28,8 +28,8 @@ from query.console import data
 from query.console.routes import REALM, credentials, http_login
 from query.context import SqlFailure
 from query.engine import Engine
+from query.spool import spool_dir
 from query.stream_load import error_log, job, transactions
-from query.stream_load.readers import spool_dir
 from query.stream_load.reply import failed
 from query.stream_load.request import BadRequest, parse_request
 
