@@ -82,19 +82,23 @@ class _StagedFile:
     def size(self) -> int:
         return int(self._sink.tell())
 
-    def foreseen(self, batch: pa.RecordBatch) -> int:
+    def encoded(self, batch: pa.RecordBatch) -> bytes | None:
+        """A text file's bytes for `batch` (None for Parquet, whose writer encodes it)."""
+        return None if self._parquet is not None else text_rows(batch, self.options)
+
+    def foreseen(self, batch: pa.RecordBatch, encoded: bytes | None) -> int:
         """About how many bytes `batch` adds to this file."""
-        if self._parquet is None:
-            return len(text_rows(batch, self.options))
+        if encoded is not None:
+            return len(encoded)
         if not self._raw_bytes:
             return batch.nbytes  # no ratio yet: Arrow's bytes, more than Parquet's
         return batch.nbytes * (self.size - self._empty_size) // self._raw_bytes
 
-    def write(self, batch: pa.RecordBatch) -> None:
+    def write(self, batch: pa.RecordBatch, encoded: bytes | None) -> None:
         if self._parquet is not None:
             self._parquet.write_batch(batch)
         else:
-            self._sink.write(text_rows(batch, self.options))
+            self._sink.write(encoded if encoded is not None else text_rows(batch, self.options))
         self.rows += batch.num_rows
         self._raw_bytes += batch.nbytes
 
@@ -111,14 +115,18 @@ class _StagedFile:
         self.path.unlink(missing_ok=True)
 
 
-def _pieces(batch: pa.RecordBatch, staged: _StagedFile, limit: int) -> Iterator[pa.RecordBatch]:
-    """`batch`, halved until each piece would fit a file of `limit` bytes on its own (one row always goes)."""
-    if batch.num_rows > 1 and staged.foreseen(batch) > limit:
+def _pieces(batch: pa.RecordBatch, staged: _StagedFile,
+            limit: int) -> Iterator[tuple[pa.RecordBatch, bytes | None, int]]:
+    """`batch`, halved until each piece would fit a file of `limit` bytes on its own (one row always
+    goes): each piece with its text (`_StagedFile.encoded`) and foreseen size."""
+    encoded = staged.encoded(batch)
+    size = staged.foreseen(batch, encoded)
+    if batch.num_rows > 1 and size > limit:
         half = batch.num_rows // 2
         yield from _pieces(batch.slice(0, half), staged, limit)
         yield from _pieces(batch.slice(half), staged, limit)
     else:
-        yield batch
+        yield batch, encoded, size
 
 
 def write_files(ctx: Context, where: S3Target, batches: pa.RecordBatchReader, fmt: str, options: TextOptions,
@@ -142,11 +150,11 @@ def write_files(ctx: Context, where: S3Target, batches: pa.RecordBatchReader, fm
     staged = _StagedFile(folder, batches.schema, fmt, options)
     try:
         for batch in batches:
-            for piece in _pieces(batch, staged, limit):
-                if staged.rows and staged.size + staged.foreseen(piece) > limit:
+            for piece, encoded, foreseen in _pieces(batch, staged, limit):
+                if staged.rows and staged.size + foreseen > limit:
                     upload(staged)
                     staged = _StagedFile(folder, batches.schema, fmt, options)
-                staged.write(piece)
+                staged.write(piece, encoded)
         upload(staged)
     finally:
         staged.discard()
