@@ -184,7 +184,8 @@ class _Tally:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
         ("files", "bytes", "scanned", "unselected", "normal", "abnormal"), 0))
     rejected: list[tuple[str, str]] = field(default_factory=list)
-    done_bytes: int = 0  # of the files read to their end, and of the one being read
+    done_bytes: int = 0  # of the files read to their end
+    reading_bytes: int = 0  # of the file being read, about (a chunk's bytes per chunk read)
     reported_at: float = 0.0
 
     def report(self, ctx: Context, job: BulkJob) -> None:
@@ -193,7 +194,7 @@ class _Tally:
         if job.state == "COMMITTED" or now - self.reported_at < _REPORT_EVERY_S:
             return  # a committed job resumed after a restart reads its files again, past LOADING
         self.reported_at = now
-        share = min(99, self.done_bytes * 100 // max(self.total_bytes, 1))
+        share = min(99, (self.done_bytes + self.reading_bytes) * 100 // max(self.total_bytes, 1))
         info = {k: str(self.counts[k]) for k in ("files", "bytes", "scanned")}
         if not bulk_jobs.move(ctx, job, "LOADING", ("LOADING",), progress=f"ETL:N/A; LOAD:{share}%", info=info):
             raise bulk_jobs.JobCancelled()
@@ -283,8 +284,10 @@ def _load_description(ctx: Context, job: BulkJob, spec: dict[str, Any], d: dict[
                 tally.counts["abnormal"] += loaded.bad.num_rows
                 bulk_jobs.still_running(ctx, job)
                 _check_deadline(spec, deadline_ms)
+                tally.reading_bytes = min(size, tally.reading_bytes + ctx.config.stream_load_chunk_bytes)
                 tally.report(ctx, job)
         tally.done_bytes += size
+        tally.reading_bytes = 0
 
 
 def _check_deadline(spec: dict[str, Any], deadline_ms: int) -> None:

@@ -42,7 +42,9 @@ CASES = [
     ("bulk_load", ["--rows", "20000", "--values-rows", "10000"]),
     ("fault_harness", ["--duration-s", "5", "--faults", "1", "--keys", "10", "--down-max-s", "0.5"]),
 ]
-ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("STRATA_")}, **BENCH_ENV}
+# STRATA_BENCH_PORT_SHIFT stays: each benchmark computes the bench stack's ports from it, as the fixture did.
+ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("STRATA_") or k == "STRATA_BENCH_PORT_SHIFT"},
+       **BENCH_ENV}
 
 
 def _bench_stack_up() -> bool:
