@@ -2,10 +2,12 @@
 DuckDB → Arrow of the same rows, with the SQL server's memory and another client's latency meanwhile.
 
     .venv/bin/python -m bench.result_stream [--rows 1000000] [--label streamed] [--env-stack]
-                                            [--database NAME] [--keep-stack]
+                                            [--database NAME] [--no-mariadb] [--keep-stack]
 
 - `pymysql` / `mysqldb`: `SELECT * FROM t` fetched whole by pymysql (default cursor) and by
   mysqlclient (MySQLdb), wall time, each run once;
+- `mariadb`: the peer, a stock MariaDB server (Debian's mariadb-server, bench.mariadb_peer) of its own
+  holding the same rows, fetched by the same two clients; `goal_met` holds Strata's time over its;
 - `duckdb_arrow`: DuckDB in this process reading the table's rowset files into an Arrow table (the floor);
 - `server_encoding` (--server-encoding): the server's share alone, in this process over the same
   rows: fetched as tuples and encoded value by value (before) vs Arrow batches encoded (after);
@@ -160,6 +162,39 @@ def fetch(connect: Callable[[], Any], pid: int, expected: int) -> dict[str, Any]
             "peak": round(peak, 1), "growth": round(peak - base, 1)}}
 
 
+# The same rows as `load` makes, in MariaDB: k = a.k * SEED + b.k, so b.k = k % SEED and a.k = k DIV SEED.
+MARIADB_COLUMNS = "k BIGINT, name VARCHAR(64), amount DECIMAL(12,2), at DATETIME(3), day DATE, ratio DOUBLE"
+
+
+def mariadb_peer(rows: int) -> dict[str, Any]:
+    """The same rows served by a stock MariaDB server (bench.mariadb_peer) to pymysql and mysqlclient."""
+    from bench.mariadb_peer import MariadbMissing, mariadb_server
+
+    try:
+        with mariadb_server() as peer:
+            conn = peer.connect()
+            with conn.cursor() as cur:
+                cur.execute("CREATE DATABASE b")
+                cur.execute("USE b")  # the SEQUENCE engine's seq_0_to_n tables live in the current database
+                cur.execute(f"CREATE TABLE b.t ({MARIADB_COLUMNS}, KEY (k))")
+                cur.execute(f"INSERT INTO b.t SELECT seq, concat('customer-', seq), seq / 100.0, "
+                            f"TIMESTAMP'2026-01-01 00:00:00.123' + INTERVAL (seq % {SEED}) SECOND, "
+                            f"DATE'2026-01-01' + INTERVAL (seq DIV {SEED}) DAY, seq * 1.25 FROM seq_0_to_{rows - 1}")
+            conn.close()
+            pid = int(subprocess.run(["ss", "-ltnpH", f"sport = :{peer.port}"], capture_output=True,
+                                     text=True).stdout.split("pid=")[1].split(",")[0])
+
+            def mysqldb_connect() -> Any:
+                import MySQLdb
+
+                return MySQLdb.connect(host=peer.host, port=peer.port, user="root", passwd="", database="b")
+            log("result_stream: the same rows from MariaDB …")
+            return {"version": peer.version, "pymysql": fetch(lambda: peer.connect("b"), pid, rows),
+                    "mysqldb": fetch(mysqldb_connect, pid, rows)}
+    except MariadbMissing as exc:
+        return {"error": str(exc)}
+
+
 def duckdb_arrow(files: list[str]) -> dict[str, Any]:
     import duckdb
 
@@ -204,15 +239,22 @@ def server_encoding(files: list[str]) -> dict[str, Any]:
             "batches_read_and_encode_s": round(time.perf_counter() - t0, 3), "rows": count}
 
 
-def run(s: Settings, rows: int, database: str | None, encode: bool) -> dict[str, Any]:
-    load_s = None
-    db = database or fresh_database(s, "bench_result_stream")
-    if database is None:
-        conn = sql_connect(s, db)
-        with conn.cursor() as cur:
-            log(f"result_stream: loading {rows:,} rows …")
-            load_s = round(load(cur, rows), 2)
-        conn.close()
+def loaded_database(s: Settings, bench: str, rows: int, database: str | None) -> tuple[str, float | None]:
+    """(the database holding the table `t` of `rows` rows, seconds its load took): a fresh one loaded
+    now, or `database` as an earlier run left it (no load)."""
+    if database is not None:
+        return database, None
+    db = fresh_database(s, f"bench_{bench}")
+    conn = sql_connect(s, db)
+    with conn.cursor() as cur:
+        log(f"{bench}: loading {rows:,} rows …")
+        load_s = round(load(cur, rows), 2)
+    conn.close()
+    return db, load_s
+
+
+def run(s: Settings, rows: int, database: str | None, encode: bool, mariadb: bool) -> dict[str, Any]:
+    db, load_s = loaded_database(s, "result_stream", rows, database)
     pid = sql_server_pid(s)
 
     def pymysql_connect() -> Any:
@@ -235,10 +277,26 @@ def run(s: Settings, rows: int, database: str | None, encode: bool) -> dict[str,
     files = table_rowset_files(s, db, "t")
     direct = duckdb_arrow(files)
     encoding = server_encoding(files) if encode else None
+    peer = mariadb_peer(rows) if mariadb else None
     return {"load_s": load_s, "pymysql": by_pymysql, "mysqldb": by_mysqldb, "duckdb_arrow": direct,
-            "server_encoding": encoding,
+            "server_encoding": encoding, "mariadb": peer, "goal_met": _goal_met(by_pymysql, by_mysqldb, peer),
             "point_query": {"idle": percentiles_ms(idle.samples), "while_streaming": percentiles_ms(busy.samples)},
             "database": db}
+
+
+GOAL_SHARE_OF_MARIADB = 1.5
+GOAL_GROWTH_MB = 200
+
+
+def _goal_met(by_pymysql: dict[str, Any], by_mysqldb: dict[str, Any], peer: dict[str, Any] | None) -> Any:
+    """Issue 20: each client within 1.5× of MariaDB's time, SQL-server memory growth under 200 MB."""
+    if peer is None or "error" in peer:
+        return None
+    ratios = {client: round(ours["seconds"] / peer[client]["seconds"], 2)
+              for client, ours in (("pymysql", by_pymysql), ("mysqldb", by_mysqldb))}
+    growth = max(by_pymysql["sql_rss_mb"]["growth"], by_mysqldb["sql_rss_mb"]["growth"])
+    return {"strata_over_mariadb": ratios, "met": all(r <= GOAL_SHARE_OF_MARIADB for r in ratios.values())
+            and growth < GOAL_GROWTH_MB}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,17 +308,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--server-encoding", action="store_true",
                     help="also time the server's fetch + encoding alone, in this process (both paths)")
     ap.add_argument("--database", help="a database an earlier run loaded (--rows of them): no load")
+    ap.add_argument("--no-mariadb", action="store_true",
+                    help="skip the peer: a stock MariaDB server (Debian's mariadb-server) serving the same rows")
     add_stack_args(ap)
     args = ap.parse_args(argv)
     if args.env_stack:
-        result = run(load_settings(), args.rows, args.database, args.server_encoding)
+        result = run(load_settings(), args.rows, args.database, args.server_encoding, not args.no_mariadb)
     else:
         with bench_stack(args.keep_stack) as s:
-            result = run(s, args.rows, args.database, args.server_encoding)
+            result = run(s, args.rows, args.database, args.server_encoding, not args.no_mariadb)
     emit({"bench": "result_stream", "label": args.label,
-          "goal": "a big result streams with bounded server memory and leaves other clients' point queries "
-                  "within a few ms of idle",
-          "goal_met": None, **result, "sizes": {"rows": args.rows},
+          "goal": f"each client within {GOAL_SHARE_OF_MARIADB}x of a stock MariaDB serving the same rows, SQL-server "
+                  f"memory growth under {GOAL_GROWTH_MB} MB; other clients' point queries within a few ms of idle",
+          **result, "sizes": {"rows": args.rows},
           "env_sql_stream_results": os.environ.get("STRATA_SQL_STREAM_RESULTS", "default (true)"),
           "machine": machine()})
     return 0

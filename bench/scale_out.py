@@ -133,6 +133,7 @@ class ScaleOutCluster:
             "STRATA_MINIO_CONSOLE_PORT": str(minio["minio_console_port"]),
             # Clients of the cluster (settings_for a broker / MinIO) see sql-a and worker-a.
             "STRATA_SQL_PORT": str(b + 50), "STRATA_HTTP_PORT": str(b + 51), "STRATA_WORKER_PORT": str(b + 40),
+            "STRATA_ARROW_FLIGHT_SQL_PORT": str(b + 52),
         }
         inherited = {k: v for k, v in os.environ.items()
                      if k not in _PLACEMENT_KEYS and not (k.startswith("STRATA_") and k.endswith("_PORT"))}
@@ -155,7 +156,8 @@ class ScaleOutCluster:
             add(name, "worker", "streams.worker", (), {"worker_port": b + 40 + i},
                 {"STRATA_WORKER_INSTANCE": name.removeprefix("worker-")})
         for i, name in enumerate(SQL_SERVERS):
-            add(name, "sql", "query.server", (), {"sql_port": b + 50 + 10 * i, "http_port": b + 51 + 10 * i})
+            add(name, "sql", "query.server", (), {"sql_port": b + 50 + 10 * i, "http_port": b + 51 + 10 * i,
+                                                  "arrow_flight_sql_port": b + 52 + 10 * i})
 
     # ------------------------------------------------------------ settings and health
 

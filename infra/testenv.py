@@ -20,7 +20,7 @@ TEST_OVERRIDES = {"STRATA_TIERING_INTERVAL_S": "0.5", "STRATA_COOLDOWN_LOCAL_GRA
                   "STRATA_S3_CONNECT_TIMEOUT_S": "1", "STRATA_S3_READ_TIMEOUT_S": "3", "STRATA_SIMULATED_CLOCK": "true",
                   "STRATA_DYNAMIC_PARTITION_CHECK_INTERVAL_S": "1"}
 PORT_FIELDS = ("kafka_port", "kafka_controller_port", "kafka_sasl_listener_port", "minio_port",
-               "minio_console_port", "sql_port", "http_port", "worker_port")
+               "minio_console_port", "sql_port", "http_port", "worker_port", "arrow_flight_sql_port")
 
 
 def test_env(environ: dict[str, str] | None = None) -> dict[str, str]:

@@ -77,7 +77,8 @@ def component_ports(s: Settings) -> dict[str, list[Binding]]:
         "minio": [("minio_port", s.minio_host, s.minio_port),
                   ("minio_console_port", s.minio_host, s.minio_console_port)],
         "worker": [("worker_port", "127.0.0.1", s.worker_port)],
-        "sql": [("sql_port", s.sql_host, s.sql_port), ("http_port", s.sql_host, s.http_port)],
+        "sql": [("sql_port", s.sql_host, s.sql_port), ("http_port", s.sql_host, s.http_port),
+                *([("arrow_flight_sql_port", s.sql_host, s.arrow_flight_sql_port)] if s.arrow_flight_sql_port else [])],
     }
 
 

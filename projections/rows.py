@@ -9,9 +9,11 @@ keeps the good rows and sets the bad ones aside with their reason (`split_rows`)
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -344,11 +346,18 @@ def write_rowsets(tiers: LocalTiers, table: TableState, data: pa.Table, *,
     return writer.finish()
 
 
+# Rowset parts are encoded and written here while the load that made them prepares its next chunk
+# (Parquet encoding releases the GIL): a chunked load uses both cores. Each writer has at most one
+# part in flight, so its files get their parts in order and a load holds at most two chunks.
+_PART_WRITERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rowset-parts")
+
+
 class RowsetsWriter:
     """A load's prepared rows written as they come, a part at a time, into one rowset per partition ×
     bucket (a read walks one rowset per partition, bucket and version: a commit never has two), each
-    part appended to its partition × bucket's open file. `finish` makes them durable; nothing is
-    named before (files `abandon` leaves are the recycler's orphan sweep's).
+    part appended to its partition × bucket's open file, on a writer thread while the load goes on.
+    `finish` makes them durable; nothing is named before (files `abandon` leaves are the recycler's
+    orphan sweep's).
 
     Each part's `__seq` (its rows' order, 0 up) is moved past the parts before it: rows of one key in
     one commit merge in `__seq` order (a Unique Key table's last row wins, an Aggregate's REPLACE), so
@@ -358,11 +367,13 @@ class RowsetsWriter:
         self.tiers, self.table, self.default_cooldown_s = tiers, table, default_cooldown_s
         self._open: dict[tuple[int, int], tuple[str, RowsetStream]] = {}
         self._next_seq = 0
+        self._writing: Future[None] | None = None
 
     def append(self, data: pa.Table) -> None:
         data = self._sequenced(data)
         keep = [name for name in data.column_names if name not in ("__partition", "__bucket")]
         now_ms = int(time.time() * 1000)
+        parts: list[tuple[RowsetStream, pa.Table]] = []
         for group in data.group_by(["__partition", "__bucket"]).aggregate([]).to_pylist():
             key = (group["__partition"], group["__bucket"])
             if key not in self._open:
@@ -370,7 +381,15 @@ class RowsetsWriter:
                 tier = local_target(self.table, self.table.partitions[key[0]], now_ms, self.default_cooldown_s)
                 self._open[key] = (tier, RowsetStream(self.tiers.root(tier), self.table.table_id, *key))
             mask = pc.and_(pc.equal(data["__partition"], key[0]), pc.equal(data["__bucket"], key[1]))
-            self._open[key][1].append(data.filter(mask).select(keep))
+            parts.append((self._open[key][1], data.filter(mask).select(keep)))
+        self._written()
+        self._writing = _PART_WRITERS.submit(_write_parts, parts)
+
+    def _written(self) -> None:
+        """Waits for the part in flight; its write's error is raised here."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
 
     def _sequenced(self, data: pa.Table) -> pa.Table:
         if HIDDEN_SEQ not in data.column_names or not data.num_rows:
@@ -383,6 +402,7 @@ class RowsetsWriter:
         return data
 
     def finish(self) -> list[NewRowset]:
+        self._written()
         schema = self.table.schema_now
         rowsets = []
         for (partition_id, bucket), (tier, stream) in self._open.items():
@@ -394,6 +414,13 @@ class RowsetsWriter:
         return rowsets
 
     def abandon(self) -> None:
+        with contextlib.suppress(Exception):  # the load failed already; its files go either way
+            self._written()
         for _, stream in self._open.values():
             stream.abandon()
         self._open.clear()
+
+
+def _write_parts(parts: list[tuple[RowsetStream, pa.Table]]) -> None:
+    for stream, part in parts:
+        stream.append(part)

@@ -148,6 +148,9 @@ class SessionState:
     # The statement's SELECT result may be streamed (query.streamed_rows): its taker sends it as it is
     # read (the server, for a text-protocol query) rather than reading its rows.
     stream_results: bool = False
+    # The taker wants Arrow (Flight SQL): every SELECT streams DuckDB's record batches, whatever its
+    # size or types (the limits of `streamable_types` are the MySQL text encoder's, not Arrow's).
+    arrow_results: bool = False
 
 
 @dataclass

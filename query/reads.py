@@ -416,7 +416,7 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
         ctx.catch_up()  # a query that reads no table (SELECT 1, a connection pool's ping) has nothing to wait for
     # Streaming costs a small result about 1 ms more CPU than fetching it (DuckDB's relation and
     # Arrow reader): a query that reads no table, or with a small LIMIT, is fetched whole.
-    stream = session.stream_results and reads_tables and not limited_below(expr, BATCH_ROWS)
+    stream = session.arrow_results or (session.stream_results and reads_tables and not limited_below(expr, BATCH_ROWS))
     for attempt in (1, 2):
         cur = ctx.cursor()
         streamed = False
@@ -425,7 +425,7 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
             if stream:
                 relation = cur.sql(sql)
                 types = [str(t) for t in relation.types]
-                if streamable_types(types):
+                if session.arrow_results or streamable_types(types):
                     batches = StreamedRows(cur, relation.to_arrow_reader(BATCH_ROWS), ctx.locator.take_pins(),
                                            lambda exc: SqlFailure(*duck_error(exc)))
                     streamed = True  # the cursor is the stream's now

@@ -1,5 +1,5 @@
-"""The SQL server: Doris SQL over the MySQL protocol on :9030 (mysql-mimic), and HTTP on :8030
-for `/health` and Prometheus `/metrics`.
+"""The SQL server: Doris SQL over the MySQL protocol on :9030 (mysql-mimic), HTTP on :8030
+for `/health` and Prometheus `/metrics`, and Arrow Flight SQL on :9090 (query.flight).
 
 Every statement is parsed by Strata's own Doris parser (mysql-mimic's sqlglot parse would reject
 Doris forms before we saw them). Every SELECT, with or without FROM, runs on the engine (one
@@ -38,6 +38,7 @@ from query.console.routes import admin_only
 from query.context import Done, Rows, SessionState, SqlFailure, StatementGuard
 from query.doris_variables import DORIS_VARIABLES
 from query.engine import Engine
+from query.flight import server as flight_server
 from query.parser import SqlError, SqlSyntaxError, parse_script, table_refs
 from query.parser import statements as st
 from query.reads import session_zone
@@ -99,9 +100,14 @@ _OWN_VARIABLES: dict[str, tuple[Any, Any, bool]] = {"group_commit": (_group_comm
 _VARIABLES = {**MYSQL_VARIABLES, **DORIS_VARIABLES, **_OWN_VARIABLES}
 
 
+def _session_variables() -> SessionVariables:
+    """A session's MySQL system variables (`@@x`), with the server's defaults."""
+    return SessionVariables(GlobalVariables(_VARIABLES))
+
+
 class StrataSession(Session):
     def __init__(self, engine: Engine) -> None:
-        super().__init__(SessionVariables(GlobalVariables(_VARIABLES)))
+        super().__init__(_session_variables())
         self.engine = engine
         # @@x in a statement reads mysql-mimic's variables (query.session_functions), in either scope.
         self.state = SessionState(system_variables=self.variables, global_variables=self.variables.global_variables)
@@ -362,7 +368,8 @@ def _http_app(engine: Engine) -> web.Application:
         # started_ms and version: what SHOW FRONTENDS on another SQL server reports of this one.
         return web.json_response({"status": "ok" if ok else "degraded", "replica": engine.name,
                                   "applied_events": engine.ctx.follower.applied_events,
-                                  "started_ms": cluster.STARTED_MS, "version": strata_version()},
+                                  "started_ms": cluster.STARTED_MS, "version": strata_version(),
+                                  "arrow_flight_sql_port": engine.ctx.config.arrow_flight_sql_port or None},
                                  status=200 if ok else 503)
 
     async def metrics(request: web.Request) -> web.Response:
@@ -416,6 +423,13 @@ async def serve() -> None:
     await runner.setup()
     await web.TCPSite(runner, config.sql_host, config.http_port).start()
     log.info("SQL on %s:%d, HTTP on %s:%d", config.sql_host, config.sql_port, config.sql_host, config.http_port)
+    # Arrow Flight SQL in this process (gRPC's own threads): the same engine, replica, logins and
+    # grants as the SQL port, and no second replica of the projections to keep in memory and in step.
+    flight = None
+    if config.arrow_flight_sql_port:
+        flight = flight_server.start(engine, config.sql_host, config.arrow_flight_sql_port,
+                                     asyncio.get_running_loop(), _session_variables)
+        log.info("Arrow Flight SQL on %s:%d", config.sql_host, config.arrow_flight_sql_port)
     # A full garbage collection stops every thread, the event loop too, for as long as it takes to
     # walk every tracked object; what startup built (modules, catalog, sqlglot's tables) lives for
     # good, so it is moved out of the collector's sight once instead of being walked every time.
@@ -425,6 +439,9 @@ async def serve() -> None:
         await server.serve_forever(host=config.sql_host, port=config.sql_port)
     finally:
         presence.stop()  # a clean leave: the others stop listing this server at once
+        if flight is not None:
+            flight.close_results()
+            flight.shutdown()
 
 
 def main() -> None:

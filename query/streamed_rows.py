@@ -67,6 +67,11 @@ class StreamedRows:
         except duckdb.Error as exc:
             raise self._error(exc) from None
 
+    @property
+    def schema(self) -> pa.Schema:
+        """The batches' schema (DuckDB's column names and Arrow types)."""
+        return self._reader.schema
+
     def next_batch(self) -> pa.RecordBatch | None:
         with self._lock:
             if self._closed:

@@ -6,13 +6,14 @@ that cancels the statement's guard (query.context.StatementGuard), which interru
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from mysql_mimic.errors import MysqlError
 
 from projections.users import UserRecord
-from query.context import SqlFailure
+from query.context import Result, SessionState, SqlFailure, StatementGuard
 from query.parser import statements as st
 from schemas.errors import ErrorCode
 
@@ -77,3 +78,19 @@ def _int(value: str | None, default: int) -> int:
         return int(value) if value is not None else default
     except ValueError:
         return default
+
+
+def run_limited(execute: Callable[[SessionState, st.Statement], Result], session: SessionState,
+                statement: st.Statement, user: UserRecord | None) -> Result:
+    """`execute(session, statement)` on this thread, cancelled through a fresh guard once the
+    statement's limit (`limit_of`) passes: for callers without an event loop (the console, Flight SQL)."""
+    limit_s, timed_out = limit_of(statement, session.variables, user)
+    session.guard = StatementGuard()
+    timer = threading.Timer(limit_s, session.guard.cancel, args=(timed_out,))
+    timer.daemon = True
+    timer.start()
+    try:
+        return execute(session, statement)
+    finally:
+        timer.cancel()
+        session.guard = None

@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -100,6 +100,9 @@ class Settings(BaseSettings):
     sql_host: str = "127.0.0.1"
     sql_port: int = 9030
     http_port: int = 8030
+    # Doris' `arrow_flight_sql_port`: Arrow Flight SQL (query.flight), served by the SQL server with
+    # the SQL port's logins and privileges; 0 turns it off.
+    arrow_flight_sql_port: int = 9090
     # The MySQL protocol's limits (query.wire): the largest statement or packet a client may send
     # (MySQL's max_allowed_packet, 64 MB), how long a socket may take from connecting to a finished
     # login before it is closed, and how many prepared statements one connection may keep open.
@@ -168,9 +171,11 @@ class Settings(BaseSettings):
     time_travel_day_s: float = Field(default=86400.0, gt=0)
 
     @field_validator("kafka_port", "kafka_controller_port", "kafka_sasl_listener_port", "minio_port",
-                     "minio_console_port", "sql_port", "http_port", "worker_port")
+                     "minio_console_port", "sql_port", "http_port", "worker_port", "arrow_flight_sql_port")
     @classmethod
-    def _is_port(cls, value: int) -> int:
+    def _is_port(cls, value: int, info: ValidationInfo) -> int:
+        if value == 0 and info.field_name == "arrow_flight_sql_port":
+            return value
         if not 1 <= value <= 65535:
             raise ValueError(f"{value} is not a TCP port (1-65535)")
         return value

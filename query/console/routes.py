@@ -95,10 +95,12 @@ def _unauthorized(request: web.Request, message: str) -> web.Response:
 Handler = Callable[[web.Request, data.Viewer], Awaitable[web.StreamResponse]]
 
 
-async def http_login(engine: Engine, failures: FailedLogins, name: str, password: str) -> data.Viewer | str:
-    """The viewer of an HTTP login, or why it is refused. It obeys the same rules as a login on the SQL
-    port: a locked account is refused whatever it sends, failures count toward the user's lockout
-    (query.login_policy), and guesses at one name are checked one at a time (FailedLogins.wait_turn)."""
+async def http_login(engine: Engine, failures: FailedLogins, name: str, password: str,
+                     via: str = "HTTP") -> data.Viewer | str:
+    """The viewer of an HTTP login (or another protocol's user/password login, named by `via` in the
+    log), or why it is refused. It obeys the same rules as a login on the SQL port: a locked account
+    is refused whatever it sends, failures count toward the user's lockout (query.login_policy), and
+    guesses at one name are checked one at a time (FailedLogins.wait_turn)."""
     policy = engine.login_policy
     refused = policy.locked(name)
     if refused is None:
@@ -111,7 +113,7 @@ async def http_login(engine: Engine, failures: FailedLogins, name: str, password
         policy.failed(name)
         await asyncio.sleep(failures.delay_s(name))
         count = failures.failed(name)
-        log.warning("HTTP login failed for user '%s' (%d in a row)", name, count)
+        log.warning("%s login failed for user '%s' (%d in a row)", via, name, count)
         return f"Access denied for user '{name}'"
     policy.succeeded(name)
     failures.succeeded(name)

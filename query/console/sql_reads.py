@@ -9,14 +9,13 @@ sandbox as a client's statement, so the page can never disagree with what that S
 
 from __future__ import annotations
 
-import threading
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
 from query import access, timeouts
 from query.console.data import Viewer, iso
-from query.context import Result, Rows, SessionState, SqlFailure, StatementGuard
+from query.context import Result, Rows, SessionState, SqlFailure
 from query.engine import Engine
 from query.parser import SqlError, parse_script, parse_statement
 
@@ -41,17 +40,8 @@ def _session(viewer: Viewer) -> SessionState:
 def execute_as(engine: Engine, viewer: Viewer, sql: str) -> Result:
     """`sql` (one statement) run on the engine as `viewer`, in the console's session time zone, and
     cancelled like a client's statement once the user's query_timeout passes."""
-    session = _session(viewer)
     (statement,) = parse_script(sql)
-    limit_s, timed_out = timeouts.limit_of(statement, session.variables, viewer.user)
-    session.guard = StatementGuard()
-    timer = threading.Timer(limit_s, session.guard.cancel, args=(timed_out,))
-    timer.daemon = True
-    timer.start()
-    try:
-        return engine.execute(session, statement)
-    finally:
-        timer.cancel()
+    return timeouts.run_limited(engine.execute, _session(viewer), statement, viewer.user)
 
 
 def run_as(engine: Engine, viewer: Viewer, sql: str) -> Rows:

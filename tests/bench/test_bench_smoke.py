@@ -40,6 +40,9 @@ CASES = [
     ("load", ["--clients", "4", "--duration-s", "5", "--seed-rows", "200"]),
     ("tags_clones", ["--rows", "20000", "--commits", "2", "--runs", "1"]),
     ("bulk_load", ["--rows", "20000", "--values-rows", "10000"]),
+    ("insert_values", ["--statements", "4", "--rows-per-statement", "500", "--connections", "2"]),
+    ("flight_sql", ["--rows", "20000", "--runs", "1"]),
+    ("result_stream", ["--rows", "20000"]),
     ("fault_harness", ["--duration-s", "5", "--faults", "1", "--keys", "10", "--down-max-s", "0.5"]),
 ]
 # STRATA_BENCH_PORT_SHIFT stays: each benchmark computes the bench stack's ports from it, as the fixture did.

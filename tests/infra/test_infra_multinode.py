@@ -188,7 +188,7 @@ def test_scale_out_plan(tmp_path: Path) -> None:
     assert c.bootstrap == "127.0.0.1:45000,127.0.0.1:45010,127.0.0.1:45020"
     assert c.voters == "1@127.0.0.1:45001,2@127.0.0.1:45011,3@127.0.0.1:45021"
     ports = [p for proc in c.processes.values() for p in proc.ports.values()]
-    assert len(ports) == len(set(ports)) and all(45000 <= p <= 45061 for p in ports)
+    assert len(ports) == len(set(ports)) and all(45000 <= p <= 45062 for p in ports)
     assert c.strata_listeners == "127.0.0.1:45002,127.0.0.1:45012,127.0.0.1:45022"
     k2 = c.settings_for("kafka-2")
     assert (k2.kafka_node_id, k2.kafka_port, k2.kafka_controller_port, k2.kafka_voters) == (
@@ -203,7 +203,7 @@ def test_scale_out_plan(tmp_path: Path) -> None:
         assert (s.kafka_replication_factor, s.kafka_min_insync_replicas) == (3, 2)
         assert s.minio_port == 45030 and s.simulated_clock
     sql_b = c.settings_for("sql-b")
-    assert (sql_b.sql_port, sql_b.http_port) == (45060, 45061)
+    assert (sql_b.sql_port, sql_b.http_port, sql_b.arrow_flight_sql_port) == (45060, 45061, 45062)
     assert c.settings_for("worker-b").worker_port == 45041
     assert c.processes["worker-b"].env["STRATA_WORKER_INSTANCE"] == "b"
     assert "STRATA_WORKER_INSTANCE" not in c.processes["sql-a"].env

@@ -64,7 +64,8 @@ def start_sql_server(sql_port: int, http_port: int, *,
                      settings: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """Another SQL server of the test stack on its own ports (and STRATA_* `settings`), once its
     /health answers (the caller kills it)."""
-    env = {**os.environ, **(settings or {}), "STRATA_SQL_PORT": str(sql_port), "STRATA_HTTP_PORT": str(http_port)}
+    env = {**os.environ, **(settings or {}), "STRATA_SQL_PORT": str(sql_port), "STRATA_HTTP_PORT": str(http_port),
+           "STRATA_ARROW_FLIGHT_SQL_PORT": "0"}  # the stack's server has the Flight port
     proc = subprocess.Popen([sys.executable, "-m", "query.server"], cwd=REPO_ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 90

@@ -38,9 +38,27 @@ def test_literals_become_typed_columns() -> None:
     "INSERT OVERWRITE TABLE t VALUES (1)",
     "INSERT INTO t SELECT 1",
     "INSERT INTO t VALUES (1),",
+    "INSERT INTO t VALUES (1, abc)",  # a name
+    "INSERT INTO t VALUES (1 2)",  # two values without a comma
+    "INSERT INTO t VALUES (1, , 2)",  # an empty slot
+    "INSERT INTO t VALUES ((1), 2)",  # a parenthesised value
+    "INSERT INTO t VALUES (1, 'a)",  # a quote never closed
+    "INSERT INTO t VALUES (1, 2), (3, 4) (5, 6)",  # tuples without a comma
+    "INSERT INTO t VALUES (1, 2); (3, 4)",
+    "INSERT INTO t VALUES (1, 1.2.3)",  # no number
+    "INSERT INTO t VALUES (1, -)",
+    "INSERT INTO t VALUES (1, 2e)",
 ])
 def test_anything_else_takes_the_parser(sql: str) -> None:
     assert parse_literal_insert(sql) is None
+
+
+def test_tuples_of_one_width_with_a_closing_semicolon() -> None:
+    found = parse_literal_insert("INSERT INTO t VALUES (1,'a'),(2 , 'b' ) ,\n(-3,'c');")
+    assert found is not None and found.rows.data.to_pylist() == [
+        {"c0": 1, "c1": "a"}, {"c0": 2, "c1": "b"}, {"c0": -3, "c1": "c"}]
+    decimals = parse_literal_insert("INSERT INTO t VALUES (-0.5), (007.25), (NULL), (12.)")
+    assert decimals is not None and decimals.rows.duck_types == ("DECIMAL(4,2)",)
 
 
 def test_the_statement_is_the_parsers_insert() -> None:

@@ -26,7 +26,8 @@ class SecondServer:
     def __init__(self) -> None:
         self.port = int(os.environ["STRATA_SQL_PORT"]) + _OFFSET
         self.env = {**os.environ, "STRATA_SQL_PORT": str(self.port),
-                    "STRATA_HTTP_PORT": str(int(os.environ["STRATA_HTTP_PORT"]) + _OFFSET)}
+                    "STRATA_HTTP_PORT": str(int(os.environ["STRATA_HTTP_PORT"]) + _OFFSET),
+                    "STRATA_ARROW_FLIGHT_SQL_PORT": "0"}  # the stack's server has the Flight port
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:

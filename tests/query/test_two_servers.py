@@ -28,7 +28,8 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def second_server() -> Iterator[int]:
     sql_port, http_port = _free_port(), _free_port()
-    env = {**os.environ, "STRATA_SQL_PORT": str(sql_port), "STRATA_HTTP_PORT": str(http_port)}
+    env = {**os.environ, "STRATA_SQL_PORT": str(sql_port), "STRATA_HTTP_PORT": str(http_port),
+           "STRATA_ARROW_FLIGHT_SQL_PORT": "0"}  # the stack's server has the Flight port
     proc = subprocess.Popen([sys.executable, "-m", "query.server"], cwd=REPO_ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60

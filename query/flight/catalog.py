@@ -1,0 +1,114 @@
+"""Flight SQL's metadata commands (GetCatalogs, GetDbSchemas, GetTables, GetTableTypes, GetSqlInfo)
+in the result schemas FlightSql.proto fixes. Databases and tables are read with SQL on
+information_schema through the engine, as the caller: a user lists only what its grants let it see,
+exactly as on the SQL port."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+
+from query.flight.messages import Command
+from query.information_schema import CATALOG
+from schemas.config import strata_version
+
+
+class NotSupported(Exception):
+    """A command's option Strata does not answer."""
+
+
+RunSql = Callable[[str], pa.Table]  # SQL run through the engine as the caller
+TABLE_TYPES = ("BASE TABLE", "SYSTEM VIEW", "VIEW")
+
+CATALOGS_SCHEMA = pa.schema([pa.field("catalog_name", pa.string(), False)])
+DB_SCHEMAS_SCHEMA = pa.schema([pa.field("catalog_name", pa.string()), pa.field("db_schema_name", pa.string(), False)])
+TABLES_SCHEMA = pa.schema([pa.field("catalog_name", pa.string()), pa.field("db_schema_name", pa.string()),
+                           pa.field("table_name", pa.string(), False), pa.field("table_type", pa.string(), False)])
+TABLE_TYPES_SCHEMA = pa.schema([pa.field("table_type", pa.string(), False)])
+_SQL_INFO_VALUE = pa.dense_union([
+    pa.field("string_value", pa.string()), pa.field("bool_value", pa.bool_()), pa.field("bigint_value", pa.int64()),
+    pa.field("int32_bitmask", pa.int32()), pa.field("string_list", pa.list_(pa.field("item", pa.string()))),
+    pa.field("int32_to_int32_list_map", pa.map_(pa.int32(), pa.list_(pa.field("item", pa.int32())))),
+])
+SQL_INFO_SCHEMA = pa.schema([pa.field("info_name", pa.uint32(), False), pa.field("value", _SQL_INFO_VALUE, False)])
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _other_catalog(command: Command) -> bool:
+    catalog = command.text(1)
+    return catalog is not None and catalog != CATALOG
+
+
+def catalogs() -> pa.Table:
+    return pa.Table.from_pylist([{"catalog_name": CATALOG}], schema=CATALOGS_SCHEMA)
+
+
+def db_schemas(command: Command, run: RunSql) -> pa.Table:
+    if _other_catalog(command):
+        return DB_SCHEMAS_SCHEMA.empty_table()
+    pattern = command.text(2)
+    where = f" WHERE SCHEMA_NAME LIKE {_literal(pattern)}" if pattern is not None else ""
+    rows = run(f"SELECT SCHEMA_NAME FROM information_schema.schemata{where} ORDER BY SCHEMA_NAME").to_pylist()
+    return pa.Table.from_pylist([{"catalog_name": CATALOG, "db_schema_name": r["SCHEMA_NAME"]} for r in rows],
+                                schema=DB_SCHEMAS_SCHEMA)
+
+
+def tables(command: Command, run: RunSql) -> pa.Table:
+    if command.integer(5):
+        raise NotSupported("GetTables with include_schema is not supported: read a table's columns with "
+                           "SELECT * FROM t LIMIT 0")
+    if _other_catalog(command):
+        return TABLES_SCHEMA.empty_table()
+    where = []
+    if command.text(2) is not None:
+        where.append(f"TABLE_SCHEMA LIKE {_literal(command.text(2) or '')}")
+    if command.text(3) is not None:
+        where.append(f"TABLE_NAME LIKE {_literal(command.text(3) or '')}")
+    types = command.texts(4)
+    if types:
+        where.append(f"TABLE_TYPE IN ({', '.join(_literal(t) for t in types)})")
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    rows = run("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.tables"
+               f"{clause} ORDER BY TABLE_TYPE, TABLE_SCHEMA, TABLE_NAME").to_pylist()
+    return pa.Table.from_pylist([{"catalog_name": CATALOG, "db_schema_name": r["TABLE_SCHEMA"],
+                                  "table_name": r["TABLE_NAME"], "table_type": r["TABLE_TYPE"]} for r in rows],
+                                schema=TABLES_SCHEMA)
+
+
+def table_types() -> pa.Table:
+    return pa.Table.from_pylist([{"table_type": t} for t in TABLE_TYPES], schema=TABLE_TYPES_SCHEMA)
+
+
+# SqlInfo ids (FlightSql.proto) Strata answers: server name, version, Arrow version (strings), and
+# read-only, SQL, Substrait, cancel (booleans).
+_STRINGS = {0: lambda: "Strata (Apache Doris Arrow Flight SQL)", 1: strata_version, 2: lambda: pa.__version__}
+_BOOLEANS = {3: False, 4: True, 5: False, 9: False}
+
+
+def sql_info(command: Command) -> pa.Table:
+    wanted = command.integers(1) or sorted([*_STRINGS, *_BOOLEANS])
+    names: list[int] = []
+    codes: list[int] = []
+    offsets: list[int] = []
+    strings: list[str] = []
+    booleans: list[bool] = []
+    for info in wanted:
+        if info in _STRINGS:
+            names.append(info)
+            codes.append(0)
+            offsets.append(len(strings))
+            strings.append(_STRINGS[info]())
+        elif info in _BOOLEANS:
+            names.append(info)
+            codes.append(1)
+            offsets.append(len(booleans))
+            booleans.append(_BOOLEANS[info])
+    children = [pa.array(strings, pa.string()), pa.array(booleans, pa.bool_()), pa.array([], pa.int64()),
+                pa.array([], pa.int32()), pa.array([], _SQL_INFO_VALUE[4].type), pa.array([], _SQL_INFO_VALUE[5].type)]
+    value = pa.UnionArray.from_dense(pa.array(codes, pa.int8()), pa.array(offsets, pa.int32()), children,
+                                     [f.name for f in _SQL_INFO_VALUE], list(range(6)))
+    return pa.Table.from_arrays([pa.array(names, pa.uint32()), value], schema=SQL_INFO_SCHEMA)

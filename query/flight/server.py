@@ -1,0 +1,327 @@
+"""Arrow Flight SQL on `arrow_flight_sql_port`, served from the SQL server's process: the same
+engine, projection replica, logins and grants as the MySQL port (one evaluator for every
+statement; Flight is only another way in and out).
+
+A statement (CommandStatementQuery, or a prepared statement's text) runs in GetFlightInfo, as Doris
+runs it there: parsed by Strata's parser and executed by `Engine.execute` as the token's user, under
+its query_timeout (query.timeouts). Its rows stay in DuckDB's streaming reader until the DoGet the
+answer's ticket names reads them, a record batch at a time (bounded memory); a ticket not fetched
+within `UNCLAIMED_S` is closed (its cursor and file-cache pins let go). DML and DDL go through
+DoPut (CommandStatementUpdate), which answers the affected row count. Parameters, transactions,
+Substrait and the rest of Flight SQL are refused as not supported.
+
+Errors keep the SQL port's text: `ERROR <code> (<sqlstate>): <message>`; a missing privilege is
+PERMISSION_DENIED, a wrong login UNAUTHENTICATED, anything else a FlightServerError.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
+
+import pyarrow as pa
+import pyarrow.flight as flight
+from confluent_kafka import KafkaException
+from mysql_mimic import errors as mimic_errors
+from mysql_mimic.variables import SessionVariables
+from prometheus_client import Counter
+
+from query import timeouts
+from query.context import Done, Result, Rows, SqlFailure
+from query.engine import Engine
+from query.flight import catalog
+from query.flight import messages as m
+from query.flight.logins import FlightLogin, FlightLogins, LoginMiddlewareFactory, NoHandshake
+from query.flight.results import ArrowResult, from_rows
+from query.parser import SqlError, SqlSyntaxError, parse_script
+from query.secret_text import mask_secrets
+from query.wire import errors as _wire_errors  # noqa: F401 - installs Doris' SQLSTATEs into mimic's table
+from schemas.errors import ErrorCode
+
+log = logging.getLogger("strata.flight")
+STATEMENTS = Counter("strata_flight_sql_statements_total", "Flight SQL statements handled", ["kind", "outcome"])
+UNCLAIMED_S = 300.0  # a result whose DoGet never came is closed after this long
+MAX_PENDING = 256  # results awaiting their DoGet at once (each holds a DuckDB cursor)
+MAX_PENDING_PER_LOGIN = 16
+_DENIED = {ErrorCode.ACCESS_DENIED, ErrorCode.TABLE_ACCESS_DENIED, ErrorCode.DB_ACCESS_DENIED,
+           ErrorCode.SPECIFIC_ACCESS_DENIED, ErrorCode.KILL_DENIED}
+
+
+def _mysql_text(code: int, message: str) -> str:
+    state = mimic_errors.SQLSTATES.get(code, b"HY000")  # type: ignore[call-overload]
+    return f"ERROR {code} ({state.decode() if isinstance(state, bytes) else state}): {message}"
+
+
+def _refuse(code: int, message: str) -> NoReturn:
+    text = _mysql_text(code, message)
+    if code in _DENIED:
+        raise flight.FlightUnauthorizedError(text)
+    # Flight's own errors only: pyarrow sends any other exception's Python traceback to the client.
+    raise flight.FlightServerError(text)
+
+
+def _not_supported(what: str) -> NoReturn:
+    _refuse(ErrorCode.NOT_SUPPORTED_YET, f"{what} is not supported by Strata's Arrow Flight SQL")
+
+
+def _refusing(result: ArrowResult) -> Iterator[pa.RecordBatch]:
+    """The result's batches; a batch that fails to read (a file gone under the stream, a cast error
+    met late) ends the stream with the statement's MySQL error."""
+    try:
+        yield from result.batches
+    except SqlFailure as failure:
+        _refuse(failure.code, failure.message)
+    finally:
+        result.close()
+
+
+class _Pending:
+    """Results between their GetFlightInfo and their DoGet, by statement handle; a ticket is good
+    only for the login that ran its statement."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._results: dict[bytes, tuple[float, str, ArrowResult]] = {}  # handle → (made at, token, result)
+
+    def expire(self) -> None:
+        """Closes the results left unclaimed for `UNCLAIMED_S` (their cursors and file-cache pins)."""
+        now = time.monotonic()
+        with self._lock:
+            expired = [h for h, (at, _, _) in self._results.items() if now - at > UNCLAIMED_S]
+            dropped = [self._results.pop(h)[2] for h in expired]
+        for old in dropped:
+            old.close()
+
+    def add(self, token: str, result: ArrowResult) -> bytes:
+        self.expire()
+        handle = secrets.token_bytes(16)
+        now = time.monotonic()
+        with self._lock:
+            mine = sum(1 for _, owner, _ in self._results.values() if owner == token)
+            full = len(self._results) >= MAX_PENDING or mine >= MAX_PENDING_PER_LOGIN
+            if not full:
+                self._results[handle] = (now, token, result)
+        if full:
+            result.close()
+            raise flight.FlightUnavailableError("too many results are waiting for their DoGet "
+                                                f"({MAX_PENDING_PER_LOGIN} a login, {MAX_PENDING} in all); "
+                                                "fetch them before running more")
+        return handle
+
+    def take(self, token: str, handle: bytes) -> ArrowResult:
+        with self._lock:
+            found = self._results.get(handle)
+            if found is not None and found[1] == token:
+                del self._results[handle]
+            else:
+                found = None
+        if found is None:
+            raise flight.FlightServerError("the ticket is unknown, already fetched or expired: run the statement again")
+        return found[2]
+
+    def close(self) -> None:
+        with self._lock:
+            results, self._results = list(self._results.values()), {}
+        for _, _, result in results:
+            result.close()
+
+
+class StrataFlightServer(flight.FlightServerBase):
+    def __init__(self, engine: Engine, location: str, loop: asyncio.AbstractEventLoop,
+                 variables: Callable[[], SessionVariables]) -> None:
+        self.engine = engine
+        self.logins = FlightLogins(engine, loop, variables)
+        self._pending = _Pending()
+        super().__init__(location, auth_handler=NoHandshake(),
+                         middleware={"login": LoginMiddlewareFactory(self.logins)})
+        self._stopped = threading.Event()
+        threading.Thread(target=self._reap, name="flight-unclaimed", daemon=True).start()
+
+    def _reap(self) -> None:
+        while not self._stopped.wait(UNCLAIMED_S / 10):
+            self._pending.expire()
+
+    # -- statements ----------------------------------------------------------------------------
+    def _login(self, context: flight.ServerCallContext) -> FlightLogin:
+        middleware = context.get_middleware("login")
+        if middleware is None:
+            raise flight.FlightUnauthenticatedError("not logged in")
+        login: FlightLogin = middleware.login
+        return login
+
+    def _execute(self, login: FlightLogin, sql: str, kind: str) -> Result:
+        """One statement, run as the MySQL port runs it (the same parser and engine), its SELECT
+        rows left streaming."""
+        try:
+            statements = parse_script(sql)
+        except SqlSyntaxError as exc:
+            STATEMENTS.labels(kind, "error").inc()
+            _refuse(ErrorCode.PARSE_ERROR, mask_secrets(exc.message))
+        except SqlError as exc:
+            STATEMENTS.labels(kind, "error").inc()
+            _refuse(ErrorCode.NOT_SUPPORTED_YET, mask_secrets(str(exc)))
+        if len(statements) != 1:
+            STATEMENTS.labels(kind, "error").inc()
+            _refuse(ErrorCode.NOT_SUPPORTED_YET, "send one statement per Flight SQL command")
+        session = login.session
+        with login.lock:
+            session.arrow_results = True
+            try:
+                result = timeouts.run_limited(self.engine.execute, session, statements[0], self.logins.user(login))
+            except SqlFailure as failure:
+                STATEMENTS.labels(kind, "error").inc()
+                _refuse(failure.code, failure.message)
+            except KafkaException as exc:
+                STATEMENTS.labels(kind, "error").inc()
+                _refuse(ErrorCode.UNKNOWN_ERROR, f"the commit log (Kafka) is unreachable ({exc}); retry once it "
+                                                 "is back")
+            except Exception as exc:  # noqa: BLE001 - a bug costs one statement, not the server
+                log.exception("Flight SQL statement failed")
+                STATEMENTS.labels(kind, "internal_error").inc()
+                _refuse(ErrorCode.UNKNOWN_ERROR, f"internal error: {exc}")
+            finally:
+                session.arrow_results = False
+        STATEMENTS.labels(kind, "ok").inc()
+        return result
+
+    def _run_sql(self, login: FlightLogin) -> Callable[[str], pa.Table]:
+        """A metadata command's SQL, run as the caller and read whole (its answers are small)."""
+
+        def run(sql: str) -> pa.Table:
+            answer = self._answer(self._execute(login, sql, "metadata"))
+            return pa.Table.from_batches(list(answer.batches), answer.schema)
+
+        return run
+
+    def _info(self, login: FlightLogin, descriptor: flight.FlightDescriptor, result: ArrowResult) -> flight.FlightInfo:
+        handle = self._pending.add(login.token, result)
+        ticket = flight.Ticket(m.pack(m.TICKET_STATEMENT_QUERY, m.message((1, handle))))
+        return flight.FlightInfo(result.schema, descriptor, [flight.FlightEndpoint(ticket, [])], -1, -1)
+
+    @staticmethod
+    def _prepared_text(login: FlightLogin, command: m.Command) -> str:
+        with login.lock:
+            found = login.prepared.get(command.bytes(1) or b"")
+        if found is None:
+            raise flight.FlightServerError("the prepared statement is unknown or closed")
+        return found
+
+    def _command(self, data: bytes) -> m.Command:
+        try:
+            return m.unpack(data)
+        except m.MessageError as exc:
+            raise flight.FlightServerError(f"not a Flight SQL command: {exc}") from None
+
+    # -- Flight RPCs ---------------------------------------------------------------------------
+    def get_flight_info(self, context: flight.ServerCallContext,
+                        descriptor: flight.FlightDescriptor) -> flight.FlightInfo:
+        if descriptor.descriptor_type != flight.DescriptorType.CMD:
+            _not_supported("a path descriptor")
+        login = self._login(context)
+        command = self._command(descriptor.command)
+        if command.name == m.STATEMENT_QUERY:
+            if command.bytes(2):
+                _not_supported("a transaction")
+            return self._info(login, descriptor, self._answer(self._execute(login, command.text(1) or "", "query")))
+        if command.name == m.PREPARED_STATEMENT_QUERY:
+            sql = self._prepared_text(login, command)
+            return self._info(login, descriptor, self._answer(self._execute(login, sql, "prepared_query")))
+        tables = {
+            m.GET_CATALOGS: lambda: catalog.catalogs(),
+            m.GET_DB_SCHEMAS: lambda: catalog.db_schemas(command, self._run_sql(login)),
+            m.GET_TABLES: lambda: catalog.tables(command, self._run_sql(login)),
+            m.GET_TABLE_TYPES: lambda: catalog.table_types(),
+            m.GET_SQL_INFO: lambda: catalog.sql_info(command),
+        }
+        make = tables.get(command.name)
+        if make is None:
+            _not_supported(command.name)
+        try:
+            table = make()
+        except catalog.NotSupported as exc:
+            _refuse(ErrorCode.NOT_SUPPORTED_YET, str(exc))
+        return self._info(login, descriptor, ArrowResult(table.schema, iter(table.to_batches())))
+
+    @staticmethod
+    def _answer(result: Result) -> ArrowResult:
+        if isinstance(result, Rows):
+            return from_rows(result)
+        # A statement without rows (USE, DDL, DML sent as a query): an empty answer, as Doris gives.
+        return ArrowResult(pa.schema([]), iter(()))
+
+    def do_get(self, context: flight.ServerCallContext, ticket: flight.Ticket) -> flight.FlightDataStream:
+        login = self._login(context)
+        command = self._command(ticket.ticket)
+        if command.name != m.TICKET_STATEMENT_QUERY:
+            _not_supported(f"DoGet of {command.name}")
+        result = self._pending.take(login.token, command.bytes(1) or b"")
+        return flight.GeneratorStream(result.schema, _refusing(result))
+
+    def do_put(self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor,
+               reader: flight.MetadataRecordBatchReader, writer: flight.FlightMetadataWriter) -> None:
+        login = self._login(context)
+        command = self._command(descriptor.command)
+        if command.name == m.STATEMENT_UPDATE:
+            if command.bytes(2):
+                _not_supported("a transaction")
+            sql = command.text(1) or ""
+        elif command.name == m.PREPARED_STATEMENT_UPDATE:
+            sql = self._prepared_text(login, command)
+        elif command.name == m.PREPARED_STATEMENT_QUERY:
+            bound = reader.read_all()
+            if bound.num_columns or bound.num_rows:
+                _not_supported("binding parameters to a prepared statement")
+            return
+        else:
+            _not_supported(f"DoPut of {command.name}")
+        result = self._execute(login, sql, "update")
+        if isinstance(result, Rows):
+            from_rows(result).close()
+            _not_supported("a query sent as an update (CommandStatementUpdate); send it as a query")
+        assert isinstance(result, Done)
+        writer.write(pa.py_buffer(m.message((1, result.affected_rows))))
+
+    def list_actions(self, context: flight.ServerCallContext) -> list[tuple[str, str]]:
+        return [("CreatePreparedStatement", "prepare a statement (no parameters)"),
+                ("ClosePreparedStatement", "close a prepared statement")]
+
+    def do_action(self, context: flight.ServerCallContext, action: flight.Action) -> Iterator[bytes]:
+        login = self._login(context)
+        if action.type == "CreatePreparedStatement":
+            command = self._command(action.body.to_pybytes())
+            if command.bytes(2):
+                _not_supported("a transaction")
+            handle = secrets.token_bytes(16)
+            limit = self.engine.ctx.config.sql_max_prepared_statements
+            with login.lock:
+                if len(login.prepared) >= limit:
+                    raise flight.FlightUnavailableError(f"{limit} prepared statements are open on this login "
+                                                        "(sql_max_prepared_statements): close some")
+                login.prepared[handle] = command.text(1) or ""
+            # The dataset schema is left out (optional in Flight SQL): it comes with the statement's FlightInfo.
+            return iter([m.pack(m.CREATE_PREPARED_STATEMENT_RESULT, m.message((1, handle)))])
+        if action.type == "ClosePreparedStatement":
+            command = self._command(action.body.to_pybytes())
+            with login.lock:
+                login.prepared.pop(command.bytes(1) or b"", None)
+            return iter([])
+        _not_supported(f"the action '{action.type}'")
+
+    def get_schema(self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor) -> Any:
+        _not_supported("GetSchema (run the statement: its FlightInfo carries the schema)")
+
+    def close_results(self) -> None:
+        self._stopped.set()
+        self._pending.close()
+
+
+def start(engine: Engine, host: str, port: int, loop: asyncio.AbstractEventLoop,
+          variables: Callable[[], SessionVariables]) -> StrataFlightServer:
+    """The Flight SQL server, listening (gRPC serves it on its own threads) until `shutdown()`.
+    `variables` makes a login's MySQL system variables, as the SQL port's sessions have them (`@@x`)."""
+    return StrataFlightServer(engine, f"grpc://{host}:{port}", loop, variables)

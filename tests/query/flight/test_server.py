@@ -1,0 +1,296 @@
+"""Arrow Flight SQL on the SQL server's `arrow_flight_sql_port`, through the real clients: ADBC's
+flightsql driver (Go, as a BI tool or pandas uses it) and pyarrow.flight speaking the protocol by
+hand. The answers are checked against the MySQL port's answer to the same SQL (one evaluator), and
+the logins and grants against the SQL port's rules."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import adbc_driver_flightsql.dbapi as flightsql
+import adbc_driver_manager
+import pyarrow as pa
+import pyarrow.flight as flight
+import pytest
+
+from query.flight import messages as m
+from query.flight.server import MAX_PENDING_PER_LOGIN
+from schemas.config import Settings
+from tests.query.sqlkit import Conn, rows, run
+from tests.query.test_sql_time_travel import TT, instant
+
+pytestmark = pytest.mark.usefixtures("server")
+
+
+@pytest.fixture
+def uri(config: Settings) -> str:
+    return f"grpc://{config.sql_host}:{config.arrow_flight_sql_port}"
+
+
+def adbc(uri: str, user: str = "root", password: str = "") -> Any:
+    return flightsql.connect(uri, db_kwargs={"username": user, "password": password}, autocommit=True)
+
+
+def arrow(uri: str, sql: str, user: str = "root", password: str = "") -> pa.Table:
+    with adbc(uri, user, password) as conn, conn.cursor() as cur:
+        cur.execute(sql)
+        return cur.fetch_arrow_table()
+
+
+@pytest.fixture
+def client(uri: str) -> Iterator[tuple[flight.FlightClient, flight.FlightCallOptions]]:
+    """A pyarrow.flight client logged in as root: (client, the call options carrying its bearer token)."""
+    found = flight.FlightClient(uri)
+    token = found.authenticate_basic_token("root", "")
+    yield found, flight.FlightCallOptions(headers=[token])
+    found.close()
+
+
+def query_info(sql: str) -> flight.FlightDescriptor:
+    return flight.FlightDescriptor.for_command(m.pack(m.STATEMENT_QUERY, m.message((1, sql))))
+
+
+def test_root_logs_in_and_reads_a_table(uri: str, conn: Conn, db: str) -> None:
+    run(conn, "CREATE TABLE t (k INT, v VARCHAR(10)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "INSERT INTO t VALUES (1, 'a'), (2, NULL)")
+    table = arrow(uri, f"SELECT k, v AS label FROM {db}.t ORDER BY k")
+    assert table.column_names == ["k", "label"]
+    assert table.to_pylist() == [{"k": 1, "label": "a"}, {"k": 2, "label": None}]
+    run(conn, "CREATE VIEW named AS SELECT k FROM t WHERE v IS NOT NULL")
+    assert arrow(uri, f"SELECT * FROM {db}.named").to_pylist() == [{"k": 1}]
+
+
+def test_a_wrong_password_is_unauthenticated(uri: str, user: tuple[str, str]) -> None:
+    name, password = user
+    with pytest.raises(adbc_driver_manager.ProgrammingError, match="UNAUTHENTICATED"):
+        adbc(uri, name, password + "x")
+    client = flight.FlightClient(uri)
+    with pytest.raises(flight.FlightUnauthenticatedError, match="Access denied"):
+        client.authenticate_basic_token(name, "wrong")
+    with pytest.raises(flight.FlightUnauthenticatedError):
+        client.get_flight_info(query_info("SELECT 1"))  # no login at all
+    bad = flight.FlightCallOptions(headers=[(b"authorization", b"Bearer made-up")])
+    with pytest.raises(flight.FlightUnauthenticatedError, match="unknown or expired"):
+        client.get_flight_info(query_info("SELECT 1"), bad)
+    # The right password logs in, as that user (the SQL port's USER() reads the session's user).
+    assert name in arrow(uri, "SELECT USER() AS me", name, password)["me"][0].as_py()
+
+
+def test_every_type_matches_the_mysql_port(uri: str, conn: Conn, db: str) -> None:
+    run(conn, "CREATE TABLE ty (k INT, ti TINYINT, si SMALLINT, bi BIGINT, li LARGEINT, f FLOAT, d DOUBLE, "
+              "de DECIMAL(27,9), b BOOLEAN, c CHAR(5), v VARCHAR(20), s STRING, dt DATE, dtm DATETIME, "
+              "dt6 DATETIME(6), j JSON) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "INSERT INTO ty VALUES (1, -1, 300, 9000000000, 170141183460469231731687303715884105727, 1.5, 2.25, "
+              "123456789.123456789, true, 'ab', 'héllo', 'long text', '2024-02-29', '2024-02-29 12:34:56', "
+              "'2024-02-29 12:34:56.123456', '{\"k\": [1, 2]}'), "
+              "(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)")
+    sql = f"SELECT * FROM {db}.ty ORDER BY k"
+    table = arrow(uri, sql)
+    expected_types = [pa.int32(), pa.int8(), pa.int16(), pa.int64(), pa.decimal128(38, 0), pa.float32(),
+                      pa.float64(), pa.decimal128(27, 9), pa.bool_(), pa.string(), pa.string(), pa.string(),
+                      pa.date32(), pa.timestamp("s"), pa.timestamp("us"), pa.string()]
+    assert table.schema.types == expected_types
+    got = [tuple(r.values()) for r in table.to_pylist()]
+    mysql = [tuple(bool(v) if i == 8 and v is not None else v for i, v in enumerate(r)) for r in rows(conn, sql)]
+    assert got == mysql
+    assert got[0][4] == Decimal("170141183460469231731687303715884105727") and got[1][1:] == (None,) * 15
+    # ARRAY and MAP, which the MySQL port sends as text, stay nested Arrow types.
+    nested = arrow(uri, "SELECT [1, 2] AS a, map('k', 1) AS m")
+    assert nested.schema.types == [pa.list_(pa.field("l", pa.int32())), pa.map_(pa.string(), pa.int32())]
+    assert nested.to_pylist() == [{"a": [1, 2], "m": [("k", 1)]}]
+
+
+def test_time_travel_and_tags_read_the_table_as_it_was(uri: str, conn: Conn, db: str) -> None:
+    run(conn, f"CREATE TABLE h (k INT, v INT) UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 {TT}")
+    run(conn, "INSERT INTO h VALUES (1, 10), (2, 20)")
+    run(conn, "ALTER TABLE h CREATE TAG first")
+    t = instant()
+    run(conn, "INSERT INTO h VALUES (2, 21), (3, 30)")  # an upsert of k = 2 and a new key
+    at_t = f"SELECT k, v FROM {db}.h FOR TIME AS OF '{t}' ORDER BY k"
+    tagged = f"SELECT k, v FROM {db}.h FOR TAG AS OF 'first' ORDER BY k"
+    for sql in (at_t, tagged):
+        got = arrow(uri, sql).to_pylist()
+        assert got == [{"k": 1, "v": 10}, {"k": 2, "v": 20}]
+        assert [tuple(r.values()) for r in got] == rows(conn, sql)  # the SQL port's answer, the same
+    assert arrow(uri, f"SELECT v FROM {db}.h ORDER BY k")["v"].to_pylist() == [10, 21, 30]
+
+
+@pytest.fixture
+def limited(uri: str, reader: tuple[Conn, str, str]) -> tuple[str, str]:
+    """`reader`'s name and password: SELECT_PRIV on `open`, nothing on `closed` (tests/query/conftest)."""
+    _, name, password = reader
+    return name, password
+
+
+def test_a_table_without_grant_is_refused(uri: str, db: str, limited: tuple[str, str]) -> None:
+    name, password = limited
+    assert arrow(uri, f"SELECT * FROM {db}.open", name, password).num_rows == 0
+    with pytest.raises(adbc_driver_manager.Error, match="1142") as refused:
+        arrow(uri, f"SELECT * FROM {db}.closed", name, password)
+    assert "PERMISSION_DENIED" in str(refused.value) or "Unauthorized" in str(refused.value)
+    client = flight.FlightClient(uri)
+    options = flight.FlightCallOptions(headers=[client.authenticate_basic_token(name, password)])
+    with pytest.raises(flight.FlightUnauthorizedError, match=r"ERROR 1142 \(42000\).*SELECT"):
+        client.get_flight_info(query_info(f"SELECT k FROM {db}.closed"), options)
+
+
+def test_information_schema_shows_only_what_the_grants_allow(uri: str, db: str, limited: tuple[str, str]) -> None:
+    name, password = limited
+    sql = f"SELECT TABLE_NAME FROM information_schema.tables WHERE TABLE_SCHEMA = '{db}' ORDER BY TABLE_NAME"
+    assert arrow(uri, sql, name, password)["TABLE_NAME"].to_pylist() == ["open"]
+    assert arrow(uri, sql)["TABLE_NAME"].to_pylist() == ["closed", "open"]
+    with adbc(uri, name, password) as conn:
+        objects = conn.adbc_get_objects(depth="tables", db_schema_filter=db).read_all().to_pylist()
+    tables = [t["table_name"] for c in objects for s in c["catalog_db_schemas"] or [] for t in s["db_schema_tables"]]
+    assert tables == ["open"]
+
+
+def test_a_syntax_error_keeps_mysql_s_message(uri: str, client: tuple[flight.FlightClient, Any]) -> None:
+    found, options = client
+    with pytest.raises(flight.FlightServerError, match=r"ERROR 1064 \(42000\)"):
+        found.get_flight_info(query_info("SELEC 1"), options)
+    with pytest.raises(adbc_driver_manager.Error, match="1064"):
+        arrow(uri, "SELECT FROM WHERE")
+    with pytest.raises(flight.FlightServerError, match="Unknown database"):
+        found.get_flight_info(query_info("SELECT * FROM no_such_db.t"), options)
+
+
+def test_dml_through_execute_update(uri: str, conn: Conn, db: str, client: tuple[flight.FlightClient, Any]) -> None:
+    run(conn, "CREATE TABLE w (k INT, v INT) UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    with adbc(uri) as fc, fc.cursor() as cur:
+        cur.adbc_statement.set_sql_query(f"INSERT INTO {db}.w VALUES (1, 1), (2, 2), (3, 3)")
+        assert cur.adbc_statement.execute_update() == 3
+    found, options = client
+    descriptor = flight.FlightDescriptor.for_command(
+        m.pack(m.STATEMENT_UPDATE, m.message((1, f"UPDATE {db}.w SET v = 10 WHERE k >= 2"))))
+    writer, metadata = found.do_put(descriptor, pa.schema([]), options)
+    writer.done_writing()
+    answer = metadata.read()
+    writer.close()
+    assert answer is not None and m.decode(answer.to_pybytes()) == {1: [2]}
+    assert rows(conn, f"SELECT k, v FROM {db}.w ORDER BY k") == [(1, 1), (2, 10), (3, 10)]
+
+
+def test_use_lasts_for_the_login(uri: str, conn: Conn, db: str) -> None:
+    run(conn, "CREATE TABLE u (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "INSERT INTO u VALUES (7)")
+    with adbc(uri) as fc, fc.cursor() as cur:
+        cur.execute(f"USE {db}")
+        cur.execute("SELECT k FROM u")
+        assert cur.fetch_arrow_table()["k"].to_pylist() == [7]
+
+
+def test_session_variables_read_and_set_refused(uri: str, conn: Conn) -> None:
+    sql = "SELECT @@version_comment AS v, @@time_zone AS z"
+    assert arrow(uri, sql).to_pylist() == [{"v": rows(conn, sql)[0][0], "z": "UTC"}]
+    with pytest.raises(adbc_driver_manager.Error, match="1235.*not supported"):
+        arrow(uri, "SET time_zone = '+08:00'")
+
+
+def test_a_large_result_streams_in_several_batches(uri: str, conn: Conn, db: str,
+                                                   client: tuple[flight.FlightClient, Any]) -> None:
+    run(conn, "CREATE TABLE seed (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "INSERT INTO seed VALUES " + ", ".join(f"({i})" for i in range(250)))
+    run(conn, "CREATE TABLE big (k BIGINT, name VARCHAR(20)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2")
+    run(conn, "INSERT INTO big SELECT a.k * 250 + b.k, concat('n', a.k) FROM seed a, seed b")
+    found, options = client
+    info = found.get_flight_info(query_info(f"SELECT k, name FROM {db}.big ORDER BY k"), options)
+    assert info.schema.names == ["k", "name"] and len(info.endpoints) == 1
+    reader = found.do_get(info.endpoints[0].ticket, options)
+    batches = [chunk.data for chunk in reader]
+    assert len(batches) > 1
+    keys = [k for b in batches for k in b.column(0).to_pylist()]
+    assert keys == list(range(250 * 250))
+    with pytest.raises(flight.FlightServerError, match="already fetched"):
+        found.do_get(info.endpoints[0].ticket, options).read_all()
+
+
+def test_a_ticket_is_only_its_login_s(uri: str, client: tuple[flight.FlightClient, Any]) -> None:
+    found, options = client
+    other = flight.FlightClient(uri)
+    other_options = flight.FlightCallOptions(headers=[other.authenticate_basic_token("root", "")])
+    tickets = [found.get_flight_info(query_info(f"SELECT {i} AS i"), options).endpoints[0].ticket
+               for i in range(MAX_PENDING_PER_LOGIN)]
+    with pytest.raises(flight.FlightUnavailableError, match="waiting for their DoGet"):
+        found.get_flight_info(query_info("SELECT 1"), options)
+    with pytest.raises(flight.FlightServerError, match="unknown"):
+        other.do_get(tickets[0], other_options).read_all()
+    assert [found.do_get(t, options).read_all()["i"][0].as_py() for t in tickets] == list(range(len(tickets)))
+
+
+def test_a_prepared_statement_runs_until_closed(client: tuple[flight.FlightClient, Any], uri: str) -> None:
+    found, options = client
+    request = m.pack(m.CREATE_PREPARED_STATEMENT_REQUEST, m.message((1, "SELECT 6 * 7 AS answer")))
+    (result,) = list(found.do_action(flight.Action("CreatePreparedStatement", request), options))
+    handle = m.unpack(result.body.to_pybytes()).bytes(1)
+    assert handle
+    query = flight.FlightDescriptor.for_command(m.pack(m.PREPARED_STATEMENT_QUERY, m.message((1, handle))))
+    for _ in range(2):  # a prepared statement runs as often as it is asked
+        info = found.get_flight_info(query, options)
+        assert found.do_get(info.endpoints[0].ticket, options).read_all().to_pylist() == [{"answer": 42}]
+    other = flight.FlightClient(uri)
+    other_options = flight.FlightCallOptions(headers=[other.authenticate_basic_token("root", "")])
+    with pytest.raises(flight.FlightServerError, match="unknown or closed"):
+        other.get_flight_info(query, other_options)  # another login's handle is not this one's
+    close = m.pack(m.CLOSE_PREPARED_STATEMENT_REQUEST, m.message((1, handle)))
+    list(found.do_action(flight.Action("ClosePreparedStatement", close), options))
+    with pytest.raises(flight.FlightServerError, match="unknown or closed"):
+        found.get_flight_info(query, options)
+
+
+def test_metadata_commands(uri: str, db: str) -> None:
+    with adbc(uri) as conn:
+        assert conn.adbc_get_info()["vendor_name"].startswith("Strata")
+        assert set(conn.adbc_get_table_types()) == {"BASE TABLE", "SYSTEM VIEW", "VIEW"}
+        catalogs = conn.adbc_get_objects(depth="catalogs").read_all().to_pylist()
+    assert [c["catalog_name"] for c in catalogs] == ["internal"]
+
+
+def test_what_is_not_supported_says_so(uri: str, conn: Conn, db: str, client: tuple[flight.FlightClient, Any]) -> None:
+    found, options = client
+    # pyarrow wraps GetSchema's error in a plain ArrowException (its other RPCs keep the Flight error).
+    with pytest.raises(pa.ArrowException, match="not supported"):
+        found.get_schema(query_info("SELECT 1"), options)
+    with pytest.raises(flight.FlightError, match="not supported"):
+        list(found.do_action(flight.Action("BeginTransaction", b""), options))
+    xref = flight.FlightDescriptor.for_command(m.pack("CommandGetCrossReference", b""))
+    with pytest.raises(flight.FlightError, match="not supported"):
+        found.get_flight_info(xref, options)
+    with adbc(uri) as fc, fc.cursor() as cur, pytest.raises(adbc_driver_manager.Error, match="not supported"):
+        cur.execute("SELECT ? + 1", parameters=(1,))
+
+
+def test_basic_padding_is_optional(uri: str) -> None:
+    client = flight.FlightClient(uri)
+    raw = base64.b64encode(b"root:").rstrip(b"=")
+    info = client.get_flight_info(query_info("SELECT 41 + 1 AS x"),
+                                  flight.FlightCallOptions(headers=[(b"authorization", b"Basic " + raw)]))
+    assert info.schema.names == ["x"]
+
+
+def test_an_unclaimed_result_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from query.flight import server as flight_server
+    from query.flight.results import ArrowResult
+
+    closed: list[bool] = []
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        try:
+            yield pa.record_batch({"k": [1]})
+        finally:
+            closed.append(True)
+
+    pending = flight_server._Pending()
+    stream = batches()
+    next(stream)  # started, as a DuckDB reader is once its statement ran
+    handle = pending.add("token", ArrowResult(pa.schema([("k", pa.int64())]), stream))
+    pending.expire()
+    assert not closed
+    monkeypatch.setattr(flight_server, "UNCLAIMED_S", 0.0)
+    pending.expire()
+    assert closed == [True]
+    with pytest.raises(flight.FlightServerError, match="expired"):
+        pending.take("token", handle)
