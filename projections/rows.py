@@ -357,14 +357,20 @@ class RowsetsWriter:
     bucket (a read walks one rowset per partition, bucket and version: a commit never has two), each
     part appended to its partition × bucket's open file, on a writer thread while the load goes on.
     `finish` makes them durable; nothing is named before (files `abandon` leaves are the recycler's
-    orphan sweep's)."""
+    orphan sweep's).
+
+    Each part's `__seq` (its rows' order, 0 up) is moved past the parts before it: rows of one key in
+    one commit merge in `__seq` order (a Unique Key table's last row wins, an Aggregate's REPLACE), so
+    the parts of a load written a chunk at a time order as the whole load would have."""
 
     def __init__(self, tiers: LocalTiers, table: TableState, *, default_cooldown_s: float | None = None) -> None:
         self.tiers, self.table, self.default_cooldown_s = tiers, table, default_cooldown_s
         self._open: dict[tuple[int, int], tuple[str, RowsetStream]] = {}
+        self._next_seq = 0
         self._writing: Future[None] | None = None
 
     def append(self, data: pa.Table) -> None:
+        data = self._sequenced(data)
         keep = [name for name in data.column_names if name not in ("__partition", "__bucket")]
         now_ms = int(time.time() * 1000)
         parts: list[tuple[RowsetStream, pa.Table]] = []
@@ -384,6 +390,16 @@ class RowsetsWriter:
         writing, self._writing = self._writing, None
         if writing is not None:
             writing.result()
+
+    def _sequenced(self, data: pa.Table) -> pa.Table:
+        if HIDDEN_SEQ not in data.column_names or not data.num_rows:
+            return data
+        seq = data[HIDDEN_SEQ]
+        if self._next_seq:
+            data = data.set_column(data.column_names.index(HIDDEN_SEQ), HIDDEN_SEQ,
+                                   pc.add(seq, pa.scalar(self._next_seq, seq.type)))
+        self._next_seq += int(pc.max(seq).as_py()) + 1
+        return data
 
     def finish(self) -> list[NewRowset]:
         self._written()

@@ -19,18 +19,23 @@ ErrorMsg.
 
 from __future__ import annotations
 
-import io
+import contextlib
 import json
 import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 import sqlglot
 
 from projections.bulk_jobs import BulkJob
 from projections.load_source import LoadedBatch, source_fields
-from projections.rows import RowsRejected
+from projections.rows import RowsetsWriter, RowsRejected
 from projections.state import TableState
 from query import bulk_jobs, dml
 from query.context import Context, Done, SessionState, SqlFailure
@@ -38,12 +43,13 @@ from query.file_formats import READ_FORMATS, check_format, decode, text_options
 from query.parser import DIALECT
 from query.parser import statements as st
 from query.reads import duck_error
-from query.s3_location import CONNECTION_KEYS, connection_properties, lowered, target
-from query.s3_source import matching_keys, read_object
+from query.s3_location import CONNECTION_KEYS, S3Target, connection_properties, lowered, store_errors, target
+from query.s3_source import matching_objects
 from query.sandbox import check_expression
+from query.spool import spool_dir
 from query.stream_load import quality
 from query.stream_load.job import loaded_batch
-from query.stream_load.readers import Source, fields_source, read_text
+from query.stream_load.readers import Source, fields_source, read_sources
 from query.stream_load.request import BadRequest, StreamLoadRequest, parse_request
 from schemas.errors import ErrorCode
 
@@ -53,6 +59,7 @@ WHAT = "Broker Load"
 QUALITY_ERROR = "type:ETL_QUALITY_UNSATISFIED; msg:quality not good enough to cancel"  # Doris' words
 # Formats whose decoded columns are matched to the load's fields by name (Stream Load's Parquet path).
 _BY_NAME = ("parquet", "orc", "csv_with_names", "csv_with_names_and_types")
+_REPORT_EVERY_S = 2.0  # how often SHOW LOAD's progress of a running job is brought up to date
 
 
 def _timeout(properties: dict[str, str]) -> int:
@@ -169,54 +176,131 @@ def create_broker_load(ctx: Context, session: SessionState, s: st.BrokerLoad) ->
     return Done()
 
 
-def _source(d: dict[str, Any], request: StreamLoadRequest | None, data: bytes, uri: str,
-            table: TableState) -> tuple[Source, list[str]]:
-    """One file as the load's source, and the fields it gives."""
-    if d["format"] in _BY_NAME:
-        decoded = decode(data, d["format"], text_options(d["options"]), uri)
-        fields = _default_fields(d, table, decoded.column_names)
-        return fields_source(decoded, fields, f"file {uri}"), fields
-    assert request is not None
-    fields = source_fields(request, table)
-    return read_text(request, io.BytesIO(data), fields), fields
+@dataclass
+class _Tally:
+    """What the job has read so far: SHOW LOAD's counts, reported as it goes (`_Tally.report`)."""
+
+    total_bytes: int
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
+        ("files", "bytes", "scanned", "unselected", "normal", "abnormal"), 0))
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+    done_bytes: int = 0  # of the files read to their end
+    reading_bytes: int = 0  # of the file being read, about (a chunk's bytes per chunk read)
+    reported_at: float = 0.0
+
+    def report(self, ctx: Context, job: BulkJob) -> None:
+        """The job's progress on the log, at most every `_REPORT_EVERY_S` (each report is a command)."""
+        now = time.monotonic()
+        if job.state == "COMMITTED" or now - self.reported_at < _REPORT_EVERY_S:
+            return  # a committed job resumed after a restart reads its files again, past LOADING
+        self.reported_at = now
+        share = min(99, (self.done_bytes + self.reading_bytes) * 100 // max(self.total_bytes, 1))
+        info = {k: str(self.counts[k]) for k in ("files", "bytes", "scanned")}
+        if not bulk_jobs.move(ctx, job, "LOADING", ("LOADING",), progress=f"ETL:N/A; LOAD:{share}%", info=info):
+            raise bulk_jobs.JobCancelled()
+
+
+@contextlib.contextmanager
+def _spooled(ctx: Context, where: S3Target, key: str) -> Iterator[Path]:
+    """The object in a spool file on local disk, streamed there (never whole in memory); removed after."""
+    path = spool_dir(ctx.config.home) / f"{uuid.uuid4().hex}.object"
+    try:
+        with store_errors(WHAT):
+            where.store.download(key, path)
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _sources(ctx: Context, spec: dict[str, Any], d: dict[str, Any], table: TableState,
+             request: StreamLoadRequest | None, path: Path, uri: str) -> Iterator[tuple[StreamLoadRequest, Source]]:
+    """One spooled file as the load's sources, a chunk at a time (`stream_load_chunk_bytes`): CSV and
+    JSON lines by lines, Parquet by row groups. ORC and CSV with a header line are decoded whole,
+    refused beyond STRATA_S3_TRANSFER_MAX_BYTES."""
+    if request is None and d["format"] == "parquet":
+        try:
+            names = pq.ParquetFile(str(path)).schema_arrow.names
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{WHAT}: {uri}: not a readable parquet file ({exc})") from None
+        request = _request(spec, d, table, _default_fields(d, table, names))
+    if request is not None:  # text formats, whose fields are known before reading, and Parquet
+        try:
+            chunk = ctx.config.stream_load_chunk_bytes
+            for source in read_sources(request, path, source_fields(request, table), chunk):
+                yield request, source
+        except BadRequest as exc:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{WHAT}: {uri}: {exc}") from None
+        return
+    size, limit = path.stat().st_size, ctx.config.s3_transfer_max_bytes
+    if size > limit:
+        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"{WHAT}: {uri} holds {size} bytes; a {d['format']} file is "
+                                                      f"read whole, up to {limit} (STRATA_S3_TRANSFER_MAX_BYTES)")
+    decoded = decode(path.read_bytes(), d["format"], text_options(d["options"]), uri)
+    fields = _default_fields(d, table, decoded.column_names)
+    yield _request(spec, d, table, fields), fields_source(decoded, fields, f"file {uri}")
 
 
 def _loaded(ctx: Context, table: TableState, request: StreamLoadRequest, source: Source) -> LoadedBatch:
     """Stream Load's mapping and checks, their failures as the job's."""
     try:
         return loaded_batch(ctx, table, request, source)
-    except RowsRejected as exc:
-        raise SqlFailure(exc.code, exc.message) from None
+    except (RowsRejected, BadRequest) as exc:
+        message = exc.message if isinstance(exc, RowsRejected) else str(exc)
+        raise SqlFailure(exc.code if isinstance(exc, RowsRejected) else ErrorCode.WRONG_ARGUMENTS,
+                         f"{WHAT}: {message}") from None
     except duckdb.Error as exc:
         raise SqlFailure(ErrorCode.UNKNOWN_ERROR, duck_error(exc)[1]) from None
 
 
-def _prepared(ctx: Context, job: BulkJob, spec: dict[str, Any], d: dict[str, Any], s3: dict[str, str],
-              counts: dict[str, int], rejected: list[tuple[str, str]]) -> tuple[TableState, list[pa.Table]]:
+def _listed(ctx: Context, d: dict[str, Any], s3: dict[str, str]) -> list[tuple[S3Target, str, int]]:
+    """(where, key, size) of every object the data description's paths match."""
+    found = []
+    for path in d["paths"]:
+        where = target(ctx, path, s3, WHAT)
+        found += [(where, key, size) for key, size in matching_objects(where, WHAT)]
+    return found
+
+
+def _load_description(ctx: Context, job: BulkJob, spec: dict[str, Any], d: dict[str, Any],
+                      files: list[tuple[S3Target, str, int]], writer: RowsetsWriter, tally: _Tally,
+                      deadline_ms: int) -> None:
+    """Every file of one data description, read, checked and written a chunk at a time by `writer`."""
+    table = writer.table
+    # Text formats name their fields before reading; formats matched by name may differ file by file.
+    request = None if d["format"] in _BY_NAME else _request(spec, d, table, _default_fields(d, table, None))
+    for where, key, size in files:
+        uri = f"s3://{where.bucket}/{key}"
+        tally.counts["files"] += 1
+        with _spooled(ctx, where, key) as path:
+            tally.counts["bytes"] += size
+            for chunk_request, source in _sources(ctx, spec, d, table, request, path, uri):
+                loaded = _loaded(ctx, table, chunk_request, source)
+                if loaded.rows.num_rows:
+                    writer.append(loaded.rows)
+                tally.rejected.extend(quality.rejected_rows(source, loaded.bad))
+                tally.counts["scanned"] += loaded.rows.num_rows + loaded.bad.num_rows + loaded.unselected
+                tally.counts["unselected"] += loaded.unselected
+                tally.counts["normal"] += loaded.rows.num_rows
+                tally.counts["abnormal"] += loaded.bad.num_rows
+                bulk_jobs.still_running(ctx, job)
+                _check_deadline(spec, deadline_ms)
+                tally.reading_bytes = min(size, tally.reading_bytes + ctx.config.stream_load_chunk_bytes)
+                tally.report(ctx, job)
+        tally.done_bytes += size
+        tally.reading_bytes = 0
+
+
+def _check_deadline(spec: dict[str, Any], deadline_ms: int) -> None:
+    if time.time() * 1000 > deadline_ms:
+        raise SqlFailure(ErrorCode.UNKNOWN_ERROR, f"LoadTimeout: the load ran past its timeout of "
+                                                  f"{spec['timeout']} s")
+
+
+def _live_table(ctx: Context, d: dict[str, Any]) -> TableState:
     table = ctx.projection.tables.get(d["table_id"])
     if table is None or table.dropped_ts_ms is not None:
         raise SqlFailure(ErrorCode.NO_SUCH_TABLE, f"table '{d['table']}' was dropped")
-    limit = ctx.config.s3_transfer_max_bytes
-    # Text formats name their fields before reading; formats matched by name may differ file by file.
-    request = None if d["format"] in _BY_NAME else _request(spec, d, table, _default_fields(d, table, None))
-    parts = []
-    for path in d["paths"]:
-        where = target(ctx, path, s3, WHAT)
-        found = matching_keys(where, WHAT, limit)
-        counts["files"] += len(found)
-        for key in found:
-            data = read_object(where, key, WHAT, limit)
-            counts["bytes"] += len(data)
-            source, fields = _source(d, request, data, f"s3://{where.bucket}/{key}", table)
-            loaded = _loaded(ctx, table, request or _request(spec, d, table, fields), source)
-            parts.append(loaded.rows)
-            rejected.extend(quality.rejected_rows(source, loaded.bad))
-            counts["scanned"] += loaded.rows.num_rows + loaded.bad.num_rows + loaded.unselected
-            counts["unselected"] += loaded.unselected
-            counts["normal"] += loaded.rows.num_rows
-            counts["abnormal"] += loaded.bad.num_rows
-            bulk_jobs.still_running(ctx, job)
-    return table, parts
+    return table
 
 
 def _expression(text: str) -> sqlglot.exp.Expr:
@@ -234,23 +318,32 @@ def run_load(ctx: Context, job: BulkJob) -> None:
                                                      info={"started_ms": started}):
         raise bulk_jobs.JobCancelled()
     ctx.catch_up()
-    deadline = job.created_ts_ms + int(spec["timeout"]) * 1000
     s3 = ctx.stores.box.open_properties(dict(spec["s3"]))
-    counts = {"files": 0, "bytes": 0, "scanned": 0, "unselected": 0, "normal": 0, "abnormal": 0}
-    rejected: list[tuple[str, str]] = []
-    by_table: dict[int, tuple[TableState, list[pa.Table]]] = {}
     for d in spec["data"]:
         for text in [*(expr for _, expr in d["set"]), d["where"], d.get("delete_on")]:
             if text:
                 _expression(text)
-        table, parts = _prepared(ctx, job, spec, d, s3, counts, rejected)
-        by_table.setdefault(table.table_id, (table, []))[1].extend(parts)
-        if time.time() * 1000 > deadline:
-            raise SqlFailure(ErrorCode.UNKNOWN_ERROR, f"LoadTimeout: the load ran past its timeout of "
-                                                      f"{spec['timeout']} s")
+    listed = [_listed(ctx, d, s3) for d in spec["data"]]
+    tally = _Tally(total_bytes=sum(size for files in listed for _, _, size in files))
+    writers: dict[int, RowsetsWriter] = {}  # by table: one commit each, whatever the files and chunks
+    try:
+        for d, files in zip(spec["data"], listed, strict=True):
+            table = _live_table(ctx, d)
+            writer = writers.setdefault(table.table_id, dml.rowsets_writer(ctx, table))
+            _load_description(ctx, job, spec, d, files, writer, tally,
+                              job.created_ts_ms + int(spec["timeout"]) * 1000)
+        _commit(ctx, job, spec, writers, tally)
+    finally:
+        for writer in writers.values():
+            writer.abandon()  # the files of a load that failed (once committed, none is left open)
+
+
+def _commit(ctx: Context, job: BulkJob, spec: dict[str, Any], writers: dict[int, RowsetsWriter],
+            tally: _Tally) -> None:
+    counts = tally.counts
     info = {k: str(v) for k, v in counts.items()}
-    if rejected:
-        info["url"] = quality.error_url(ctx, rejected, quality.server_url(ctx))
+    if tally.rejected:
+        info["url"] = quality.error_url(ctx, tally.rejected, quality.server_url(ctx))
     if quality.too_many_filtered(counts["abnormal"], counts["normal"], float(spec.get("max_filter_ratio", "0"))):
         if not bulk_jobs.move(ctx, job, "CANCELLED", ("LOADING", "PENDING"), info=info, error=QUALITY_ERROR):
             raise bulk_jobs.JobCancelled()
@@ -260,14 +353,15 @@ def run_load(ctx: Context, job: BulkJob) -> None:
         raise bulk_jobs.JobCancelled()
     committed: list[str] = []
     try:
-        for table, parts in by_table.values():
-            if ctx.projection.label(table.table_id, job.label) is not None:
+        for table_id, writer in writers.items():
+            table = ctx.projection.tables.get(table_id, writer.table)
+            if ctx.projection.label(table_id, job.label) is not None:
                 committed.append(table.name)  # committed before a restart
                 continue
-            rows = pa.concat_tables(parts) if len(parts) > 1 else parts[0] if parts else None
-            if rows is not None and rows.num_rows:
-                dml.commit_rows(ctx, ctx.projection.tables[table.table_id], rows, label=job.label,
-                                source="broker_load")
+            rowsets = writer.finish()
+            if rowsets:
+                dml.commit_rowsets(ctx, table, rowsets, sum(r.num_rows for r in rowsets), label=job.label,
+                                   source="broker_load")
             committed.append(table.name)
     except SqlFailure as failure:
         done = f" (already committed: {', '.join(committed)})" if committed else ""

@@ -5,7 +5,8 @@ FINISHED | CANCELLED) that writes the table's rows as INTO OUTFILE does (query.o
 The rows are those of one snapshot: the instant `FOR TIME AS OF` names (a Strata extension, in the
 place a read puts it), or else the moment the EXPORT statement ran, when the table keeps time
 travel; a table without it is read as it is when the job runs. A job cut short by a restart runs
-again from the start (files of the first attempt may remain next to the new ones).
+again from the start (files of the first attempt may remain next to the new ones). The rows are
+written as the query gives them, a file at a time (query.outfile.write_files), never all in memory.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
+
+import pyarrow as pa
 
 from projections.bulk_jobs import BulkJob
 from query import bulk_jobs, dml
@@ -23,7 +27,7 @@ from query.file_formats import WRITE_FORMATS, check_format, text_options
 from query.outfile import check_properties, max_file_size, query_id, write_files
 from query.parser import DIALECT, Query, parse_statement
 from query.parser import statements as st
-from query.reads import as_of_table, now_ms, query_table
+from query.reads import as_of_table, now_ms, query_batches
 from query.s3_location import CONNECTION_KEYS, connection_properties, lowered, target
 from schemas.errors import ErrorCode
 
@@ -100,6 +104,19 @@ def _query(spec: dict[str, Any]) -> Query:
     return parsed
 
 
+def _watched(ctx: Context, job: BulkJob, spec: dict[str, Any], batches: pa.RecordBatchReader) -> pa.RecordBatchReader:
+    """The batches, the job stopped between two of them once cancelled or past its timeout."""
+    deadline_ms = job.created_ts_ms + int(spec["timeout"]) * 1000
+
+    def watched() -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if time.time() * 1000 > deadline_ms:
+                raise SqlFailure(ErrorCode.UNKNOWN_ERROR, f"the export ran past its timeout of {spec['timeout']} s")
+            bulk_jobs.still_running(ctx, job)
+            yield batch
+    return pa.RecordBatchReader.from_batches(batches.schema, watched())
+
+
 def run_export(ctx: Context, job: BulkJob) -> None:
     from query.sandbox import check_statement  # the spec comes back from the log: checked again
 
@@ -111,19 +128,12 @@ def run_export(ctx: Context, job: BulkJob) -> None:
     query = _query(spec)
     check_statement(query)
     session = SessionState(database=spec["db"], user=spec["user"])
-    data = query_table(ctx, session, query.expr)
-    if data.nbytes > ctx.config.s3_transfer_max_bytes:
-        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
-                         f"{WHAT}: the table's rows hold {data.nbytes} bytes, more than the "
-                         f"{ctx.config.s3_transfer_max_bytes} one job may write (STRATA_S3_TRANSFER_MAX_BYTES)")
-    if time.time() * 1000 > job.created_ts_ms + int(spec["timeout"]) * 1000:
-        raise SqlFailure(ErrorCode.UNKNOWN_ERROR, f"the export ran past its timeout of {spec['timeout']} s")
-    bulk_jobs.still_running(ctx, job)
     s3 = ctx.stores.box.open_properties(dict(spec["s3"]))
     where = target(ctx, spec["path"], s3, WHAT)
     options = text_options({"column_separator": spec["column_separator"], "line_delimiter": spec["line_delimiter"]})
-    written = write_files(where, data, spec["format"], options, max_file_size(spec["max_file_size"]), WHAT,
-                          name=query_id())
+    with query_batches(ctx, session, query.expr) as batches:
+        written = write_files(ctx, where, _watched(ctx, job, spec, batches), spec["format"], options,
+                              max_file_size(spec["max_file_size"]), WHAT, name=query_id())
     outfile = json.dumps([[{"fileNumber": str(written.files), "totalRows": str(written.rows),
                             "fileSize": f"{written.bytes}bytes", "url": written.url}]])
     bulk_jobs.move(ctx, job, "FINISHED", ("EXPORTING",), progress="100%", info={"outfile": outfile})

@@ -176,18 +176,19 @@ def _csv_cell(value: Any) -> str:
     return str(value)
 
 
-def encode(table: pa.Table, fmt: str, options: TextOptions) -> bytes:
-    """One output file's bytes."""
-    if fmt == "parquet":
-        sink = io.BytesIO()
-        pq.write_table(table, sink)
-        return sink.getvalue()
+def text_header(schema: pa.Schema, fmt: str, options: TextOptions) -> bytes:
+    """The lines a text file of `fmt` starts with: the column names (and types), or nothing."""
     lines: list[str] = []
     if fmt in ("csv_with_names", "csv_with_names_and_types"):
-        lines.append(options.column_separator.join(table.column_names))
+        lines.append(options.column_separator.join(schema.names))
         if fmt == "csv_with_names_and_types":
-            lines.append(options.column_separator.join(str(f.type) for f in table.schema))
+            lines.append(options.column_separator.join(str(f.type) for f in schema))
+    return "".join(line + options.line_delimiter for line in lines).encode("utf-8")
+
+
+def text_rows(table: pa.Table | pa.RecordBatch, options: TextOptions) -> bytes:
+    """Rows as CSV lines (no header)."""
     # By position: a query's result may name two columns alike.
-    for row in zip(*(column.to_pylist() for column in table.columns), strict=True):
-        lines.append(options.column_separator.join(_csv_cell(v) for v in row))
+    lines = [options.column_separator.join(_csv_cell(v) for v in row)
+             for row in zip(*(column.to_pylist() for column in table.columns), strict=True)]
     return "".join(line + options.line_delimiter for line in lines).encode("utf-8")

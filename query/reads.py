@@ -3,7 +3,9 @@ DuckDB runs the rewritten query."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -455,26 +457,42 @@ def limited_below(expr: exp.Expr, rows: int) -> bool:
 
 
 def query_table(ctx: Context, session: SessionState, expr: exp.Expr) -> pa.Table:
-    """A query's whole result as Arrow, its columns labelled as a client would see them (for
-    writers of files: INTO OUTFILE, EXPORT)."""
+    """A query's whole result as Arrow, its columns labelled as a client would see them."""
+    with query_batches(ctx, session, expr) as reader:
+        return reader.read_all()
+
+
+@contextlib.contextmanager
+def query_batches(ctx: Context, session: SessionState, expr: exp.Expr) -> Iterator[pa.RecordBatchReader]:
+    """A query's result as Arrow record batches read as they are taken (for writers of files: INTO
+    OUTFILE, EXPORT, which never hold the whole result), columns labelled as a client would see them."""
     if table_refs(expr):
         ctx.catch_up()
     cur = ctx.cursor()
     try:
-        result = cur.execute(bind_tables(ctx, session, expr, cur))
-        data: pa.Table = result.to_arrow_table()
+        relation = cur.sql(bind_tables(ctx, session, expr, cur))
+        labels = column_labels(expr, relation.columns)
+        reader = relation.to_arrow_reader(BATCH_ROWS)
+        for field in reader.schema:
+            # A BITMAP/HLL value (storage.set_values) has no text a file could carry that Doris would read back.
+            if pa.types.is_list(field.type) and pa.types.is_uint64(field.type.value_type):
+                raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"column '{field.name}' is a BITMAP or HLL, which is "
+                                                              "not written to files; write bitmap_to_string(…) or "
+                                                              "hll_cardinality(…) of it")
+        schema = pa.schema([f.with_name(label) for f, label in zip(reader.schema, labels, strict=True)])
+        yield pa.RecordBatchReader.from_batches(schema, _labelled(reader, schema))
     except duckdb.Error as exc:
         raise SqlFailure(*duck_error(exc)) from None
     finally:
         cur.close()
-    data = data.rename_columns(column_labels(expr, data.column_names))
-    for field in data.schema:
-        # A BITMAP/HLL value (storage.set_values) has no text a file could carry that Doris would read back.
-        if pa.types.is_list(field.type) and pa.types.is_uint64(field.type.value_type):
-            raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"column '{field.name}' is a BITMAP or HLL, which is not "
-                                                          "written to files; write bitmap_to_string(…) or "
-                                                          "hll_cardinality(…) of it")
-    return data
+
+
+def _labelled(reader: pa.RecordBatchReader, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    try:
+        for batch in reader:
+            yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+    except duckdb.Error as exc:
+        raise SqlFailure(*duck_error(exc)) from None
 
 
 def duck_error(exc: duckdb.Error) -> tuple[int, str]:

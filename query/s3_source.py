@@ -2,7 +2,8 @@
 and the reading half of Broker Load: the objects a URI (with Doris' glob: `*`, `?`, `[…]`, `{a,b}`)
 matches, fetched by Strata's object store client and decoded into an Arrow table.
 
-The executor stays sandboxed: DuckDB sees only the decoded table, registered under a view name in
+The executor stays sandboxed: DuckDB sees only the decoded table (Parquet and ORC: a pyarrow dataset
+over copies spooled to local disk, scanned a batch at a time), registered under a view name in
 place of the call (`bind_s3_calls`), never the URI. A view's definition may not read S3(): the
 keys would be stored in it and read with the definer's rights.
 """
@@ -11,20 +12,27 @@ from __future__ import annotations
 
 import itertools
 import re
+import uuid
+import weakref
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 from sqlglot import exp
 
 from query.context import Context, SqlFailure
 from query.file_formats import READ_FORMATS, TextOptions, check_format, concatenated, decode, text_options
 from query.s3_location import CONNECTION_KEYS, S3Target, lowered, store_errors, target
+from query.spool import spool_dir
 from schemas.errors import ErrorCode
 
 FUNCTION = "s3"
 _FORMAT_KEYS = frozenset({"format", "column_separator", "line_delimiter", "skip_lines", "trim_double_quotes",
                           "strip_outer_array", "read_json_by_line", "compress_type"})
 _GLOB_CHARS = "*?[{"
+_SPOOLED = ("parquet", "orc")  # formats S3() scans from spooled copies, never decoded whole
 _view_ids = itertools.count(1)
 
 
@@ -79,9 +87,9 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
-def matching_keys(where: S3Target, what: str, limit_bytes: int) -> list[str]:
-    """The keys `where` names, in key order: the key itself, or every key its glob matches. None
-    matching, or more bytes than `limit_bytes`, is an error."""
+def matching_objects(where: S3Target, what: str) -> list[tuple[str, int]]:
+    """(key, size) of each object `where` names, in key order: the key itself, or every key its glob
+    matches. None matching is an error."""
     cut = min((where.key.find(c) for c in _GLOB_CHARS if c in where.key), default=-1)
     with store_errors(what):
         if cut < 0:
@@ -91,12 +99,18 @@ def matching_keys(where: S3Target, what: str, limit_bytes: int) -> list[str]:
             found = [(o.path, o.size) for o in where.store.objects(where.key[:cut]) if pattern.match(o.path)]
     if not found:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: no object matches {where.uri}")
+    return sorted(found)
+
+
+def matching_keys(where: S3Target, what: str, limit_bytes: int) -> list[str]:
+    """The keys `where` names (`matching_objects`); more bytes than `limit_bytes` is an error."""
+    found = matching_objects(where, what)
     total = sum(size for _, size in found)
     if total > limit_bytes:
         raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET,
                          f"{what}: {where.uri} matches {len(found)} objects of {total} bytes, more than the "
                          f"{limit_bytes} one statement may read (STRATA_S3_TRANSFER_MAX_BYTES)")
-    return sorted(path for path, _ in found)
+    return [path for path, _ in found]
 
 
 def read_object(where: S3Target, key: str, what: str, limit_bytes: int) -> bytes:
@@ -111,8 +125,9 @@ def read_objects(where: S3Target, keys: list[str], fmt: str, options: TextOption
     return concatenated(tables, what)
 
 
-def read_call(ctx: Context, properties: dict[str, str]) -> pa.Table:
-    """The rows of one S3(…) call."""
+def read_call(ctx: Context, properties: dict[str, str]) -> pa.Table | ds.Dataset:
+    """The rows of one S3(…) call: Parquet and ORC objects as a dataset over their spooled copies
+    (`spooled_dataset`), other formats decoded whole, up to STRATA_S3_TRANSFER_MAX_BYTES."""
     what = "S3()"
     unknown = sorted(k for k in properties if k not in CONNECTION_KEYS and k not in _FORMAT_KEYS and k != "uri")
     if unknown:
@@ -126,8 +141,45 @@ def read_call(ctx: Context, properties: dict[str, str]) -> pa.Table:
     fmt = check_format(properties["format"], READ_FORMATS, what)
     options = text_options(properties)
     where = target(ctx, properties["uri"], properties, what)
+    if fmt in _SPOOLED and options.compress_type in ("plain", "unknown"):
+        return spooled_dataset(spool_dir(ctx.config.home), where, matching_objects(where, what), fmt, what)
     limit = ctx.config.s3_transfer_max_bytes
     return read_objects(where, matching_keys(where, what, limit), fmt, options, what, limit)
+
+
+def spooled_dataset(folder: Path, where: S3Target, found: list[tuple[str, int]], fmt: str, what: str) -> ds.Dataset:
+    """The objects (Parquet or ORC) downloaded to `folder` a buffer at a time, as one dataset DuckDB
+    scans lazily, a batch at a time (so an object larger than memory is read too). The copies are
+    removed once nothing holds the dataset (the statement's cursor closed)."""
+    paths = [folder / f"{uuid.uuid4().hex}.{fmt}" for _ in found]
+
+    def remove() -> None:
+        for path in paths:
+            path.unlink(missing_ok=True)
+    try:
+        schemas = []
+        for (key, _), path in zip(found, paths, strict=True):
+            with store_errors(what):
+                where.store.download(key, path)
+            try:
+                schemas.append(pq.read_schema(str(path)) if fmt == "parquet" else _orc_schema(path))
+            except (pa.ArrowException, OSError) as exc:
+                raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: s3://{where.bucket}/{key}: not a readable "
+                                                            f"{fmt} file ({exc})") from None
+        try:
+            dataset = ds.dataset([str(p) for p in paths], format=fmt, schema=pa.unify_schemas(schemas))
+        except pa.ArrowException as exc:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: the files' columns differ ({exc})") from None
+    except BaseException:
+        remove()
+        raise
+    weakref.finalize(dataset, remove)
+    return dataset
+
+
+def _orc_schema(path: Path) -> pa.Schema:
+    from pyarrow import orc  # optional part of pyarrow: imported only when asked for
+    return orc.ORCFile(str(path)).schema
 
 
 def bind_s3_calls(ctx: Context, expr: exp.Expr, cur: duckdb.DuckDBPyConnection, *, in_view: bool) -> None:

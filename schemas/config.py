@@ -136,9 +136,12 @@ class Settings(BaseSettings):
     # What one S3() table function, Broker Load or INTO OUTFILE may move through a SQL server's
     # memory at once (all matched objects together): more is refused with an error saying so.
     s3_transfer_max_bytes: int = Field(default=512 << 20, gt=0)
-    # How much of a Stream Load body into a Duplicate Key table is read, checked and written at a
-    # time: a chunk's rows take about fifteen times its bytes at their peak, whatever the body's size.
+    # How much of a Stream Load body or Broker Load file is read, checked and written at a time: a
+    # chunk's rows take about fifteen times its bytes at their peak, whatever the body's size.
     stream_load_chunk_bytes: int = Field(default=8 << 20, gt=0)
+    # The largest Stream Load body that must be read whole (2PC, group commit, partial_columns, AUTO
+    # PARTITION, a JSON document, CSV with enclose/escape): its rows take about ten times its bytes.
+    load_whole_max_bytes: int = Field(default=512 << 20, gt=0)
 
     # SSD data of a partition without its own storage_cooldown_time moves to HDD this long after the
     # partition was created (Doris' storage_cooldown_second, 30 days).

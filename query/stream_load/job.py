@@ -2,10 +2,10 @@
 checked like a routine load's batch (`projections.load_source`), and committed like an INSERT
 (`query.dml.commit_rows`, or a group commit batch, or a prepared transaction for 2PC).
 
-Runs on a worker thread. A Duplicate Key table's body is loaded a chunk at a time (`_chunked`), each
-chunk's rows appended to the load's rowset files (one per partition × bucket) as they are checked,
-committed once the filter ratio is decided: a failed load commits nothing and removes its files.
-Other bodies are checked whole before any rowset file is written."""
+Runs on a worker thread. A body is loaded a chunk at a time (`_chunked`), each chunk's rows appended
+to the load's rowset files (one per partition × bucket) as they are checked, committed once the
+filter ratio is decided: a failed load commits nothing and removes its files. The bodies that cannot
+be (`_whole_reason`) are checked whole before any rowset file is written, up to a size bound."""
 
 from __future__ import annotations
 
@@ -112,16 +112,36 @@ def run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path,
 
 def _chunked(table: TableState, request: StreamLoadRequest) -> bool:
     """Whether the body may be loaded a chunk at a time, each chunk's rows written as soon as they are
-    checked (and committed together): so a body larger than the server's memory loads. Only rows of a
-    Duplicate Key table are independent of each other; a Unique or Aggregate Key table's rows of one
-    key merge in their order within one batch, and AUTO PARTITION, 2PC and group commit take one
-    batch of rows: those bodies are loaded whole."""
-    return table.keys_model == "DUPLICATE" and table.auto_partition is None and not request.two_phase_commit \
-        and request.group_commit == "off_mode"
+    checked (and committed together): so a body larger than the server's memory loads. Rows of one
+    key in a Unique or Aggregate Key table merge in load order (`RowsetsWriter` keeps that order
+    across chunks), so those load in chunks too. A partial update (`partial_columns`) reads stored
+    rows, AUTO PARTITION, 2PC and group commit take one batch of rows: those bodies are loaded whole."""
+    return table.auto_partition is None and not request.two_phase_commit and request.group_commit == "off_mode" \
+        and not request.partial_columns
+
+
+def _whole_reason(table: TableState, request: StreamLoadRequest) -> str | None:
+    """Why this body is read whole (None: it is read a chunk at a time)."""
+    if not _chunked(table, request):
+        return "a load with partial_columns, 2PC, group commit or into an AUTO PARTITION table is loaded whole"
+    if request.format == "json" and not request.read_json_by_line:
+        return "a JSON document (without read_json_by_line) is read whole"
+    if request.format == "csv" and (request.enclose is not None or request.escape is not None):
+        return "a CSV body with enclose or escape is read whole"
+    return None
+
+
+def check_whole_size(table: TableState, request: StreamLoadRequest, body_bytes: int, limit: int) -> None:
+    """A body read whole takes about ten times its size in memory: beyond `limit` it is refused."""
+    reason = _whole_reason(table, request)
+    if reason is not None and body_bytes > limit:
+        raise BadRequest(f"{reason}; this body holds {body_bytes} bytes, more than the {limit} a load read "
+                         "whole may hold (STRATA_LOAD_WHOLE_MAX_BYTES)")
 
 
 def _run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path, reply: LoadReply,
          base_url: str) -> None:
+    check_whole_size(table, request, reply.load_bytes, ctx.config.load_whole_max_bytes)
     writer = rowsets_writer(ctx, table) if _chunked(table, request) else None
     try:
         _load(ctx, table, request, body, reply, base_url, writer)

@@ -270,11 +270,6 @@ def read_sources(request: StreamLoadRequest, path: Path, fields: list[str], max_
         yield from _text(request, body, fields, max_bytes)
 
 
-def read_text(request: StreamLoadRequest, body: BinaryIO, fields: list[str]) -> Source:
-    """A whole CSV or JSON body (request.format) read from `body` as one Source."""
-    return next(_text(request, body, fields, None))
-
-
 def _text(request: StreamLoadRequest, body: BinaryIO, fields: list[str], max_bytes: int | None) -> Iterator[Source]:
     if request.format == "json":
         return _json(request, body, max_bytes)

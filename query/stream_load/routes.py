@@ -28,6 +28,7 @@ from query.console import data
 from query.console.routes import REALM, credentials, http_login
 from query.context import SqlFailure
 from query.engine import Engine
+from query.spool import spool_dir
 from query.stream_load import error_log, job, transactions
 from query.stream_load.reply import failed
 from query.stream_load.request import BadRequest, parse_request
@@ -40,9 +41,7 @@ _ORPHAN_SPOOL_S = 86400.0
 
 
 def _spool_dir(engine: Engine) -> Path:
-    folder = engine.ctx.config.home / "stream_load" / "spool"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return spool_dir(engine.ctx.config.home)
 
 
 async def _off_loop(fn: Callable[..., Any], *args: Any) -> Any:

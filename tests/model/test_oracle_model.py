@@ -7,6 +7,7 @@ updates, schema changes and compactions then meet cooled and cooling rowsets."""
 
 from __future__ import annotations
 
+import atexit
 import copy
 import functools
 import itertools
@@ -28,7 +29,7 @@ from tests.depth import examples
 from tests.model.oracle import DELETE_SIGN, SEQUENCE, OracleColumn, OracleTable, sort_rows
 from tests.query.routine_load_kit import kafka_source, new_topic, produce, show, wait_for
 from tests.query.s3_kit import finished_job, keys, minio, put
-from tests.query.stream_load_kit import curl_2pc, curl_load
+from tests.query.stream_load_kit import OtherServer, curl_2pc, curl_load, free_port, start_sql_server
 
 pytestmark = pytest.mark.integration
 
@@ -60,6 +61,17 @@ def cold_policy() -> str:
         cur.execute(f'CREATE STORAGE POLICY {name} PROPERTIES ("storage_resource"="{name}", "cooldown_ttl"="1")')
     conn.close()
     return name
+
+
+@functools.cache
+def chunking_server() -> OtherServer:
+    """A second SQL server of the stack that reads Stream Load bodies and Broker Load files in chunks
+    of 16 bytes (STRATA_STREAM_LOAD_CHUNK_BYTES), started once per test process: the rules' few rows
+    cross chunk boundaries, so the chunked paths of every keys model meet the oracle."""
+    sql_port, http_port = free_port(), free_port()
+    proc = start_sql_server(sql_port, http_port, settings={"STRATA_STREAM_LOAD_CHUNK_BYTES": "16"})
+    atexit.register(proc.kill)
+    return OtherServer(sql_port, http_port, proc.pid)
 
 
 @functools.cache
@@ -307,7 +319,9 @@ class TableMachine(RuleBasedStateMachine):
         with tempfile.NamedTemporaryFile("w", suffix=".csv") as body:
             body.write(text)
             body.flush()
-            reply = curl_load(Path(body.name), "model_test", self.name, headers)
+            # 2PC loads are read whole (and committed through the stack's server): the others in chunks.
+            base = None if two_phase else chunking_server().base
+            reply = curl_load(Path(body.name), "model_test", self.name, headers, base=base)
         assert reply["Status"] == "Success" and reply["NumberLoadedRows"] == len(batch), reply
         if two_phase:
             assert curl_2pc("model_test", "commit", txn_id=reply["TxnId"])["status"] == "Success"
@@ -329,8 +343,13 @@ class TableMachine(RuleBasedStateMachine):
                                                      for n in self.oracle.names) + "\n" for r in batch).encode())
         config = load_settings()
         user = (config.minio_root_user, config.minio_root_password.get_secret_value())
-        self.sql(f'LOAD LABEL model_test.{label} (DATA INFILE("s3://{bucket}/{label}.csv") INTO TABLE {self.name} '
-                 f'COLUMNS TERMINATED BY "," ({", ".join(self.oracle.names)})) WITH S3 ({keys(user, "aws")})')
+        loader = chunking_server().connect("model_test")  # the job runs on the server that takes it
+        try:
+            loader.cursor().execute(f'LOAD LABEL model_test.{label} (DATA INFILE("s3://{bucket}/{label}.csv") INTO '
+                                    f'TABLE {self.name} COLUMNS TERMINATED BY "," ({", ".join(self.oracle.names)})) '
+                                    f'WITH S3 ({keys(user, "aws")})')
+        finally:
+            loader.close()
         job = finished_job(self.conn, "LOAD", label, timeout_s=60)
         assert job["State"] == "FINISHED", job
         self.oracle.insert(batch)

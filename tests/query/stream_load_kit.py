@@ -3,15 +3,21 @@ SQL server's HTTP port; the answer is Doris' JSON reply."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pymysql
 
 from schemas.config import REPO_ROOT, load_settings
 
@@ -72,3 +78,40 @@ def start_sql_server(sql_port: int, http_port: int, *,
             time.sleep(0.3)
     proc.kill()
     raise RuntimeError("the second SQL server did not start")
+
+
+@dataclass(frozen=True)
+class OtherServer:
+    sql_port: int
+    http_port: int
+    pid: int
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    def connect(self, database: str) -> pymysql.connections.Connection:
+        return pymysql.connect(host="127.0.0.1", port=self.sql_port, user="root", database=database,
+                               autocommit=True, connect_timeout=10, read_timeout=300)
+
+
+@contextlib.contextmanager
+def other_server(settings: dict[str, str]) -> Iterator[OtherServer]:
+    """Another SQL server of the test stack with its own STRATA_* `settings` (a lowered limit, a small
+    chunk), killed when the block ends."""
+    sql_port, http_port = free_port(), free_port()
+    proc = start_sql_server(sql_port, http_port, settings=settings)
+    try:
+        yield OtherServer(sql_port, http_port, proc.pid)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=20)
+
+
+def status_kb(pid: int, field: str) -> int:
+    """A field of /proc/<pid>/status in kB (VmHWM: the process's peak RSS)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")

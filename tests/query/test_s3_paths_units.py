@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from query.context import SqlFailure
-from query.file_formats import TextOptions, decode, encode, text_options
+from query.file_formats import TextOptions, decode, text_header, text_options, text_rows
 from query.s3_location import split_uri
 from query.s3_source import glob_regex
 from query.secret_text import mask_secrets
@@ -48,7 +48,7 @@ def test_csv_with_several_character_separators_and_nulls() -> None:
     options = text_options({"column_separator": "||", "line_delimiter": "\\r\\n"})
     data = decode(b"1||a\r\n2||\\N\r\n", "csv", options, "x")
     assert data.to_pydict() == {"c1": ["1", "2"], "c2": ["a", None]}
-    assert encode(data, "csv", options) == b"1||a\r\n2||\\N\r\n"
+    assert text_header(data.schema, "csv", options) + text_rows(data, options) == b"1||a\r\n2||\\N\r\n"
     named = decode(b"k,v\nint,string\n1,a\n", "csv_with_names_and_types", TextOptions(column_separator=","), "x")
     assert named.to_pydict() == {"k": ["1"], "v": ["a"]}
 
@@ -62,11 +62,10 @@ def test_json_lines_arrays_and_nested_values() -> None:
         decode(b"[1, 2]", "json", text_options({"strip_outer_array": "true"}), "x")
 
 
-def test_parquet_round_trip_and_duplicate_names() -> None:
-    table = pa.table({"k": [1, 2], "v": ["a", None]})
-    assert decode(encode(table, "parquet", TextOptions()), "parquet", TextOptions(), "x").equals(table)
+def test_csv_header_with_duplicate_names() -> None:
     twice = pa.Table.from_arrays([pa.array([1]), pa.array([2])], names=["k", "k"])
-    assert encode(twice, "csv_with_names", TextOptions(column_separator=",")) == b"k,k\n1,2\n"
+    options = TextOptions(column_separator=",")
+    assert text_header(twice.schema, "csv_with_names", options) + text_rows(twice, options) == b"k,k\n1,2\n"
 
 
 def test_link_local_endpoints_are_refused() -> None:

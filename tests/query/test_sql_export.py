@@ -9,10 +9,13 @@ import json
 import time
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tests.query.s3_kit import S3User, finished_job, get, keys, listed
 from tests.query.sqlkit import Conn, columns, fails, rows, run
+from tests.query.stream_load_kit import other_server
 
 WRONG_ARGUMENTS, NOT_SUPPORTED = 1210, 1235
 
@@ -88,3 +91,34 @@ def test_export_refusals(conn: Conn, db: str, bucket: str, s3_user: S3User) -> N
               f"({keys(s3_user).replace(s3_user[1], 'not-it')})")
     job = _job(conn, "wrong")
     assert job["State"] == "CANCELLED" and "refused" in job["ErrorMsg"] and s3_user[1] not in str(job)
+
+
+def test_an_export_larger_than_the_transfer_cap_is_written_file_by_file(conn: Conn, db: str, bucket: str,
+                                                                        s3_user: S3User) -> None:
+    """A server allowed 1 MB per transfer exports a table's snapshot of ~20 MB in Parquet files of at
+    most max_file_size, every row of the snapshot readable back, none after it."""
+    run(conn, "CREATE TABLE big (k BIGINT, pad VARCHAR(100)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2 "
+              "PROPERTIES ('enable_time_travel' = 'true')")
+    run(conn, "INSERT INTO big SELECT range, concat(md5(CAST(range AS VARCHAR)), md5(CAST(-range AS VARCHAR))) "
+              "FROM range(250000)")
+    time.sleep(1.1)
+    before = rows(conn, "SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")[0][0]
+    time.sleep(1.1)
+    run(conn, "INSERT INTO big VALUES (-1, 'late')")
+    with other_server({"STRATA_S3_TRANSFER_MAX_BYTES": str(1 << 20)}) as small:
+        exporter = small.connect(db)
+        try:
+            run(exporter, f"EXPORT TABLE big FOR TIME AS OF '{before}' TO \"s3://{bucket}/big/\" PROPERTIES "
+                          f'("label" = "e_big", "format" = "parquet", "max_file_size" = "5MB") '
+                          f"WITH S3 ({keys(s3_user)})")
+            job = finished_job(exporter, "EXPORT", "e_big", timeout_s=300)
+        finally:
+            exporter.close()
+    assert job["State"] == "FINISHED", job["ErrorMsg"]
+    [[info]] = json.loads(job["OutfileInfo"])
+    bodies = _files(bucket, job)
+    assert int(info["fileNumber"]) == len(bodies) > 1 and info["totalRows"] == "250000"
+    assert all(len(b) <= 5 << 20 for b in bodies), [len(b) for b in bodies]
+    read = pa.concat_tables([pq.read_table(io.BytesIO(b)) for b in bodies])
+    assert (read.num_rows, pc.sum(read["k"]).as_py(), pc.count_distinct(read["pad"]).as_py()) == \
+        (250000, 250000 * 249999 // 2, 250000)

@@ -7,10 +7,14 @@ from __future__ import annotations
 import io
 import time
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from tests.query.s3_kit import S3User, get, keys, listed, put
 from tests.query.sqlkit import Conn, columns, fails, rows, run
+from tests.query.stream_load_kit import other_server
 
 WRONG_ARGUMENTS, NOT_SUPPORTED = 1210, 1235
 
@@ -93,3 +97,40 @@ def test_refusals(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:
                           f'({keys(s3_user).replace(s3_user[1], "nope")})', 1105, "refused")
     assert s3_user[1] not in message
     assert listed(bucket) == []
+
+
+def test_a_result_larger_than_the_transfer_cap_is_written_file_by_file(conn: Conn, db: str, bucket: str,
+                                                                       s3_user: S3User) -> None:
+    """The result is never held whole: a server allowed 1 MB per transfer writes a ~25 MB result at
+    a snapshot, in files of at most max_file_size, every row readable back."""
+    run(conn, "CREATE TABLE big (k BIGINT, pad VARCHAR(100)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2 "
+              "PROPERTIES ('enable_time_travel' = 'true')")
+    run(conn, "INSERT INTO big SELECT range, concat(md5(CAST(range AS VARCHAR)), md5(CAST(-range AS VARCHAR))) "
+              "FROM range(300000)")
+    time.sleep(1.1)
+    before = rows(conn, "SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")[0][0]
+    time.sleep(1.1)
+    run(conn, "INSERT INTO big VALUES (-1, 'late')")
+    expected = rows(conn, f"SELECT count(*), sum(k), count(DISTINCT pad) FROM big FOR TIME AS OF '{before}'")
+    assert expected[0][0] == 300000
+    with other_server({"STRATA_S3_TRANSFER_MAX_BYTES": str(1 << 20)}) as small:
+        writer = small.connect(db)
+        try:
+            answers = {fmt: rows(writer, f"SELECT * FROM big FOR TIME AS OF '{before}' INTO OUTFILE "
+                                         f'"s3://{bucket}/{fmt}/part_" FORMAT AS {fmt} PROPERTIES ({keys(s3_user)}, '
+                                         '"max_file_size" = "5MB")')
+                       for fmt in ("csv", "parquet")}
+        finally:
+            writer.close()
+    for fmt, [(files, total, size, url)] in answers.items():
+        names = listed(bucket, f"{fmt}/")
+        assert total == 300000 and files > 1 and names == [f"{_key(url, bucket)}{n}.{fmt}" for n in range(files)]
+        bodies = [get(bucket, name) for name in names]
+        assert sum(len(b) for b in bodies) == size and all(len(b) <= 5 << 20 for b in bodies), [len(b) for b in bodies]
+        if fmt == "parquet":
+            read = pa.concat_tables([pq.read_table(io.BytesIO(b)) for b in bodies])
+        else:
+            read = pacsv.read_csv(io.BytesIO(b"".join(bodies)),
+                                  read_options=pacsv.ReadOptions(column_names=["k", "pad"]),
+                                  parse_options=pacsv.ParseOptions(delimiter="\t"))
+        assert [(read.num_rows, pc.sum(read["k"]).as_py(), pc.count_distinct(read["pad"]).as_py())] == expected

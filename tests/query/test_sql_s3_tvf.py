@@ -7,8 +7,10 @@ from __future__ import annotations
 import pyarrow as pa
 import pymysql
 
-from tests.query.s3_kit import S3User, keys, put, put_parquet
+from schemas.config import load_settings
+from tests.query.s3_kit import S3User, keys, minio, put, put_parquet
 from tests.query.sqlkit import Conn, columns, fails, rows, run
+from tests.query.stream_load_kit import other_server
 
 WRONG_ARGUMENTS, UNKNOWN_ERROR, NOT_SUPPORTED, ACCESS_DENIED = 1210, 1105, 1235, 1227
 COMMA = ', "column_separator" = ","'
@@ -141,3 +143,34 @@ def test_processlist_masks_the_secret(conn: Conn, db: str, bucket: str, s3_user:
                       "WHERE p.INFO LIKE '%x.csv%'")
     assert len(info) == 1 and s3_user[1] not in info[0][0] and '"s3.secret_key" = "******"' in info[0][0]
     assert s3_user[0] in info[0][0]  # the access key is no secret (Doris shows it too)
+
+
+def test_parquet_objects_larger_than_the_transfer_cap_are_scanned(conn: Conn, db: str, bucket: str,
+                                                                   s3_user: S3User) -> None:
+    """Parquet objects are scanned from spooled copies (never decoded whole): a server allowed 64 kB
+    per transfer reads, joins and loads from ones of ~400 kB, and removes its copies after; text
+    formats, still decoded whole, are refused beyond it with the limit named."""
+    count = 50_000
+    table = pa.table({"k": list(range(count)), "v": [f"value-{i:08d}" for i in range(count)]})
+    put_parquet(bucket, "big/a.parquet", table.slice(0, count // 2))
+    put_parquet(bucket, "big/b.parquet", table.slice(count // 2))
+    put(bucket, "big.csv", b"".join(b"%d,v\n" % i for i in range(count)))
+    for key in ("big/a.parquet", "big/b.parquet", "big.csv"):
+        assert (minio().stat_object(bucket, key).size or 0) > 64 << 10, key
+    run(conn, "CREATE TABLE t (k INT, v VARCHAR(20)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    source = _s3(bucket, s3_user, "big/*.parquet", "parquet")
+    spool = load_settings().home / "stream_load" / "spool"
+    with other_server({"STRATA_S3_TRANSFER_MAX_BYTES": str(64 << 10)}) as small:
+        reader = small.connect(db)
+        try:
+            assert rows(reader, f"SELECT count(*), sum(k), count(DISTINCT v) FROM {source}") == \
+                [(count, count * (count - 1) // 2, count)]
+            assert rows(reader, f"SELECT count(*) FROM {source} a JOIN {source} b ON a.k = b.k + 1") == \
+                [(count - 1,)]
+            run(reader, f"INSERT INTO t SELECT k, v FROM {source} WHERE k % 2 = 0")
+            assert not list(spool.glob("*.parquet"))  # the copies went with their statements
+            fails(reader, f"SELECT count(*) FROM {_s3(bucket, s3_user, 'big.csv', 'csv', COMMA)}", NOT_SUPPORTED,
+                  "STRATA_S3_TRANSFER_MAX_BYTES")
+        finally:
+            reader.close()
+    assert rows(conn, "SELECT count(*), max(k) FROM t") == [(count // 2, count - 2)]

@@ -21,7 +21,7 @@ import pymysql
 import pytest
 
 from tests.query.sqlkit import rows, run
-from tests.query.stream_load_kit import free_port, start_sql_server
+from tests.query.stream_load_kit import free_port, start_sql_server, status_kb
 
 ROWS = 520_000
 PAD = 1000  # bytes of text per row: the body is ~500 MB, 3 × the budget
@@ -49,14 +49,6 @@ def _stream_load(http_port: int, db: str, table: str, body: Iterator[bytes]) -> 
         return reply
     finally:
         conn.close()
-
-
-def _status_kb(pid: int, field: str) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise AssertionError(f"no {field} in /proc/{pid}/status")
 
 
 def _checksums(conn: pymysql.connections.Connection, table: str, count: int, pad: int) -> None:
@@ -100,9 +92,9 @@ def test_a_body_larger_than_the_memory_budget_loads_in_chunks(conn: pymysql.conn
     try:
         warm = _stream_load(http_port, db, "t", iter([b"-1\t0\twarm\n"]))  # first-use costs are not the load's
         assert warm["Status"] == "Success", warm
-        before_kb = _status_kb(proc.pid, "VmHWM")
+        before_kb = status_kb(proc.pid, "VmHWM")
         reply = _stream_load(http_port, db, "t", _body(ROWS))
-        growth = (_status_kb(proc.pid, "VmHWM") - before_kb) << 10
+        growth = (status_kb(proc.pid, "VmHWM") - before_kb) << 10
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=20)

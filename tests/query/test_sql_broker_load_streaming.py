@@ -1,0 +1,122 @@
+"""Broker Load reads each object a chunk at a time (spooled to disk, never whole in memory): files
+larger than STRATA_S3_TRANSFER_MAX_BYTES load — CSV, JSON lines and Parquet (row group by row
+group) — in one commit per table, with the merge of a Unique Key table (last row wins, across
+chunks) and an Aggregate Key table's folding exact; formats still read whole are refused beyond
+it with an error naming the limit. Nightly: a file several times the memory budget loads while the
+server's peak RSS grows by less than the budget."""
+
+from __future__ import annotations
+
+import io
+import os
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.query.s3_kit import S3User, finished_job, keys, minio, put
+from tests.query.sqlkit import Conn, rows, run, sorted_rows
+from tests.query.stream_load_kit import OtherServer, other_server, status_kb
+
+CAP = 64 << 10  # STRATA_S3_TRANSFER_MAX_BYTES of the loading server: every file here is larger
+SMALL = {"STRATA_S3_TRANSFER_MAX_BYTES": str(CAP), "STRATA_STREAM_LOAD_CHUNK_BYTES": str(8 << 10)}
+COUNT = 20_000
+TRAVEL = "PROPERTIES ('enable_time_travel' = 'true')"
+
+
+def _load(server: OtherServer, db: str, data: str, user: S3User) -> dict[str, object]:
+    label = f"l{uuid.uuid4().hex[:12]}"
+    loader = server.connect(db)
+    try:
+        run(loader, f"LOAD LABEL {label} ({data}) WITH S3 ({keys(user, 'aws')})")
+        return finished_job(loader, "LOAD", label, timeout_s=300)
+    finally:
+        loader.close()
+
+
+def _parquet(table: pa.Table, row_group: int) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(table, sink, row_group_size=row_group)
+    return sink.getvalue()
+
+
+def test_files_larger_than_the_transfer_cap_load_in_chunks(conn: Conn, db: str, bucket: str,
+                                                           s3_user: S3User) -> None:
+    run(conn, f"CREATE TABLE u (k INT, v VARCHAR(12), n INT) UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2 {TRAVEL}")
+    run(conn, f"CREATE TABLE d (k INT, v VARCHAR(12), n INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2 "
+              f"{TRAVEL}")
+    run(conn, f"CREATE TABLE a (k INT, total BIGINT SUM, latest INT REPLACE) AGGREGATE KEY(k) "
+              f"DISTRIBUTED BY HASH(k) BUCKETS 2 {TRAVEL}")
+    csv = "".join(f"{i % 5000},v{i},{i}\n" for i in range(COUNT)).encode()
+    lines = "".join(f'{{"k": {i}, "v": "j{i}", "n": {i * 3}}}\n' for i in range(COUNT)).encode()
+    parquet = _parquet(pa.table({"k": [i % 700 for i in range(COUNT)], "total": list(range(COUNT)),
+                                 "latest": list(range(COUNT))}), 1500)
+    for body in (csv, lines, parquet):
+        assert len(body) > CAP
+    put(bucket, "big/u.csv", csv)
+    put(bucket, "big/d.json", lines)
+    put(bucket, "big/a.parquet", parquet)
+    with other_server(SMALL) as small:
+        unique = _load(small, db, f'DATA INFILE("s3://{bucket}/big/u.csv") INTO TABLE u COLUMNS TERMINATED BY ","',
+                       s3_user)
+        duplicate = _load(small, db, f'DATA INFILE("s3://{bucket}/big/d.json") INTO TABLE d FORMAT AS "json"', s3_user)
+        aggregate = _load(small, db, f'DATA INFILE("s3://{bucket}/big/a.parquet") INTO TABLE a FORMAT AS "parquet"',
+                          s3_user)
+    for job in (unique, duplicate, aggregate):
+        assert job["State"] == "FINISHED", job["ErrorMsg"]
+        assert job["Progress"] == "ETL:100%; LOAD:100%" and f"dpp.norm.ALL={COUNT}" in str(job["EtlInfo"]), job
+    # Unique: the last of each key's four rows, chunks apart; Duplicate: every row; Aggregate: folded.
+    assert sorted_rows(conn, "SELECT * FROM u") == [(k, f"v{k + 15000}", k + 15000) for k in range(5000)]
+    assert rows(conn, "SELECT count(*), sum(k), sum(n), count(DISTINCT v) FROM d") == \
+        [(COUNT, COUNT * (COUNT - 1) // 2, 3 * COUNT * (COUNT - 1) // 2, COUNT)]
+    folded: dict[int, list[int]] = {}
+    for i in range(COUNT):
+        folded.setdefault(i % 700, []).append(i)
+    assert sorted_rows(conn, "SELECT k, total, latest FROM a") == sorted((k, sum(v), v[-1]) for k, v in folded.items())
+    for table in ("u", "d", "a"):  # one commit each, whatever the chunks
+        assert rows(conn, f"SELECT count(*) FROM {table} FOR VERSION AS OF 1") == \
+            rows(conn, f"SELECT count(*) FROM {table}")
+
+
+def test_a_format_read_whole_is_refused_beyond_the_cap(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:
+    run(conn, "CREATE TABLE t (k INT, v VARCHAR(12)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    put(bucket, "named.csv", b"k,v\n" + b"".join(b"%d,v%d\n" % (i, i) for i in range(COUNT)))
+    with other_server(SMALL) as small:
+        job = _load(small, db, f'DATA INFILE("s3://{bucket}/named.csv") INTO TABLE t COLUMNS TERMINATED BY "," '
+                               'FORMAT AS "csv_with_names"', s3_user)
+    assert job["State"] == "CANCELLED" and "STRATA_S3_TRANSFER_MAX_BYTES" in str(job["ErrorMsg"]), job
+    assert rows(conn, "SELECT count(*) FROM t") == [(0,)]
+
+
+ROWS, PAD = 520_000, 1000  # a ~500 MB CSV, 3 × the budget
+BUDGET = 160 << 20  # as tests/query/test_stream_load_memory.py: 8 MB chunks peak at ~120 MB
+
+
+@pytest.mark.nightly  # minutes on a busy 2-core machine: the object is ~500 MB
+def test_an_object_larger_than_the_memory_budget_loads(conn: Conn, db: str, bucket: str, s3_user: S3User,
+                                                       tmp_path: Path) -> None:
+    run(conn, "CREATE TABLE t (k BIGINT, n INT, pad VARCHAR(1000)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2")
+    path = os.path.join(str(tmp_path), "big.csv")
+    with open(path, "wb") as out:
+        for start in range(0, ROWS, 2000):
+            out.write(b"".join(b"%d\t%d\t%012d%s\n" % (k, k % 10007, k, b"x" * (PAD - 12))
+                               for k in range(start, min(start + 2000, ROWS))))
+    minio().fput_object(bucket, "big.csv", path)
+    size = os.path.getsize(path)
+    os.unlink(path)
+    with other_server({}) as server:
+        warm = _load(server, db, f'DATA INFILE("s3://{bucket}/big.csv") INTO TABLE t (k, n, pad) '
+                                 'WHERE k < 0', s3_user)  # first-use costs are not the load's
+        assert warm["State"] == "FINISHED", warm
+        before_kb = status_kb(server.pid, "VmHWM")
+        job = _load(server, db, f'DATA INFILE("s3://{bucket}/big.csv") INTO TABLE t', s3_user)
+        growth = (status_kb(server.pid, "VmHWM") - before_kb) << 10
+    assert job["State"] == "FINISHED", job["ErrorMsg"]
+    print(f"object {size >> 20} MB, peak RSS growth {growth >> 20} MB")
+    assert size >= 3 * BUDGET, size
+    assert growth < BUDGET, f"peak RSS grew by {growth >> 20} MB loading {size >> 20} MB"
+    total = ROWS * (ROWS - 1) // 2
+    assert rows(conn, "SELECT count(*), sum(k), min(length(pad)), max(length(pad)) FROM t") == \
+        [(ROWS, total, PAD, PAD)]
