@@ -6,9 +6,9 @@ sequencer's commands/s while the log is filled.
 
 1. One SQL INSERT writes one real rowset file for table `pad`.
 2. Its committed rowset (read from the SQL server's projection, read-only) is the template:
-   --commands CommitRowsets commands, each naming a copy with a fresh rowset_id but the same
-   path/size/checksum and a unique label, go straight to strata.commands (confluent_kafka
-   Producer, idempotent, acks=all).
+   --commands CommitRowsets commands, each naming a copy with a fresh rowset_id (and the path the
+   sequencer requires, built from it: no file is there) but the same size/checksum and a unique
+   label, go straight to strata.commands (confluent_kafka Producer, idempotent, acks=all).
 3. The sequencer drains them (watched on the worker's strata_sequencer_commands_applied gauge):
    commands/s. Then a SELECT on another table makes the SQL replica catch up.
 4. `projections.replay.replay()` (the function behind `strata replay`; --via-cli runs the CLI
@@ -16,8 +16,8 @@ sequencer's commands/s while the log is filled.
    `projections.replay.checksum()` of var/bench/state/sql-39030.
 Goal: replay ≥ 20,000 events/s on a log of ≥ 100,000 events, checksums equal. Prints one JSON object.
 
-`pad` is never SELECTed afterwards: its rowsets all name the same file, so a scan would read it
-once per rowset. For the same reason it is created with "disable_auto_compaction" = "true".
+`pad` is never SELECTed afterwards: its rowsets name files that are not there. For the same
+reason it is created with "disable_auto_compaction" = "true".
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from bench.stack import (
 )
 from projections.replay import checksum as projection_checksum
 from schemas.config import REPO_ROOT, Settings
+from storage.paths import rowset_path
 
 GOAL_EVENTS_PER_S = 20_000
 MIN_LOG_EVENTS = 100_000
@@ -110,7 +111,9 @@ def produce_commands(s: Settings, table_id: int, template, n: int, run_id: str) 
     key = str(table_id).encode()
     t0 = time.perf_counter()
     for i in range(n):
-        rowset = template.model_copy(update={"rowset_id": uuid.uuid4().hex})
+        rowset_id = uuid.uuid4().hex
+        rowset = template.model_copy(update={
+            "rowset_id": rowset_id, "path": rowset_path(table_id, template.partition_id, template.bucket, rowset_id)})
         command = CommitRowsets(table_id=table_id, label=f"bench_replay_{run_id}_{i}", rowsets=(rowset,),
                                 num_rows=rowset.num_rows, source="insert")
         envelope = wrap_command(command, table_id=table_id, issued_ts_ms=int(time.time() * 1000),

@@ -138,9 +138,19 @@ def _literals(node: exp.Expr) -> frozenset[str] | None:
     return None
 
 
+def _own_column(node: exp.Expr, reference: exp.Table) -> exp.Column | None:
+    """`node` as a column of `reference`: unqualified, or qualified by its alias or name (a column of
+    an enclosing query's table, `outer.TABLE_NAME`, constrains that table, not this one)."""
+    if not isinstance(node, exp.Column) or not isinstance(node.this, exp.Identifier):
+        return None
+    qualifier = node.table.lower()
+    return node if qualifier in ("", reference.alias_or_name.lower()) else None
+
+
 def scope_of(reference: exp.Table) -> Scope:
-    """The `column = 'x'` and `column IN ('x', …)` conjuncts of the WHERE of the SELECT that reads
-    `reference` as its only table (or naming its alias), taken as exact-match prefilters."""
+    """The `column = 'x'` (either way round) and `column IN ('x', …)` conjuncts of the WHERE of the
+    SELECT that reads `reference` as its only table (or naming its alias), taken as exact-match
+    prefilters. Only string literals count: DuckDB compares them exactly, as `Scope.allows` does."""
     query = reference.root()
     # `*` in a select list (not COUNT(*)) reads every column; otherwise every name the query holds
     # (columns, USING lists, aliases: a superset of the columns it reads).
@@ -155,13 +165,16 @@ def scope_of(reference: exp.Table) -> Scope:
     values: dict[str, frozenset[str]] = {}
     for conjunct in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
         column, allowed = None, None
-        if isinstance(conjunct, exp.EQ) and isinstance(conjunct.this, exp.Column):
-            column, allowed = conjunct.this, _literals(conjunct.expression)
-        elif isinstance(conjunct, exp.In) and isinstance(conjunct.this, exp.Column) and not conjunct.args.get("query"):
+        if isinstance(conjunct, exp.EQ):
+            column, allowed = _own_column(conjunct.this, reference), _literals(conjunct.expression)
+            if column is None or allowed is None:
+                column, allowed = _own_column(conjunct.expression, reference), _literals(conjunct.this)
+        elif isinstance(conjunct, exp.In) and not conjunct.args.get("query"):
             found = [_literals(e) for e in conjunct.expressions]
             if found and all(f is not None for f in found):
-                column, allowed = conjunct.this, frozenset().union(*(f for f in found if f is not None))
-        if column is not None and allowed is not None and isinstance(column.this, exp.Identifier):
+                column = _own_column(conjunct.this, reference)
+                allowed = frozenset().union(*(f for f in found if f is not None))
+        if column is not None and allowed is not None:
             name = column.name.upper()
             values[name] = values[name] & allowed if name in values else allowed
     return Scope(values, named)
