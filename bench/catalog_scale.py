@@ -29,14 +29,12 @@ import time
 import uuid
 from typing import Any
 
-from bench.replay import produce_commands, sequencer_gauges, template_rowset, wait_sequenced
+from bench.replay import pad_and_probe, produce_commands, sequencer_gauges, wait_sequenced
 from bench.stack import (
     add_stack_args,
     bench_stack,
-    create_table_sql,
     emit,
     find_table,
-    fresh_database,
     log,
     machine,
     percentiles_ms,
@@ -101,7 +99,7 @@ def worker_cpu(s: Settings, db: str, window_s: float) -> dict[str, Any]:
     if pid is None:
         raise SystemExit("bench/catalog_scale: no worker pid file")
 
-    def measure(during: threading.Event | None = None) -> float:
+    def measure() -> float:
         c0, t0 = _cpu_s(pid), time.perf_counter()
         time.sleep(window_s)
         return (_cpu_s(pid) - c0) / (time.perf_counter() - t0)
@@ -173,21 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     run_id = uuid.uuid4().hex[:8]
 
     with bench_stack(args.keep_stack, env_stack=args.env_stack) as s:
-        db = fresh_database(s, "bench_catalog")
-        conn = sql_connect(s, db)
-        with conn.cursor() as cur:
-            # `pad`'s rowsets name files that are not there: it is never compacted or read.
-            cur.execute(create_table_sql("pad", "DUPLICATE", properties={"disable_auto_compaction": "true"}))
-            cur.execute(create_table_sql("x", "DUPLICATE"))
-            cur.execute("INSERT INTO pad VALUES (1, 1)")
-            cur.execute("INSERT INTO x VALUES (1, 1)")
-        table_id, template = template_rowset(s, db, "pad")
+        db, table_id, template = pad_and_probe(s, "bench_catalog", "x")
         g0 = sequencer_gauges(s)
         log(f"catalog_scale: producing {args.rowsets:,} CommitRowsets for {db}.pad …")
         t0 = time.perf_counter()
         produce_commands(s, table_id, template, args.rowsets, run_id)
         wait_sequenced(s, g0.get("commands_applied", 0) + args.rowsets, g0.get("commands_rejected", 0), t0,
                        args.timeout)
+        conn = sql_connect(s, db)
         with conn.cursor() as cur:  # waits (command_timeout_s at a time) for the SQL replica to catch up
             cur.execute("SELECT count(*) FROM information_schema.rowsets WHERE TABLE_NAME = 'pad'")
             (pad_rowsets,) = cur.fetchone()
