@@ -2,7 +2,7 @@
 catalog replica as Arrow tables when a query reads them, then filtered to what the session's user may
 see (query.access.visible).
 
-A query's top-level `TABLE_SCHEMA = '…'` / `TABLE_NAME IN (…)` conditions on a table are passed down
+A query's top-level `TABLE_SCHEMA = '…'` / `TABLE_NAME IN (…)` / `LIKE '…'` conditions on a table are passed down
 (`Scope`), so a tool asking about one table does not pay for every table's rowset scan; DuckDB still
 applies the whole WHERE to what is built.
 """
@@ -123,10 +123,14 @@ class Scope:
 
     values: dict[str, frozenset[str]] = field(default_factory=dict)
     named: frozenset[str] | None = None
+    # Column → the LIKE patterns (as regular expressions) a value must match, every one.
+    patterns: dict[str, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
 
     def allows(self, column: str, value: str) -> bool:
         allowed = self.values.get(column)
-        return allowed is None or value in allowed
+        if allowed is not None and value not in allowed:
+            return False
+        return all(p.fullmatch(value) is not None for p in self.patterns.get(column, ()))
 
     def needs(self, *columns: str) -> bool:
         return self.named is None or any(column in self.named for column in columns)
@@ -136,6 +140,20 @@ def _literals(node: exp.Expr) -> frozenset[str] | None:
     if isinstance(node, exp.Literal) and node.is_string:
         return frozenset({node.this})
     return None
+
+
+def _like(node: exp.Expr) -> re.Pattern[str] | None:
+    """A string literal LIKE pattern as DuckDB matches it (case-sensitive, `%` and `_`, no escape
+    character unless an ESCAPE clause names one); None for a pattern with a backslash, whose meaning
+    this mirror would have to guess."""
+    literal = _literals(node)
+    if literal is None:
+        return None
+    (pattern,) = literal
+    if "\\" in pattern:
+        return None
+    parts = (".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern)
+    return re.compile("".join(parts), re.DOTALL)
 
 
 def _own_column(node: exp.Expr, reference: exp.Table) -> exp.Column | None:
@@ -148,9 +166,9 @@ def _own_column(node: exp.Expr, reference: exp.Table) -> exp.Column | None:
 
 
 def scope_of(reference: exp.Table) -> Scope:
-    """The `column = 'x'` (either way round) and `column IN ('x', …)` conjuncts of the WHERE of the
-    SELECT that reads `reference` as its only table (or naming its alias), taken as exact-match
-    prefilters. Only string literals count: DuckDB compares them exactly, as `Scope.allows` does."""
+    """The `column = 'x'` (either way round), `column IN ('x', …)` and `column LIKE 'x%'` conjuncts
+    of the WHERE of the SELECT that reads `reference` as its only table (or naming its alias), taken
+    as prefilters. Only string literals count: DuckDB compares them exactly, as `Scope.allows` does."""
     query = reference.root()
     # `*` in a select list (not COUNT(*)) reads every column; otherwise every name the query holds
     # (columns, USING lists, aliases: a superset of the columns it reads).
@@ -163,8 +181,15 @@ def scope_of(reference: exp.Table) -> Scope:
     if where is None:
         return Scope(named=named)
     values: dict[str, frozenset[str]] = {}
+    patterns: dict[str, tuple[re.Pattern[str], ...]] = {}
     for conjunct in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
         column, allowed = None, None
+        if isinstance(conjunct, exp.Like):
+            like_column, pattern = _own_column(conjunct.this, reference), _like(conjunct.expression)
+            if like_column is not None and pattern is not None:
+                name = like_column.name.upper()
+                patterns[name] = (*patterns.get(name, ()), pattern)
+            continue
         if isinstance(conjunct, exp.EQ):
             column, allowed = _own_column(conjunct.this, reference), _literals(conjunct.expression)
             if column is None or allowed is None:
@@ -177,7 +202,7 @@ def scope_of(reference: exp.Table) -> Scope:
         if column is not None and allowed is not None:
             name = column.name.upper()
             values[name] = values[name] & allowed if name in values else allowed
-    return Scope(values, named)
+    return Scope(values, named, patterns)
 
 
 # --------------------------------------------------------------------------- tables

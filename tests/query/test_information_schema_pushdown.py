@@ -34,6 +34,11 @@ PREDICATES = (
     "TABLE_SCHEMA = '{db}' AND TABLE_SCHEMA = '{db2}'",
     "'t1' = TABLE_NAME AND '{db2}' = TABLE_SCHEMA",
     "TABLE_NAME LIKE 't%' AND TABLE_SCHEMA = '{db2}'",
+    "TABLE_NAME LIKE 'M%C_s_' AND TABLE_SCHEMA LIKE '{db}%'",
+    "TABLE_NAME LIKE 'mixed%'",
+    "TABLE_NAME LIKE '%1' AND TABLE_NAME LIKE 't%' AND TABLE_SCHEMA IN ('{db}', '{db2}')",
+    "TABLE_NAME NOT LIKE 't%' AND TABLE_SCHEMA = '{db}'",
+    "TABLE_NAME LIKE 't\\_1' OR TABLE_NAME LIKE 'v_'",
     "TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = 'rowsets'",
 )
 OTHER = (

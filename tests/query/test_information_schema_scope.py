@@ -32,9 +32,23 @@ def test_either_side_and_its_own_qualifier_count() -> None:
         "TABLE_NAME": frozenset({"x"})}
 
 
+def test_like_patterns_narrow_as_duckdb_matches_them() -> None:
+    scope = _scope("SELECT TABLE_NAME FROM information_schema.tables WHERE TABLE_NAME LIKE 'a_c%' AND "
+                   "TABLE_NAME LIKE '%z' AND TABLE_SCHEMA LIKE 'd.b'")
+    assert scope.values == {}
+    assert scope.allows("TABLE_NAME", "abcxyz") and scope.allows("TABLE_NAME", "a.cz")
+    assert not scope.allows("TABLE_NAME", "abcxy")  # every pattern must match
+    assert not scope.allows("TABLE_NAME", "ABCz")  # case-sensitive, as DuckDB's LIKE
+    assert scope.allows("TABLE_SCHEMA", "d.b") and not scope.allows("TABLE_SCHEMA", "dxb")  # `.` is no wildcard
+    # A backslash (an escape in MySQL, none in DuckDB) or an ESCAPE clause: not mirrored, not pushed.
+    for sql in ("SELECT 1 FROM information_schema.tables WHERE TABLE_NAME LIKE 'a\\_b'",
+                "SELECT 1 FROM information_schema.tables WHERE TABLE_NAME LIKE 'a!_b' ESCAPE '!'"):
+        assert _scope(sql).allows("TABLE_NAME", "anything"), sql
+
+
 def test_anything_else_narrows_nothing() -> None:
     for sql in ("SELECT TABLE_NAME FROM information_schema.tables WHERE TABLE_SCHEMA = 'd' OR TABLE_NAME = 'x'",
-                "SELECT TABLE_NAME FROM information_schema.tables WHERE TABLE_SCHEMA LIKE 'd%'",
+                "SELECT TABLE_NAME FROM information_schema.tables WHERE TABLE_SCHEMA NOT LIKE 'd%'",
                 "SELECT t.TABLE_NAME FROM information_schema.tables t JOIN information_schema.columns c "
                 "USING (TABLE_SCHEMA, TABLE_NAME) WHERE t.TABLE_SCHEMA = 'd'",
                 "SELECT * FROM (SELECT TABLE_NAME FROM information_schema.tables) x WHERE TABLE_NAME = 'a'",
