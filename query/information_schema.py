@@ -33,7 +33,7 @@ from query.catalog_facts import (
 )
 from query.context import Context, SessionState, SqlFailure
 from schemas.errors import ErrorCode
-from schemas.model import Column
+from schemas.model import Column, Rowset
 
 CATALOG = "internal"  # Doris' TABLE_CATALOG (MySQL says 'def')
 INFORMATION_SCHEMA = "information_schema"
@@ -391,12 +391,15 @@ def _columns(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]
 def _partitions(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
     sizes = scope.needs(*_SIZES)
     for db, table in _live_tables(ctx, scope):
-        records = [r for r in ctx.projection.rowset_records(table.table_id) if r.stale_ts_ms is None] if sizes else []
+        by_partition: dict[int, list[Rowset]] = {}
+        for record in ctx.projection.rowset_records(table.table_id) if sizes else ():
+            if record.stale_ts_ms is None:
+                by_partition.setdefault(record.rowset.partition_id, []).append(record.rowset)
         method = None if table.partition_kind == "UNPARTITIONED" else table.partition_kind
         expression = ", ".join(f"`{c}`" for c in table.partition_columns) or None
         live = sorted(table.live_partitions(), key=lambda p: p.partition_id)
         for position, p in enumerate(live, start=1):
-            mine = [r.rowset for r in records if r.rowset.partition_id == p.partition_id]
+            mine = by_partition.get(p.partition_id, [])
             rows, size = (sum(r.num_rows for r in mine), sum(r.size_bytes for r in mine)) if sizes else (None, None)
             yield (CATALOG, db, table.name, None if method is None else p.name, None,
                    None if method is None else position, None, method, None, expression, None, None, rows,
