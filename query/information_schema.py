@@ -184,7 +184,9 @@ def scope_of(reference: exp.Table) -> Scope:
     patterns: dict[str, tuple[re.Pattern[str], ...]] = {}
     for conjunct in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
         column, allowed = None, None
-        if isinstance(conjunct, exp.Like):
+        if conjunct.args.get("negate") or conjunct.args.get("escape"):  # sqlglot's `NOT LIKE`, `LIKE … ESCAPE`
+            continue
+        if type(conjunct) is exp.Like:
             like_column, pattern = _own_column(conjunct.this, reference), _like(conjunct.expression)
             if like_column is not None and pattern is not None:
                 name = like_column.name.upper()

@@ -42,8 +42,11 @@ def test_like_patterns_narrow_as_duckdb_matches_them() -> None:
     assert scope.allows("TABLE_SCHEMA", "d.b") and not scope.allows("TABLE_SCHEMA", "dxb")  # `.` is no wildcard
     # A backslash (an escape in MySQL, none in DuckDB) or an ESCAPE clause: not mirrored, not pushed.
     for sql in ("SELECT 1 FROM information_schema.tables WHERE TABLE_NAME LIKE 'a\\_b'",
-                "SELECT 1 FROM information_schema.tables WHERE TABLE_NAME LIKE 'a!_b' ESCAPE '!'"):
-        assert _scope(sql).allows("TABLE_NAME", "anything"), sql
+                "SELECT 1 FROM information_schema.tables WHERE TABLE_NAME LIKE 'a!_b' ESCAPE '!'",
+                "SELECT 1 FROM information_schema.tables WHERE TABLE_NAME NOT LIKE 'a%'",
+                "SELECT 1 FROM information_schema.tables WHERE TABLE_NAME ILIKE 'a%'",
+                "SELECT 1 FROM information_schema.tables WHERE NOT (TABLE_NAME LIKE 'a%')"):
+        assert _scope(sql).allows("TABLE_NAME", "zzz"), sql
 
 
 def test_anything_else_narrows_nothing() -> None:
