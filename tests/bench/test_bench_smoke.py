@@ -43,7 +43,9 @@ CASES = [
     ("catalog_scale", ["--rowsets", "300", "--runs", "2", "--peer-runs", "1", "--cpu-window-s", "1"]),
     ("fault_harness", ["--duration-s", "5", "--faults", "1", "--keys", "10", "--down-max-s", "0.5"]),
 ]
-ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("STRATA_")}, **BENCH_ENV}
+# The benchmarks compute their stack from STRATA_BENCH_PORT_SHIFT themselves: it stays.
+ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("STRATA_") or k == "STRATA_BENCH_PORT_SHIFT"},
+       **BENCH_ENV}
 
 
 def _bench_stack_up() -> bool:
