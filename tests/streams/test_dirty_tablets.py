@@ -14,7 +14,7 @@ def _table(table_id: int, partitions: int, dropped: int | None = None) -> TableS
     states = {p: PartitionState(partition=Partition(partition_id=p, name=f"p{p}", buckets=2), created_ts_ms=0,
                                 dropped_ts_ms=dropped if p == dropped else None) for p in range(1, partitions + 1)}
     return TableState(table_id=table_id, db_id=1, name=f"t{table_id}", keys_model="DUPLICATE",
-                      partition_kind="RANGE", partition_columns=["k"], distribution=Distribution(columns=("k",)),
+                      partition_kind="RANGE", partition_columns=("k",), distribution=Distribution(columns=("k",)),
                       schemas=[SchemaAt(ts_ms=0, table_schema=schema)], partitions=states, created_ts_ms=0,
                       last_commit_ts_ms=0, next_column_id=2)
 
