@@ -81,6 +81,27 @@ def _sweep_orphans() -> int:
     return sweeper.removed_orphans
 
 
+def _fresh_table(name: str) -> pymysql.cursors.Cursor:
+    """crash_test.`name` made anew (time travel for one retention day, no automatic compaction); a
+    cursor on crash_test."""
+    conn = pymysql.connect(host="127.0.0.1", port=int(os.environ["STRATA_SQL_PORT"]), user="root", autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE DATABASE IF NOT EXISTS crash_test")
+    cur.execute("USE crash_test")
+    cur.execute(f"DROP TABLE IF EXISTS {name} FORCE")
+    cur.execute(f'CREATE TABLE {name} (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('
+                '"enable_time_travel" = "true", "time_travel_retention_days" = "1", '
+                '"disable_auto_compaction" = "true")')
+    return cur
+
+
+def _files(cur: pymysql.cursors.Cursor, ssd_dir: Path, table: str) -> list[Path]:
+    """The files on the SSD tier of crash_test.`table`'s rowsets."""
+    cur.execute("SELECT ROWSET_ID FROM information_schema.rowsets WHERE TABLE_SCHEMA = 'crash_test' "
+                f"AND TABLE_NAME = '{table}'")
+    return [p for (rowset_id,) in cur.fetchall() for p in ssd_dir.rglob(f"{rowset_id}.parquet")]
+
+
 def _now() -> str:
     time.sleep(0.003)
     moment = datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
@@ -90,14 +111,7 @@ def _now() -> str:
 
 def test_a_recycler_killed_between_event_and_deletion_leaves_nothing_dangling() -> None:
     config = load_settings()
-    conn = pymysql.connect(host="127.0.0.1", port=int(os.environ["STRATA_SQL_PORT"]), user="root", autocommit=True)
-    cur = conn.cursor()
-    cur.execute("CREATE DATABASE IF NOT EXISTS crash_test")
-    cur.execute("USE crash_test")
-    cur.execute("DROP TABLE IF EXISTS recycled FORCE")
-    cur.execute('CREATE TABLE recycled (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('
-                '"enable_time_travel" = "true", "time_travel_retention_days" = "1", '
-                '"disable_auto_compaction" = "true")')
+    cur = _fresh_table("recycled")
     instants = []
     for i in range(1, 7):
         cur.execute(f"INSERT INTO recycled VALUES ({i})")
@@ -185,9 +199,7 @@ def test_files_a_clone_shares_survive_a_recycler_killed_at_any_deletion(kill_at:
     cur.execute(f"CREATE TABLE shared_src (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 {properties}")
     for i in range(1, 4):
         cur.execute(f"INSERT INTO shared_src VALUES ({i})")
-    cur.execute("SELECT ROWSET_ID FROM information_schema.rowsets WHERE TABLE_SCHEMA = 'crash_test' "
-                "AND TABLE_NAME = 'shared_src'")
-    shared = [p for (rowset_id,) in cur.fetchall() for p in config.ssd_dir.rglob(f"{rowset_id}.parquet")]
+    shared = _files(cur, config.ssd_dir, "shared_src")
     assert len(shared) == 3
     cur.execute("CREATE TABLE shared_clone CLONE shared_src")
     for i in range(4, 6):  # the source's own files: the dying recycler deletes these, shared ones never
@@ -216,19 +228,10 @@ def test_files_a_clone_shares_survive_a_recycler_killed_at_any_deletion(kill_at:
 
 def test_a_purge_killed_after_its_event_leaves_the_files_to_the_orphan_sweep() -> None:
     config = load_settings()
-    conn = pymysql.connect(host="127.0.0.1", port=int(os.environ["STRATA_SQL_PORT"]), user="root", autocommit=True)
-    cur = conn.cursor()
-    cur.execute("CREATE DATABASE IF NOT EXISTS crash_test")
-    cur.execute("USE crash_test")
-    cur.execute("DROP TABLE IF EXISTS purged FORCE")
-    cur.execute('CREATE TABLE purged (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('
-                '"enable_time_travel" = "true", "time_travel_retention_days" = "1", '
-                '"disable_auto_compaction" = "true")')
+    cur = _fresh_table("purged")
     for i in range(1, 3):
         cur.execute(f"INSERT INTO purged VALUES ({i})")
-    cur.execute("SELECT ROWSET_ID FROM information_schema.rowsets WHERE TABLE_SCHEMA = 'crash_test' "
-                "AND TABLE_NAME = 'purged'")
-    files = [p for (rowset_id,) in cur.fetchall() for p in config.ssd_dir.rglob(f"{rowset_id}.parquet")]
+    files = _files(cur, config.ssd_dir, "purged")
     assert len(files) == 2
     cur.execute("DROP TABLE purged")
     time.sleep(1.2)  # past the one-day retention of the test recycler's one-second days
