@@ -47,6 +47,7 @@ from bench.stack import (
 )
 from projections.replay import checksum as projection_checksum
 from schemas.config import REPO_ROOT, Settings
+from schemas.model import NewRowset
 from storage.paths import rowset_path
 
 GOAL_EVENTS_PER_S = 50_000
@@ -76,10 +77,9 @@ def events_end_offset(s: Settings) -> int:
         c.close()
 
 
-def template_rowset(s: Settings, db: str, table: str):
+def template_rowset(s: Settings, db: str, table: str) -> tuple[int, NewRowset]:
     """(table_id, NewRowset) of the table's first committed rowset, from the SQL server's projection."""
     from projections.projection import Projection
-    from schemas.model import NewRowset
 
     projection = Projection(sql_projection_path(s), read_only=True)
     try:
@@ -91,6 +91,26 @@ def template_rowset(s: Settings, db: str, table: str):
         return found.table_id, NewRowset(**fields)
     finally:
         projection.close()
+
+
+def pad_and_probe(s: Settings, prefix: str, probe: str) -> tuple[str, int, NewRowset]:
+    """A fresh database with tables `pad` and `probe`, one row each: (database, pad's table id, pad's
+    rowset, the template of `produce_commands`)."""
+    db = fresh_database(s, prefix)
+    conn = sql_connect(s, db)
+    try:
+        with conn.cursor() as cur:
+            # No automatic compaction of `pad`: its rowsets would be merged in one DuckDB query by the
+            # worker's agent (100k inputs, files that are not there), on this run and on every later
+            # start of the bench stack.
+            cur.execute(create_table_sql("pad", "DUPLICATE", properties={"disable_auto_compaction": "true"}))
+            cur.execute(create_table_sql(probe, "DUPLICATE"))
+            cur.execute("INSERT INTO pad VALUES (1, 1)")
+            cur.execute(f"INSERT INTO {probe} VALUES (1, 1)")
+    finally:
+        conn.close()
+    table_id, template = template_rowset(s, db, "pad")
+    return db, table_id, template
 
 
 def produce_commands(s: Settings, table_id: int, template, n: int, run_id: str) -> float:
@@ -218,18 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     run_id = uuid.uuid4().hex[:8]
 
     with bench_stack(args.keep_stack) as s:
-        db = fresh_database(s, "bench_replay")
-        conn = sql_connect(s, db)
-        with conn.cursor() as cur:
-            # No automatic compaction of `pad`: its --commands rowsets would be merged in one DuckDB
-            # query by the worker's agent (100k inputs → tens of GB, the worker's event loop blocked),
-            # on this run and on every later start of the bench stack.
-            cur.execute(create_table_sql("pad", "DUPLICATE", properties={"disable_auto_compaction": "true"}))
-            cur.execute(create_table_sql("probe", "DUPLICATE"))
-            cur.execute("INSERT INTO pad VALUES (1, 1)")
-            cur.execute("INSERT INTO probe VALUES (1, 1)")
-        conn.close()
-        table_id, template = template_rowset(s, db, "pad")
+        db, table_id, template = pad_and_probe(s, "bench_replay", "probe")
         log(f"replay: template rowset {template.rowset_id} ({template.path}, {template.size_bytes} B)")
 
         g0 = sequencer_gauges(s)

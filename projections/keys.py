@@ -76,6 +76,22 @@ def rowset_locator_key(rowset_id: str) -> bytes:
     return b"i/" + rowset_id.encode()
 
 
+def stale_prefix(table_id: int) -> bytes:
+    """The table's stale rowsets by the instant they went stale, oldest first: what the recycler
+    reads, up to its horizon, instead of every rowset record of the table."""
+    return f"sx/{table_id:010d}/".encode()
+
+
+def stale_key(table_id: int, stale_ts_ms: int, rowset_id: str) -> bytes:
+    """→ the rowset's key (`rowset_key`)."""
+    return stale_prefix(table_id) + f"{stale_ts_ms:015d}/{rowset_id}".encode()
+
+
+def stale_ts_of(key: bytes, table_id: int) -> int:
+    """The instant a `stale_key` of the table names."""
+    return int(key[len(stale_prefix(table_id)):].split(b"/", 1)[0])
+
+
 def file_holder_prefix(file_rowset_id: str) -> bytes:
     """Every rowset (of any table) whose file is `file_rowset_id`'s: the file's holders."""
     return b"fh/" + file_rowset_id.encode() + b"/"
@@ -86,9 +102,10 @@ def file_holder_key(file_rowset_id: str, rowset_id: str) -> bytes:
 
 
 def table_prefixes(table_id: int) -> tuple[bytes, ...]:
-    """Every per-commit key range of one table (rowsets, versions, deletes, history, labels)."""
+    """Every per-commit key range of one table (rowsets, versions, deletes, history, labels, moves,
+    the stale-rowset index)."""
     t = f"{table_id:010d}/".encode()
-    return (b"r/" + t, b"v/" + t, b"x/" + t, b"c/" + t, b"l/" + t, b"mv/" + t)
+    return (b"r/" + t, b"v/" + t, b"x/" + t, b"c/" + t, b"l/" + t, b"mv/" + t, b"sx/" + t)
 
 
 def move_prefix(table_id: int) -> bytes:

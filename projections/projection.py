@@ -58,8 +58,9 @@ USER_PREFIX = b"usr/"
 VIEW_PREFIX = b"vw/"
 # Bump when the key layout or a stored value's shape changes: a projection written in another
 # format is rebuilt from the log (the truth) instead of being misread.
-FORMAT_VERSION = b"10"  # 8: views (vw/), name takeovers, AUTO PARTITION, AUTO_INCREMENT, sequence columns;
-#                         9: tags and the recycled-through instant on TableState; 10: file holders (fh/)
+FORMAT_VERSION = b"11"  # 8: views (vw/), name takeovers, AUTO PARTITION, AUTO_INCREMENT, sequence columns;
+#                         9: tags and the recycled-through instant on TableState; 10: file holders (fh/);
+#                         11: the stale-rowset index (sx/)
 FORMAT_KEY = b"m/format"
 # Events that change only a table's data or where it lies, never what a statement's names resolve
 # to, its columns' types or who may read it: they leave `catalog_generation` alone. Every other kind,
@@ -300,6 +301,16 @@ class Projection:
         raw = self.store.get(key) if key else None
         return RowsetRecord.model_validate_json(raw) if raw else None
 
+    def stale_records(self, table_id: int, through_ts_ms: int) -> Iterator[RowsetRecord]:
+        """The table's stale rowset records that went stale at or before `through_ts_ms`, oldest
+        first, through the stale-rowset index: no live record is read."""
+        for key, rowset_key in self.store.scan(keys.stale_prefix(table_id)):
+            if keys.stale_ts_of(key, table_id) > through_ts_ms:
+                return
+            raw = self.store.get(rowset_key)
+            if raw:
+                yield RowsetRecord.model_validate_json(raw)
+
     def file_holders(self, file_rowset_id: str) -> list[str]:
         """The rowsets, of any table, whose records name the file of rowset `file_rowset_id` (its own
         record while it lives, and every clone's): the file may go only once none is left."""
@@ -377,6 +388,17 @@ class Projection:
         self.store.put(key, _dump(record))
         self.store.put(keys.rowset_locator_key(rs.rowset_id), key)
         self.store.put(keys.file_holder_key(rs.file_ids(table_id)[2], rs.rowset_id), b"")
+        if record.stale_ts_ms is not None:
+            self.store.put(keys.stale_key(table_id, record.stale_ts_ms, rs.rowset_id), key)
+
+    def _set_stale(self, table_id: int, record: RowsetRecord, stale_ts_ms: int | None) -> None:
+        """Marks a rowset stale since `stale_ts_ms` (None: live again), its stale-index entry with it."""
+        self._unindex_stale(table_id, record)
+        self._put_rowset(table_id, record.model_copy(update={"stale_ts_ms": stale_ts_ms}))
+
+    def _unindex_stale(self, table_id: int, record: RowsetRecord) -> None:
+        if record.stale_ts_ms is not None:
+            self.store.delete(keys.stale_key(table_id, record.stale_ts_ms, record.rowset.rowset_id))
 
     def _forget_rowset(self, table_id: int, rowset: Rowset) -> None:
         """Drops a rowset's record and its hold on its file (the record's key is the caller's)."""
@@ -600,7 +622,7 @@ class Projection:
         for rowset_id in e.input_rowset_ids:
             record = self.rowset_record(rowset_id)
             if record is not None:
-                self._put_rowset(e.table_id, record.model_copy(update={"stale_ts_ms": ts}))
+                self._set_stale(e.table_id, record, ts)
         self._put_rowset(e.table_id, RowsetRecord(rowset=e.output))
 
     def _hide_versions(self, table: TableState, pid: int, restored: int, version: int, ts: int) -> None:
@@ -616,9 +638,9 @@ class Projection:
         for record in list(self.rowset_records(table.table_id, pid)):
             rowset = record.rowset
             if rowset.rowset_id in keep and record.stale_ts_ms is not None:
-                self._put_rowset(table.table_id, record.model_copy(update={"stale_ts_ms": None}))
+                self._set_stale(table.table_id, record, None)
             elif rowset.rowset_id not in keep and record.stale_ts_ms is None and rowset.end_version > restored:
-                self._put_rowset(table.table_id, record.model_copy(update={"stale_ts_ms": ts}))
+                self._set_stale(table.table_id, record, ts)
         partition.masks.append((restored, version))
 
     def _table_restored(self, e: ev.TableRestored, ts: int) -> None:
@@ -671,6 +693,7 @@ class Projection:
                 self.store.delete(key)
                 self.store.delete(locator)
             if record is not None:
+                self._unindex_stale(e.table_id, record)
                 self._forget_rowset(e.table_id, record.rowset)
 
     def _tag_created(self, e: ev.TagCreated, ts: int) -> None:

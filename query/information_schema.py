@@ -2,7 +2,7 @@
 catalog replica as Arrow tables when a query reads them, then filtered to what the session's user may
 see (query.access.visible).
 
-A query's top-level `TABLE_SCHEMA = '…'` / `TABLE_NAME IN (…)` conditions on a table are passed down
+A query's top-level `TABLE_SCHEMA = '…'` / `TABLE_NAME IN (…)` / `LIKE '…'` conditions on a table are passed down
 (`Scope`), so a tool asking about one table does not pay for every table's rowset scan; DuckDB still
 applies the whole WHERE to what is built.
 """
@@ -33,7 +33,7 @@ from query.catalog_facts import (
 )
 from query.context import Context, SessionState, SqlFailure
 from schemas.errors import ErrorCode
-from schemas.model import Column
+from schemas.model import Column, Rowset
 
 CATALOG = "internal"  # Doris' TABLE_CATALOG (MySQL says 'def')
 INFORMATION_SCHEMA = "information_schema"
@@ -123,10 +123,14 @@ class Scope:
 
     values: dict[str, frozenset[str]] = field(default_factory=dict)
     named: frozenset[str] | None = None
+    # Column → the LIKE patterns (as regular expressions) a value must match, every one.
+    patterns: dict[str, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
 
     def allows(self, column: str, value: str) -> bool:
         allowed = self.values.get(column)
-        return allowed is None or value in allowed
+        if allowed is not None and value not in allowed:
+            return False
+        return all(p.fullmatch(value) is not None for p in self.patterns.get(column, ()))
 
     def needs(self, *columns: str) -> bool:
         return self.named is None or any(column in self.named for column in columns)
@@ -138,9 +142,33 @@ def _literals(node: exp.Expr) -> frozenset[str] | None:
     return None
 
 
+def _like(node: exp.Expr) -> re.Pattern[str] | None:
+    """A string literal LIKE pattern as DuckDB matches it (case-sensitive, `%` and `_`, no escape
+    character unless an ESCAPE clause names one); None for a pattern with a backslash, whose meaning
+    this mirror would have to guess."""
+    literal = _literals(node)
+    if literal is None:
+        return None
+    (pattern,) = literal
+    if "\\" in pattern:
+        return None
+    parts = (".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern)
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def _own_column(node: exp.Expr, reference: exp.Table) -> exp.Column | None:
+    """`node` as a column of `reference`: unqualified, or qualified by its alias or name (a column of
+    an enclosing query's table, `outer.TABLE_NAME`, constrains that table, not this one)."""
+    if not isinstance(node, exp.Column) or not isinstance(node.this, exp.Identifier):
+        return None
+    qualifier = node.table.lower()
+    return node if qualifier in ("", reference.alias_or_name.lower()) else None
+
+
 def scope_of(reference: exp.Table) -> Scope:
-    """The `column = 'x'` and `column IN ('x', …)` conjuncts of the WHERE of the SELECT that reads
-    `reference` as its only table (or naming its alias), taken as exact-match prefilters."""
+    """The `column = 'x'` (either way round), `column IN ('x', …)` and `column LIKE 'x%'` conjuncts
+    of the WHERE of the SELECT that reads `reference` as its only table (or naming its alias), taken
+    as prefilters. Only string literals count: DuckDB compares them exactly, as `Scope.allows` does."""
     query = reference.root()
     # `*` in a select list (not COUNT(*)) reads every column; otherwise every name the query holds
     # (columns, USING lists, aliases: a superset of the columns it reads).
@@ -153,18 +181,30 @@ def scope_of(reference: exp.Table) -> Scope:
     if where is None:
         return Scope(named=named)
     values: dict[str, frozenset[str]] = {}
+    patterns: dict[str, tuple[re.Pattern[str], ...]] = {}
     for conjunct in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
         column, allowed = None, None
-        if isinstance(conjunct, exp.EQ) and isinstance(conjunct.this, exp.Column):
-            column, allowed = conjunct.this, _literals(conjunct.expression)
-        elif isinstance(conjunct, exp.In) and isinstance(conjunct.this, exp.Column) and not conjunct.args.get("query"):
+        if conjunct.args.get("negate") or conjunct.args.get("escape"):  # sqlglot's `NOT LIKE`, `LIKE … ESCAPE`
+            continue
+        if type(conjunct) is exp.Like:
+            like_column, pattern = _own_column(conjunct.this, reference), _like(conjunct.expression)
+            if like_column is not None and pattern is not None:
+                name = like_column.name.upper()
+                patterns[name] = (*patterns.get(name, ()), pattern)
+            continue
+        if isinstance(conjunct, exp.EQ):
+            column, allowed = _own_column(conjunct.this, reference), _literals(conjunct.expression)
+            if column is None or allowed is None:
+                column, allowed = _own_column(conjunct.expression, reference), _literals(conjunct.this)
+        elif isinstance(conjunct, exp.In) and not conjunct.args.get("query"):
             found = [_literals(e) for e in conjunct.expressions]
             if found and all(f is not None for f in found):
-                column, allowed = conjunct.this, frozenset().union(*(f for f in found if f is not None))
-        if column is not None and allowed is not None and isinstance(column.this, exp.Identifier):
+                column = _own_column(conjunct.this, reference)
+                allowed = frozenset().union(*(f for f in found if f is not None))
+        if column is not None and allowed is not None:
             name = column.name.upper()
             values[name] = values[name] & allowed if name in values else allowed
-    return Scope(values, named)
+    return Scope(values, named, patterns)
 
 
 # --------------------------------------------------------------------------- tables
@@ -353,12 +393,15 @@ def _columns(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]
 def _partitions(ctx: Context, session: SessionState, scope: Scope) -> Iterator[Row]:
     sizes = scope.needs(*_SIZES)
     for db, table in _live_tables(ctx, scope):
-        records = [r for r in ctx.projection.rowset_records(table.table_id) if r.stale_ts_ms is None] if sizes else []
+        by_partition: dict[int, list[Rowset]] = {}
+        for record in ctx.projection.rowset_records(table.table_id) if sizes else ():
+            if record.stale_ts_ms is None:
+                by_partition.setdefault(record.rowset.partition_id, []).append(record.rowset)
         method = None if table.partition_kind == "UNPARTITIONED" else table.partition_kind
         expression = ", ".join(f"`{c}`" for c in table.partition_columns) or None
         live = sorted(table.live_partitions(), key=lambda p: p.partition_id)
         for position, p in enumerate(live, start=1):
-            mine = [r.rowset for r in records if r.rowset.partition_id == p.partition_id]
+            mine = by_partition.get(p.partition_id, [])
             rows, size = (sum(r.num_rows for r in mine), sum(r.size_bytes for r in mine)) if sizes else (None, None)
             yield (CATALOG, db, table.name, None if method is None else p.name, None,
                    None if method is None else position, None, method, None, expression, None, None, rows,

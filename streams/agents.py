@@ -54,6 +54,8 @@ class Agents:
         locks = TabletLocks()  # compaction and cooldown never work on one tablet at once
         self.compaction = CompactionAgent(Compactor(self.projection, self.proposer, self.locator, stores, locks),
                                           owns=share.owns_table)
+        share.add_listener(lambda _slots: self.compaction.rescan())
+        self.replica.follower.add_listener(self.compaction.on_event)
         clock = policy_clock(config)
         self.tiering = TieringAgent(Cooler(self.projection, self.proposer, tiers, stores), locks,
                                     local_grace_s=config.cooldown_local_grace_s, clock=clock,

@@ -1,5 +1,7 @@
 """Automatic compaction: every tablet whose live rowsets pile up is compacted (scored as Doris
-does, by rowset count: cumulative first, base when the pile above the base grows large)."""
+does, by rowset count: cumulative first, base when the pile above the base grows large). A tablet is
+scored when an event touched it since the last pass (streams.dirty_tablets), never every tablet of
+the catalog at every pass."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import duckdb
 
 from projections.compaction import Compactor, due
 from projections.proposer import CommandFailed, CommandTimeout
+from schemas.envelope import EventEnvelope
+from streams.dirty_tablets import DirtyTablets
 
 log = logging.getLogger(__name__)
 
@@ -21,30 +25,43 @@ class CompactionAgent:
         self.duck = duckdb.connect()
         self.compactions = 0
         self.conflicts = 0
+        # A tablet's score changes only with its table's events: a pass looks at the tablets they touched.
+        self.dirty = DirtyTablets()
+
+    def on_event(self, envelope: EventEnvelope) -> None:
+        """Follower listener: marks the tablets the event may have made due."""
+        self.dirty.on_event(envelope.payload)
+
+    def rescan(self) -> None:
+        """This worker's share changed: the next pass looks at every tablet it now holds."""
+        self.dirty.rescan()
 
     def sweep(self) -> int:
-        """One pass over every live tablet; returns how many compactions were committed."""
+        """One pass over the tablets marked since the last; returns how many compactions were committed."""
         projection = self.compactor.projection
         done = 0
         with projection.lock:
-            tables = [t for t in projection.tables.values()
+            tables = {t.table_id: t for t in projection.tables.values()
                       if t.dropped_ts_ms is None and t.properties.get("disable_auto_compaction") != "true"
-                      and self.owns(t.table_id)]
-        for table in tables:
-            for partition in table.live_partitions():
-                for bucket in range(partition.partition.buckets):
-                    with projection.lock:
-                        kind = due(projection, table, partition, bucket)
-                    if kind is None:
-                        continue
-                    try:
-                        if self.compactor.compact(self.duck, table, partition, bucket, kind) is not None:
-                            done += 1
-                    except (CommandFailed, CommandTimeout) as exc:
-                        # The tablet changed under us (a load, a restore, a schema change); next pass.
-                        self.conflicts += 1
-                        log.info("compaction of %s p%d b%d deferred: %s", table.name, partition.partition_id,
-                                 bucket, exc)
-                        break
+                      and self.owns(t.table_id)}
+            tablets = self.dirty.take(tables)
+        for i, (table_id, partition_id, bucket) in enumerate(tablets):
+            table = tables[table_id]
+            partition = table.partitions[partition_id]
+            try:
+                with projection.lock:
+                    kind = due(projection, table, partition, bucket)
+                if kind is not None and self.compactor.compact(self.duck, table, partition, bucket, kind) is not None:
+                    done += 1  # its CompactionCommitted marks the tablet again: scored anew next pass
+            except (CommandFailed, CommandTimeout) as exc:
+                # The tablet changed under us (a load, a restore, a schema change); next pass.
+                self.conflicts += 1
+                self.dirty.mark(table_id, {partition_id})
+                log.info("compaction of %s p%d b%d deferred: %s", table.name, partition_id, bucket, exc)
+            except BaseException:
+                # A failed pass (a store down) leaves this tablet and the rest for the next one.
+                for key in tablets[i:]:
+                    self.dirty.mark(key[0], {key[1]})
+                raise
         self.compactions += done
         return done

@@ -23,8 +23,15 @@ own partition, so a replica behind on some partition of `strata.events` (another
 superset of the holders and at worst keeps a file for the orphan sweep, never deletes a held one.
 
 The same holds on remote resources: a recycled cooled rowset's object is removed after its event,
-and objects no rowset names there — uploads a crash or a refused commit left, a dropped table's
-data once purged — are removed once older than the grace, each removal logged and counted.
+and objects no rowset names there — uploads a crash or a refused commit left — are removed once
+older than the grace, each removal logged and counted.
+
+A pass costs what became garbage, not the catalog's size: the stale rowsets of a table are read
+through the projection's stale-rowset index up to the horizon (`due_rowsets`), never by decoding
+every rowset record; a dropped table's purge deletes the files of the rowsets it forgot right after
+its event, like a recycle. The orphan sweeps, which walk every file and object, are only the safety
+net for what a crash left between an event and its deletions: they run at start and then every
+`ORPHAN_SWEEP_EVERY_S`.
 """
 
 from __future__ import annotations
@@ -51,8 +58,17 @@ log = logging.getLogger(__name__)
 # Object keys Strata writes under a resource's root path (anything else there is left alone).
 _ROWSET_OBJECT = re.compile(r"^t\d+/p\d+/b\d+/([0-9a-f]+)\.parquet$")
 _PROBE_OBJECT = re.compile(r"^_strata_probe/[0-9a-f]+$")
-# Listing a bucket is costlier than walking a folder: remote orphans are looked for less often.
-REMOTE_SWEEP_EVERY_S = 60.0
+# The orphan sweeps (every file of every tier, every object of every resource) only catch what a
+# crash left behind: rare, and at start.
+ORPHAN_SWEEP_EVERY_S = 600.0
+
+
+def due_rowsets(projection: Projection, table: TableState, horizon_ms: int, tagged: list[int]) -> list[Rowset]:
+    """The table's rowsets stale since `horizon_ms` or before that no live tag (at `tagged`) reads,
+    read through the stale-rowset index: a pass over a table with nothing stale reads no record."""
+    with projection.lock:
+        return [r.rowset for r in projection.stale_records(table.table_id, horizon_ms)
+                if not needed_by_tags(r.rowset, r.stale_ts_ms, tagged)]
 
 
 @dataclass
@@ -70,7 +86,7 @@ class Recycler:
     removed_orphans: int = 0
     removed_remote_orphans: int = 0
     refused_paths: int = 0
-    _last_remote_sweep: float = float("-inf")
+    _last_orphan_sweep: float = float("-inf")
 
     def horizon_ms(self, table: TableState) -> int:
         return int((self.clock() - self.grace_s) * 1000) - retention_ms(table, self.day_s)
@@ -83,30 +99,33 @@ class Recycler:
                 self.purge_if_expired(table)
             else:
                 count += self.recycle_table(table)
-        self.remove_orphans()
-        if self.clock() - self._last_remote_sweep >= REMOTE_SWEEP_EVERY_S:
+        if self.clock() - self._last_orphan_sweep >= ORPHAN_SWEEP_EVERY_S:
+            self._last_orphan_sweep = self.clock()
+            self.remove_orphans()
             self.remove_remote_orphans()
         return count
 
     def purge_if_expired(self, table: TableState) -> None:
         """A dropped table whose recovery window (its retention, with time travel) has passed is
-        purged; its files then go with the orphan sweep."""
+        purged; then the files of its rowsets go, each once no clone holds it (a crash in between
+        leaves them to the orphan sweep)."""
         assert table.dropped_ts_ms is not None
         window_ms = retention_ms(table, self.day_s) if table.time_travel else int(self.recovery_window_s * 1000)
         if table.dropped_ts_ms + window_ms + int(self.grace_s * 1000) > self.clock() * 1000:
             return
+        with self.projection.lock:
+            forgotten = [r.rowset for r in self.projection.rowset_records(table.table_id)]
         try:
             self.proposer.propose(cmd.DropTable(table_id=table.table_id, force=True), table_id=table.table_id)
         except CommandFailed as failed:
             log.info("recycler: purge of %s skipped: %s", table.name, failed.reason)
+            return
+        for rowset in forgotten:
+            self._remove_rowset(table.table_id, rowset)
 
     def recycle_table(self, table: TableState) -> int:
         horizon = self.horizon_ms(table)
-        tagged = tag_instants_ms(table, int(self.clock() * 1000))
-        with self.projection.lock:
-            due = [r.rowset for r in self.projection.rowset_records(table.table_id)
-                   if r.stale_ts_ms is not None and r.stale_ts_ms <= horizon
-                   and not needed_by_tags(r.rowset, r.stale_ts_ms, tagged)]
+        due = due_rowsets(self.projection, table, horizon, tag_instants_ms(table, int(self.clock() * 1000)))
         if not due:
             return 0
         try:
@@ -177,7 +196,6 @@ class Recycler:
     def remove_remote_orphans(self, resources: list[str] | None = None) -> None:
         """Objects under each resource's root (or those of `resources`) that no rowset names there,
         older than the grace."""
-        self._last_remote_sweep = self.clock()
         cutoff = self.clock() - self.grace_s
         for resource in list(self.projection.named["resource"]) if resources is None else resources:
             try:

@@ -1,9 +1,11 @@
 """The tiering agent: keeps a schedule of when each tablet next has a rowset due to move, and
 moves what is due (DESIGN §10; the decisions are `projections.cooldown`'s).
 
-The schedule reacts to the log: any event touching a table (a commit, a compaction, a property or
-partition change) makes that table's tablets be planned again, and a policy or resource event
-replans every table. Between events a tablet is only looked at when its due time comes.
+The schedule reacts to the log: the tablets an event touched are planned again (`DirtyTablets`: the
+partitions a load, delete or compaction names, a table's for its other events, every table's for a
+policy or resource event). Between events a tablet is only looked at when its due time comes
+(time-driven cooldowns: each plan says when its tablet is next due), so a pass costs what changed,
+never the catalog.
 
 A failing store (down, slow, refusing) puts the tablet on a backoff of its own — 1 s doubling
 to a minute — and its data stays hot and readable meanwhile. The source copy of a moved rowset
@@ -25,19 +27,15 @@ from projections.cooldown import Cooler, TabletMoves, plan_tablet
 from projections.proposer import CommandFailed, CommandTimeout
 from projections.state import PartitionState, TableState
 from projections.tablet_locks import TabletKey, TabletLocks
-from schemas import events as ev
 from schemas.envelope import EventEnvelope
 from storage.object_store import ResourceError
+from streams.dirty_tablets import DirtyTablets
 
 log = logging.getLogger(__name__)
 # Tablets moved at once: uploads of different tablets overlap (each tablet's own moves stay in order).
 MOVE_THREADS = 4
 FIRST_BACKOFF_S = 1.0
 MAX_BACKOFF_S = 60.0
-_CATALOG_WIDE = (ev.ResourceCreated, ev.ResourceAltered, ev.ResourceDropped, ev.StoragePolicyCreated,
-                 ev.StoragePolicyAltered, ev.StoragePolicyDropped)
-
-
 @dataclass
 class _Backoff:
     retry_at: float
@@ -58,7 +56,7 @@ class TieringAgent:
     _due: dict[TabletKey, float] = field(default_factory=dict)
     _backoff: dict[TabletKey, _Backoff] = field(default_factory=dict)
     _removals: list[tuple[float, Path]] = field(default_factory=list)
-    _dirty: set[int] | None = None  # None: every table
+    _dirty: DirtyTablets = field(default_factory=DirtyTablets)
     _guard: threading.Lock = field(default_factory=threading.Lock)
     # Set when an event made something plannable, so the next sweep need not wait for its interval.
     wake: threading.Event = field(default_factory=threading.Event)
@@ -66,41 +64,24 @@ class TieringAgent:
 
     def on_event(self, envelope: EventEnvelope) -> None:
         """Follower listener: marks what the event may have made due (or no longer due)."""
-        payload = envelope.payload
-        with self._guard:
-            if isinstance(payload, _CATALOG_WIDE):
-                self._dirty = None
-            elif isinstance(getattr(payload, "table_id", None), int):
-                if self._dirty is not None:
-                    self._dirty.add(payload.table_id)  # type: ignore[attr-defined]
-            else:
-                return
-        self.wake.set()
+        if self._dirty.on_event(envelope.payload):
+            self.wake.set()
 
     def rescan(self) -> None:
         """This worker's share changed: the next sweep looks at every table it now holds."""
-        with self._guard:
-            self._dirty = None
+        self._dirty.rescan()
         self.wake.set()
-
-    def _take_dirty(self) -> set[int] | None:
-        with self._guard:
-            dirty, self._dirty = self._dirty, set()
-            return dirty
 
     def sweep(self) -> int:
         """Moves every due rowset it can; returns how many moved."""
         now = self.clock()
         self._remove_sources(now)
         projection = self.cooler.projection
-        dirty = self._take_dirty()
         wanted: set[TabletKey] = {key for key, at in self._due.items() if at <= now * 1000}
         with projection.lock:
             live = {t.table_id: t for t in projection.tables.values()
                     if t.dropped_ts_ms is None and self.owns(t.table_id)}
-            for table_id in live.keys() if dirty is None else dirty & live.keys():
-                for partition in live[table_id].live_partitions():
-                    wanted.update((table_id, partition.partition_id, b) for b in range(partition.partition.buckets))
+            wanted.update(self._dirty.take(live))
             # No copies: a published state never changes (copy-on-write, projections.projection).
             tables = {i: live[i] for i in {key[0] for key in wanted} if i in live}
         jobs = []
@@ -130,9 +111,7 @@ class TieringAgent:
                 except (CommandFailed, CommandTimeout) as exc:
                     # The tablet changed under us (compaction, recycle, drop): plan it again next pass.
                     log.info("tiering: moves of tablet %s deferred: %s", key, exc)
-                    with self._guard:
-                        if self._dirty is not None:
-                            self._dirty.add(table.table_id)
+                    self._dirty.mark(table.table_id, {partition.partition_id})
                     return 0
             with self._guard:
                 self._removals.extend((now + self.local_grace_s, source) for source in result.sources)

@@ -1,7 +1,9 @@
 """Crash test for the recycler: a recycler process dies right after its `RowsetsRecycled` event is
 in the log and before it deleted a single file. Every instant inside the window still reads what
 it did, trimmed instants are refused, and the next sweep removes the files left dangling. Files a
-clone shares with its source survive a recycler killed at any deletion, and go with the last holder."""
+clone shares with its source survive a recycler killed at any deletion, and go with the last holder.
+A dropped table's purge deletes its files itself, with no orphan sweep; killed after the purge's
+event, it leaves them to the orphan sweep."""
 
 from __future__ import annotations
 
@@ -25,8 +27,9 @@ from streams.recycler import Recycler
 
 pytestmark = pytest.mark.integration
 
-# Runs one sweep of crash_test.<argv[1]> with a one-second retention day; file deletion number
-# argv[2] (1: the first) kills the process, the deletions before it done.
+# Runs one sweep of crash_test.<argv[1]> with a one-second retention day (or, with argv[3] "purge",
+# the purge of that dropped table); file deletion number argv[2] (1: the first) kills the process,
+# the deletions before it done.
 _DYING_RECYCLER = textwrap.dedent("""
     import os, pathlib, sys, tempfile
     from projections.remote import RemoteStores
@@ -38,7 +41,8 @@ _DYING_RECYCLER = textwrap.dedent("""
     config = load_settings()
     replica = Replica.open(config, pathlib.Path(tempfile.mkdtemp()), "dying-recycler")
     db = replica.projection.database_by_name("crash_test")
-    table = replica.projection.table_by_name(db.db_id, sys.argv[1])
+    purge = sys.argv[3:] == ["purge"]
+    table = replica.projection.table_by_name(db.db_id, sys.argv[1], dropped=purge)
     unlink, left = pathlib.Path.unlink, [int(sys.argv[2])]
 
     def dying_unlink(self, missing_ok=False):
@@ -48,16 +52,17 @@ _DYING_RECYCLER = textwrap.dedent("""
         unlink(self, missing_ok=missing_ok)
 
     pathlib.Path.unlink = dying_unlink
-    Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
-             RemoteStores(replica.projection, config),
-             grace_s=0.0, day_s=1.0).recycle_table(table)
+    recycler = Recycler(replica.projection, replica.proposer, LocalTiers.from_config(config),
+                        RemoteStores(replica.projection, config), grace_s=0.0, day_s=1.0)
+    recycler.purge_if_expired(table) if purge else recycler.recycle_table(table)
     os._exit(0)
 """)
 
 
-def _recycle_dying(table: str, at_deletion: int) -> int:
-    """Runs the dying recycler on crash_test.`table`; returns its exit code (137: killed)."""
-    died = subprocess.run([sys.executable, "-c", _DYING_RECYCLER, table, str(at_deletion)], cwd=REPO_ROOT,
+def _recycle_dying(table: str, at_deletion: int, *, purge: bool = False) -> int:
+    """Runs the dying recycler on crash_test.`table` (its purge: `purge`); returns its exit code (137: killed)."""
+    died = subprocess.run([sys.executable, "-c", _DYING_RECYCLER, table, str(at_deletion), *(["purge"] * purge)],
+                          cwd=REPO_ROOT,
                           env=os.environ.copy(), capture_output=True, timeout=120)
     assert died.returncode in (0, 137), died.stderr.decode()[-2000:]
     return died.returncode
@@ -76,6 +81,27 @@ def _sweep_orphans() -> int:
     return sweeper.removed_orphans
 
 
+def _fresh_table(name: str) -> pymysql.cursors.Cursor:
+    """crash_test.`name` made anew (time travel for one retention day, no automatic compaction); a
+    cursor on crash_test."""
+    conn = pymysql.connect(host="127.0.0.1", port=int(os.environ["STRATA_SQL_PORT"]), user="root", autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE DATABASE IF NOT EXISTS crash_test")
+    cur.execute("USE crash_test")
+    cur.execute(f"DROP TABLE IF EXISTS {name} FORCE")
+    cur.execute(f'CREATE TABLE {name} (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('
+                '"enable_time_travel" = "true", "time_travel_retention_days" = "1", '
+                '"disable_auto_compaction" = "true")')
+    return cur
+
+
+def _files(cur: pymysql.cursors.Cursor, ssd_dir: Path, table: str) -> list[Path]:
+    """The files on the SSD tier of crash_test.`table`'s rowsets."""
+    cur.execute("SELECT ROWSET_ID FROM information_schema.rowsets WHERE TABLE_SCHEMA = 'crash_test' "
+                f"AND TABLE_NAME = '{table}'")
+    return [p for (rowset_id,) in cur.fetchall() for p in ssd_dir.rglob(f"{rowset_id}.parquet")]
+
+
 def _now() -> str:
     time.sleep(0.003)
     moment = datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
@@ -85,14 +111,7 @@ def _now() -> str:
 
 def test_a_recycler_killed_between_event_and_deletion_leaves_nothing_dangling() -> None:
     config = load_settings()
-    conn = pymysql.connect(host="127.0.0.1", port=int(os.environ["STRATA_SQL_PORT"]), user="root", autocommit=True)
-    cur = conn.cursor()
-    cur.execute("CREATE DATABASE IF NOT EXISTS crash_test")
-    cur.execute("USE crash_test")
-    cur.execute("DROP TABLE IF EXISTS recycled FORCE")
-    cur.execute('CREATE TABLE recycled (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('
-                '"enable_time_travel" = "true", "time_travel_retention_days" = "1", '
-                '"disable_auto_compaction" = "true")')
+    cur = _fresh_table("recycled")
     instants = []
     for i in range(1, 7):
         cur.execute(f"INSERT INTO recycled VALUES ({i})")
@@ -156,8 +175,8 @@ def test_a_dropped_table_is_recoverable_within_its_window_then_purged() -> None:
         assert db is not None
         table = replica.projection.table_by_name(db.db_id, "dropped", dropped=True)
         assert table is not None
-        recycler.purge_if_expired(table)
-        recycler.remove_orphans()
+        recycler.purge_if_expired(table)  # its files go with it: no orphan sweep
+        assert recycler.removed_orphans == 0
     finally:
         replica.close()
     with pytest.raises(pymysql.MySQLError) as refused:
@@ -180,9 +199,7 @@ def test_files_a_clone_shares_survive_a_recycler_killed_at_any_deletion(kill_at:
     cur.execute(f"CREATE TABLE shared_src (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 {properties}")
     for i in range(1, 4):
         cur.execute(f"INSERT INTO shared_src VALUES ({i})")
-    cur.execute("SELECT ROWSET_ID FROM information_schema.rowsets WHERE TABLE_SCHEMA = 'crash_test' "
-                "AND TABLE_NAME = 'shared_src'")
-    shared = [p for (rowset_id,) in cur.fetchall() for p in config.ssd_dir.rglob(f"{rowset_id}.parquet")]
+    shared = _files(cur, config.ssd_dir, "shared_src")
     assert len(shared) == 3
     cur.execute("CREATE TABLE shared_clone CLONE shared_src")
     for i in range(4, 6):  # the source's own files: the dying recycler deletes these, shared ones never
@@ -207,3 +224,22 @@ def test_files_a_clone_shares_survive_a_recycler_killed_at_any_deletion(kill_at:
     assert not any(p.exists() for p in shared)
     cur.execute("SELECT count(*), sum(k) FROM shared_clone")
     assert cur.fetchone() == (3, 6)
+
+
+def test_a_purge_killed_after_its_event_leaves_the_files_to_the_orphan_sweep() -> None:
+    config = load_settings()
+    cur = _fresh_table("purged")
+    for i in range(1, 3):
+        cur.execute(f"INSERT INTO purged VALUES ({i})")
+    files = _files(cur, config.ssd_dir, "purged")
+    assert len(files) == 2
+    cur.execute("DROP TABLE purged")
+    time.sleep(1.2)  # past the one-day retention of the test recycler's one-second days
+
+    assert _recycle_dying("purged", 2, purge=True) == 137  # the first file deleted, then killed
+    with pytest.raises(pymysql.MySQLError) as refused:
+        cur.execute("RECOVER TABLE purged")
+    assert refused.value.args[0] == 1146, "the purge event was not committed before the crash"
+    assert [p.exists() for p in files].count(True) == 1
+    assert _sweep_orphans() >= 1
+    assert not any(p.exists() for p in files)
