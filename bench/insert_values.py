@@ -21,7 +21,6 @@ import argparse
 import random
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from bench.stack import add_stack_args, bench_stack, emit, fresh_database, log, machine, sql_connect
+from bench.stack import add_stack_args, bench_stack, emit, fresh_database, log, machine, on_connections, sql_connect
 
 COLUMNS = "(id BIGINT, name VARCHAR(32), price DECIMAL(10,2), ts DATETIME, qty INT, note VARCHAR(16))"
 GOAL_ROWS_PER_S = 100_000
@@ -55,27 +54,10 @@ def through_sql(cur: object, texts: list[str], tail: str) -> float:
 
 def through_connections(connect: Callable[[], Any], texts: list[str], connections: int) -> float:
     """Seconds for `texts` sent from `connections` connections at once, each its share in order."""
-    conns = [connect() for _ in range(connections)]
-    failures: list[BaseException] = []
-
-    def send(conn: Any, share: list[str]) -> None:
-        try:
-            with conn.cursor() as cur:
-                through_sql(cur, share, "")
-        except BaseException as exc:  # noqa: BLE001 - reported once all threads are done
-            failures.append(exc)
-    threads = [threading.Thread(target=send, args=(conn, texts[i::connections])) for i, conn in enumerate(conns)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    seconds = time.perf_counter() - started
-    for conn in conns:
-        conn.close()
-    if failures:
-        raise SystemExit(f"bench/insert_values: a connection failed: {failures[0]}")
-    return seconds
+    def send(conn: Any, i: int) -> None:
+        with conn.cursor() as cur:
+            through_sql(cur, texts[i::connections], "")
+    return on_connections([connect() for _ in range(connections)], send, "an INSERT … VALUES connection")
 
 
 def through_duckdb(texts: list[str], out: Path) -> tuple[float, float]:

@@ -22,9 +22,10 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -264,3 +265,27 @@ def table_rowset_files(s: Settings, db: str, table: str) -> list[str]:
                 for r in projection.rowset_records(found.table_id) if r.stale_ts_ms is None]
     finally:
         projection.close()
+
+
+def on_connections(connections: list[Any], work: Callable[[Any, int], None], what: str) -> float:
+    """Runs `work(connection, i)` for every connection at once, each on a thread; closes them all and
+    returns the wall time. The first failure ends the benchmark, naming `what`."""
+    failures: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            work(connections[i], i)
+        except BaseException as exc:  # noqa: BLE001 - reported once every thread is done
+            failures.append(exc)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(connections))]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    for connection in connections:
+        connection.close()
+    if failures:
+        raise SystemExit(f"bench: {what} failed: {failures[0]!r}")
+    return seconds

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-import threading
 import time
 import uuid
 from datetime import UTC, datetime
@@ -43,6 +42,7 @@ from bench.stack import (
     fresh_database,
     log,
     machine,
+    on_connections,
     percentiles_ms,
     sql_connect,
     sql_projection_path,
@@ -58,29 +58,11 @@ TABLE_SQL = ("CREATE TABLE t (k BIGINT, v BIGINT) ENGINE=OLAP DUPLICATE KEY(k) D
 
 def parallel_inserts(s, db: str, keys: range, threads: int) -> float:
     """INSERTs of `keys`, one row each, over `threads` connections; returns the wall time."""
-    errors: list[BaseException] = []
-    conns = [sql_connect(s, db) for _ in range(threads)]
-
-    def run(t: int) -> None:
-        try:
-            with conns[t].cursor() as cur:
-                for k in keys[t::threads]:
-                    cur.execute(f"INSERT INTO t VALUES ({k}, {k * 7})")
-        except BaseException as exc:  # noqa: BLE001 — re-raised in the caller
-            errors.append(exc)
-
-    t0 = time.perf_counter()
-    workers = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    wall = time.perf_counter() - t0
-    for c in conns:
-        c.close()
-    if errors:
-        raise SystemExit(f"bench/tt_vs_delta: an INSERT failed: {errors[0]!r}")
-    return wall
+    def run(conn, t: int) -> None:
+        with conn.cursor() as cur:
+            for k in keys[t::threads]:
+                cur.execute(f"INSERT INTO t VALUES ({k}, {k * 7})")
+    return on_connections([sql_connect(s, db) for _ in range(threads)], run, "an INSERT")
 
 
 def rowset_states(cur, db: str) -> dict[str, int]:
