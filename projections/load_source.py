@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from projections.rows import REASON, Allocate, RowsRejected, split_rows, split_rows_creating_partitions
+from projections.rows import REASON, Allocate, RowsRejected, kept_rows, split_rows, split_rows_creating_partitions
 from projections.state import TableState
 from schemas.errors import ErrorCode
 from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, Column, LoadColumn, Partition
@@ -241,10 +241,10 @@ def _load(cur: duckdb.DuckDBPyConnection, table: TableState, spec: LoadMapping, 
         cur.unregister("__records")
     unparsed = pc.is_valid(parsed["__bad"])
     bad = parsed.filter(unparsed).select([*CARRIED, "__bad"]).rename_columns([*CARRIED, REASON])
-    parsed = parsed.filter(pc.invert(unparsed))
+    parsed = kept_rows(parsed, pc.invert(unparsed))
     kept = pc.fill_null(parsed["__keep"], False)
     unselected = parsed.num_rows - pc.sum(kept).as_py() if parsed.num_rows else 0
-    parsed = parsed.filter(kept).drop_columns(["__bad", "__keep"])
+    parsed = kept_rows(parsed, kept).drop_columns(["__bad", "__keep"])
     cur.register("__parsed", parsed)
     source_sql, targets = "SELECT * FROM __parsed", list(plan.targets)
     if rewrite is not None:

@@ -1,6 +1,7 @@
 """A load's rows written a part at a time (projections.rows.RowsetsWriter): the parts reach their
 files in order while the load goes on, one file per partition × bucket, and a part that cannot be
-written fails the load at its next step, leaving no file behind."""
+written fails the load at its next step, leaving no file behind; `kept_rows` filters only a batch
+that drops some rows."""
 
 from __future__ import annotations
 
@@ -55,3 +56,14 @@ def test_a_part_that_cannot_be_written_fails_the_load_and_leaves_nothing(tmp_pat
         writer.finish()
     writer.abandon()
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix in (".parquet", ".tmp")]
+
+
+def test_kept_rows_returns_a_batch_that_keeps_every_row_as_it_is() -> None:
+    import pyarrow as pa
+
+    from projections.rows import kept_rows
+
+    data = pa.table({"a": [1, 2, 3]})
+    assert kept_rows(data, pa.array([True, True, True])) is data
+    assert kept_rows(data, pa.array([True, False, True])).column("a").to_pylist() == [1, 3]
+    assert kept_rows(data, pa.array([False, False, False])).num_rows == 0
