@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 import sqlglot
 
 from projections.bulk_jobs import BulkJob
-from projections.load_source import LoadedBatch, source_fields
+from projections.load_source import source_fields
 from projections.rows import RowsetsWriter, RowsRejected
 from projections.state import TableState
 from query import bulk_jobs, dml
@@ -47,7 +47,7 @@ from query.s3_location import CONNECTION_KEYS, S3Target, connection_properties, 
 from query.s3_source import matching_objects
 from query.sandbox import check_expression
 from query.spool import spool_dir
-from query.stream_load import quality
+from query.stream_load import quality, scan
 from query.stream_load.job import loaded_batch
 from query.stream_load.readers import Source, fields_source, read_sources
 from query.stream_load.request import BadRequest, StreamLoadRequest, parse_request
@@ -217,12 +217,6 @@ def _sources(ctx: Context, spec: dict[str, Any], d: dict[str, Any], table: Table
     """One spooled file as the load's sources, a chunk at a time (`stream_load_chunk_bytes`): CSV and
     JSON lines by lines, Parquet by row groups. ORC and CSV with a header line are decoded whole,
     refused beyond STRATA_S3_TRANSFER_MAX_BYTES."""
-    if request is None and d["format"] == "parquet":
-        try:
-            names = pq.ParquetFile(str(path)).schema_arrow.names
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{WHAT}: {uri}: not a readable parquet file ({exc})") from None
-        request = _request(spec, d, table, _default_fields(d, table, names))
     if request is not None:  # text formats, whose fields are known before reading, and Parquet
         try:
             chunk = ctx.config.stream_load_chunk_bytes
@@ -240,10 +234,32 @@ def _sources(ctx: Context, spec: dict[str, Any], d: dict[str, Any], table: Table
     yield _request(spec, d, table, fields), fields_source(decoded, fields, f"file {uri}")
 
 
-def _loaded(ctx: Context, table: TableState, request: StreamLoadRequest, source: Source) -> LoadedBatch:
-    """Stream Load's mapping and checks, their failures as the job's."""
+def _checked(ctx: Context, spec: dict[str, Any], d: dict[str, Any], table: TableState,
+             request: StreamLoadRequest | None, path: Path, uri: str) -> Iterator[scan.Checked]:
+    """One spooled file's rows checked by Stream Load's mapping and checks, a batch at a time, each
+    with the (reason, source text) of the rows it rejects: a plain CSV or a Parquet file by one
+    DuckDB statement (`scan`), the others a chunk at a time (`_sources`)."""
+    if request is None and d["format"] == "parquet":
+        try:
+            names = pq.ParquetFile(str(path)).schema_arrow.names
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{WHAT}: {uri}: not a readable parquet file ({exc})") from None
+        request = _request(spec, d, table, _default_fields(d, table, names))
+    if request is not None and scan.usable(table, request, path, ctx.config.home):
+        with _job_errors():
+            yield from scan.batches(table, request, path)
+        return
+    for chunk_request, source in _sources(ctx, spec, d, table, request, path, uri):
+        with _job_errors():
+            loaded = loaded_batch(ctx, table, chunk_request, source)
+        yield loaded, quality.rejected_rows(source, loaded.bad)
+
+
+@contextlib.contextmanager
+def _job_errors() -> Iterator[None]:
+    """Stream Load's mapping and checks' failures as the job's."""
     try:
-        return loaded_batch(ctx, table, request, source)
+        yield
     except (RowsRejected, BadRequest) as exc:
         message = exc.message if isinstance(exc, RowsRejected) else str(exc)
         raise SqlFailure(exc.code if isinstance(exc, RowsRejected) else ErrorCode.WRONG_ARGUMENTS,
@@ -273,11 +289,10 @@ def _load_description(ctx: Context, job: BulkJob, spec: dict[str, Any], d: dict[
         tally.counts["files"] += 1
         with _spooled(ctx, where, key) as path:
             tally.counts["bytes"] += size
-            for chunk_request, source in _sources(ctx, spec, d, table, request, path, uri):
-                loaded = _loaded(ctx, table, chunk_request, source)
+            for loaded, rejected in _checked(ctx, spec, d, table, request, path, uri):
                 if loaded.rows.num_rows:
                     writer.append(loaded.rows)
-                tally.rejected.extend(quality.rejected_rows(source, loaded.bad))
+                tally.rejected.extend(rejected)
                 tally.counts["scanned"] += loaded.rows.num_rows + loaded.bad.num_rows + loaded.unselected
                 tally.counts["unselected"] += loaded.unselected
                 tally.counts["normal"] += loaded.rows.num_rows

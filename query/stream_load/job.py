@@ -23,7 +23,7 @@ from query import group_commit
 from query.context import Context, SqlFailure
 from query.dml import AutoIncrement, commit_rows, commit_rowsets, rowsets_writer, with_stored_values
 from query.reads import duck_error
-from query.stream_load import csv_scan, quality, transactions
+from query.stream_load import quality, scan, transactions
 from query.stream_load.readers import Source, read_sources
 from query.stream_load.reply import FAIL, LABEL_EXISTS, LoadReply
 from query.stream_load.request import BadRequest, StreamLoadRequest
@@ -62,12 +62,12 @@ def loaded_batch(ctx: Context, table: TableState, request: StreamLoadRequest, so
 
 
 def checked_batches(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path, *,
-                    chunked: bool) -> Iterator[tuple[LoadedBatch, list[tuple[str, str]]]]:
+                    chunked: bool) -> Iterator[scan.Checked]:
     """The body's rows checked as the request says, a batch at a time (`chunked`; else one batch),
     each with the (reason, source text) of the rows it rejects; at least one batch comes. A plain
-    CSV body read in chunks is read by one DuckDB statement (`csv_scan`), the others by `readers`."""
-    if chunked and csv_scan.usable(table, request, body, ctx.config.home):
-        yield from csv_scan.scan(table, request, body)
+    CSV or Parquet body read in chunks is read by one DuckDB statement (`scan`), the others by `readers`."""
+    if chunked and scan.usable(table, request, body, ctx.config.home):
+        yield from scan.batches(table, request, body)
         return
     chunk_bytes = ctx.config.stream_load_chunk_bytes if chunked else None
     for source in read_sources(request, body, source_fields(request, table), chunk_bytes):

@@ -1,26 +1,32 @@
-"""A plain CSV body loaded by one DuckDB statement (query.stream_load.csv_scan) answers exactly as the
-chunked path does: each body is loaded twice, as it is (csv_scan) and gzipped (a compressed body
+"""A plain CSV body loaded by one DuckDB statement (query.stream_load.scan) answers exactly as the
+chunked path does: each body is loaded twice, as it is (scan) and gzipped (a compressed body
 takes the chunked path), and the replies, the error logs and the tables' rows must be the same."""
 
 from __future__ import annotations
 
 import gzip
+from datetime import date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pymysql
 import pytest
 
 from projections.projection import Projection
 from projections.state import TableState
 from query.spool import spool_dir
-from query.stream_load import csv_scan
+from query.stream_load import scan
+from query.stream_load.readers import _as_text
 from query.stream_load.request import StreamLoadRequest
 from schemas import events as ev
 from schemas.envelope import wrap_event
 from schemas.model import Column, Distribution, LoadColumn, Partition, TableSchema
 from tests.query.sqlkit import run, sorted_rows
-from tests.query.stream_load_kit import curl_load, fetch
+from tests.query.stream_load_kit import curl_2pc, curl_load, fetch
 
 DUP = "DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2"
 _COUNTS = ("Status", "Message", "NumberTotalRows", "NumberLoadedRows", "NumberFilteredRows", "NumberUnselectedRows")
@@ -132,7 +138,61 @@ def test_which_bodies_are_scanned(table: TableState, tmp_path: Path, headers: di
     path = folder / "x.body"
     path.write_bytes(body)
     request = StreamLoadRequest(label="l", **headers)
-    assert csv_scan.usable(table, request, path, tmp_path) is usable
+    assert scan.usable(table, request, path, tmp_path) is usable
     elsewhere = tmp_path / "x.csv"
     elsewhere.write_bytes(body)
-    assert csv_scan.usable(table, request, elsewhere, tmp_path) is False
+    assert scan.usable(table, request, elsewhere, tmp_path) is False
+
+
+def _parquet_rows() -> pa.Table:
+    n = 200
+    return pa.table({
+        "K": pa.array(range(n), pa.int64()),
+        "v": pa.array([None if i % 17 == 0 else ("toolong" if i % 13 == 0 else f"v{i}") for i in range(n)]),
+        "d": pa.array([date(2024, 1, 1) + timedelta(days=i) for i in range(n)], pa.date32()),
+        "ts": pa.array([datetime(2024, 1, 1, 10) + timedelta(milliseconds=1234 * i) for i in range(n)],
+                       pa.timestamp("ms")),
+        "tstext": pa.array([datetime(2023, 5, 6, 7) + timedelta(microseconds=987654 * i) for i in range(n)],
+                           pa.timestamp("us")),
+        "b": pa.array([None if i % 11 == 0 else i % 2 == 0 for i in range(n)]),
+        "price": pa.array([Decimal(i * 37 - 3000) / 100 for i in range(n)], pa.decimal128(10, 2)),
+        "extra": pa.array([i * 1.5 for i in range(n)]),
+    })
+
+
+def test_parquet_body_as_the_whole_body_path(conn: pymysql.connections.Connection, db: str, tmp_path: Path) -> None:
+    """A Parquet body read in chunks (scan) and read whole (a two-phase-commit load) load the same."""
+    path = tmp_path / "rows.parquet"
+    pq.write_table(_parquet_rows(), path, row_group_size=64)
+    answers = []
+    for name, two_phase in (("scanned", False), ("whole", True)):
+        run(conn, f"CREATE TABLE {name} (k INT, v VARCHAR(5), d DATE, ts DATETIME(3), tstext VARCHAR(40), "
+                  f"b BOOLEAN, price DECIMAL(10, 2), note VARCHAR(10)) {DUP}")
+        headers = {"format": "parquet", "strict_mode": "true", "max_filter_ratio": "0.5",
+                   **({"two_phase_commit": "true"} if two_phase else {})}
+        reply = curl_load(path, db, name, headers)
+        assert reply["Status"] == "Success", reply
+        if two_phase:
+            assert curl_2pc(db, "commit", txn_id=reply["TxnId"])["status"] == "Success"
+        log = fetch(reply["ErrorURL"]) if "ErrorURL" in reply else None
+        answers.append(({k: reply.get(k) for k in _COUNTS if k != "Message"}, log,
+                        sorted_rows(conn, f"SELECT * FROM {name}")))
+    assert answers[0] == answers[1]
+    assert answers[0][0]["NumberFilteredRows"] == 15 and "{'K': 13, 'v': 'toolong'" in (answers[0][1] or "")
+    assert sorted_rows(conn, "SELECT tstext FROM scanned WHERE k = 1") == [("2023-05-06 07:00:00.987654",)]
+
+
+def test_parquet_text_is_arrows_text() -> None:
+    """The text DuckDB makes of each Parquet type the scan reads is the chunked path's (Arrow's)."""
+    table = _parquet_rows().drop_columns(["extra"]).append_column(
+        "ts_s", pa.array([datetime(1999, 12, 31, 23, 59, 59)] * 200, pa.timestamp("s")))
+    table = table.append_column("small", pa.array(range(-100, 100), pa.int8()))
+    con = duckdb.connect()
+    con.register("rows", table)
+    for name in table.column_names:
+        sql = scan._parquet_text(f'"{name}"', table.schema.field(name).type)
+        assert sql is not None, name
+        got = con.sql(f"SELECT {sql} AS t FROM rows").to_arrow_table()["t"].to_pylist()
+        assert got == _as_text(table.column(name).combine_chunks()).to_pylist(), name
+    assert scan._parquet_text('"extra"', pa.float64()) is None
+    assert scan._parquet_text('"z"', pa.timestamp("us", tz="UTC")) is None
