@@ -162,11 +162,13 @@ def routed_query(table: TableState, source_sql: str, targets: Sequence[Column], 
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
     given = {c.unique_id: i for i, c in enumerate(targets)}
     typed: list[str] = []
+    converted: list[str] = []  # each given value converted once, below the rounding and checks that use it
     checks: list[_Check] = []
     for column in schema.columns:
         if column.unique_id in given:
             src = f"a{given[column.unique_id]}"
-            value = rounded_sql(converted_sql(src, column.type), column.type)
+            converted.append(f"{converted_sql(src, column.type)} AS __converted{len(converted)}")
+            value = rounded_sql(f"__converted{len(converted) - 1}", column.type)
             if strict:
                 checks.append(_Check(column, f"{src} IS NOT NULL AND {value} IS NULL", "value"))
             if column.type.upper().startswith(("VARCHAR", "CHAR")) and "(" in column.type:
@@ -185,6 +187,7 @@ def routed_query(table: TableState, source_sql: str, targets: Sequence[Column], 
         # Doris' delete sign is a TINYINT: any value but 0 (or NULL) deletes the row's key.
         carried += f", coalesce(TRY_CAST(a{sign_from} AS TINYINT), 0) <> 0 AS {HIDDEN_DELETE_SIGN}"
     check_cols = "".join(f", ({check.condition}) AS __chk{i}" for i, check in enumerate(checks))
+    source_sql = f"SELECT *{''.join(', ' + c for c in converted)} FROM ({source_sql})"
     typed_sql = (f"SELECT {', '.join(typed)}, {seq_sql} AS {HIDDEN_SEQ}{carried}{check_cols} "
                  f"FROM ({source_sql})")
     routed_sql = f"SELECT *, {partition_case(table, partitions)} AS __partition FROM ({typed_sql})"

@@ -247,7 +247,7 @@ def _checked(ctx: Context, spec: dict[str, Any], d: dict[str, Any], table: Table
         request = _request(spec, d, table, _default_fields(d, table, names))
     if request is not None and scan.usable(table, request, path, ctx.config.home):
         with _job_errors():
-            yield from scan.batches(table, request, path)
+            yield from scan.batches(table, request, path, ctx.config.stream_load_chunk_bytes)
         return
     for chunk_request, source in _sources(ctx, spec, d, table, request, path, uri):
         with _job_errors():

@@ -67,7 +67,7 @@ def checked_batches(ctx: Context, table: TableState, request: StreamLoadRequest,
     each with the (reason, source text) of the rows it rejects; at least one batch comes. A plain
     CSV or Parquet body read in chunks is read by one DuckDB statement (`scan`), the others by `readers`."""
     if chunked and scan.usable(table, request, body, ctx.config.home):
-        yield from scan.batches(table, request, body)
+        yield from scan.batches(table, request, body, ctx.config.stream_load_chunk_bytes)
         return
     chunk_bytes = ctx.config.stream_load_chunk_bytes if chunked else None
     for source in read_sources(request, body, source_fields(request, table), chunk_bytes):

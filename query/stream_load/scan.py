@@ -45,13 +45,16 @@ from storage.rowset_sql import duck_type, quote_ident, quote_literal
 from storage.sandbox import sandboxed_connection
 from storage.set_values import SET_DUCK_TYPE
 
-# Rows per Arrow batch: large enough that per-batch costs vanish, small enough that a load holds
-# little (a batch, the writer's part in flight, DuckDB's own buffers) whatever the body's size.
+# Rows per Arrow batch, at most: large enough that per-batch costs vanish; fewer when rows are wide,
+# so a batch holds about a chunk's bytes (STRATA_STREAM_LOAD_CHUNK_BYTES) whatever the body's size.
 BATCH_ROWS = 1 << 19
-_SCAN_BYTES = 8 << 20  # the pre-scan for carriage returns reads this much at a time
+_MIN_BATCH_ROWS = 1024
+_SCAN_BYTES = 8 << 20  # `_lines` reads this much at a time
+# DuckDB's reader rejects a line longer than its max_line_size (2 MB), which the chunked path reads:
+# the pre-scan reads pieces of this size, and a full piece with no line end means a line at least
+# this long (a line of 2 MB holds three whole pieces), which the chunked path takes.
+_PIECE_BYTES = 512 << 10
 _OFFSET = "__o"
-# A line longer than DuckDB's default (2 MB) would be rejected, where the chunked path reads it.
-_MAX_LINE_BYTES = 64 << 20
 # strftime formats writing a Parquet timestamp as Arrow's cast to text does: the unit's fraction digits.
 _TIMESTAMP_TEXT = {"s": "%Y-%m-%d %H:%M:%S", "ms": "%Y-%m-%d %H:%M:%S.%g", "us": "%Y-%m-%d %H:%M:%S.%f"}
 
@@ -96,8 +99,9 @@ class _Body:
     as the chunked path's readers give them), and what the chunked path tells of the rows it
     rejects."""
 
-    def __init__(self, path: Path, request: StreamLoadRequest, fields: list[str]) -> None:
+    def __init__(self, path: Path, request: StreamLoadRequest, fields: list[str], batch_bytes: int) -> None:
         self.path, self.request, self.fields = path, request, fields
+        self.batch_rows = min(BATCH_ROWS, max(_MIN_BATCH_ROWS, batch_bytes // self.row_bytes()))
         self.cur = _connection(path.resolve().parent).cursor()
         guard = running_guard()
         if guard is not None:
@@ -106,6 +110,10 @@ class _Body:
 
     def source_sql(self) -> str:
         """`__p, __o, __bad, __f0..`: what `plan_load` reads (`__o` is filled in later)."""
+        raise NotImplementedError
+
+    def row_bytes(self) -> int:
+        """About how many bytes a row takes, for the batch size."""
         raise NotImplementedError
 
     def rejected_lines(self) -> list[tuple[str, str]]:
@@ -137,8 +145,8 @@ class _CsvBody(_Body):
             return False  # one field: an empty line is a row to DuckDB, skipped by the chunked path
         return _plain_lines(path)
 
-    def __init__(self, path: Path, request: StreamLoadRequest, fields: list[str]) -> None:
-        super().__init__(path, request, fields)
+    def __init__(self, path: Path, request: StreamLoadRequest, fields: list[str], batch_bytes: int) -> None:
+        super().__init__(path, request, fields, batch_bytes)
         self.rejects = self._read_csv()
 
     def _read_csv(self) -> str:
@@ -150,13 +158,18 @@ class _CsvBody(_Body):
             f"read_csv({quote_literal(str(self.path))}, delim = {quote_literal(self.request.column_separator)}, "
             f"header = false, quote = '', escape = '', nullstr = '\\N', new_line = '\\n', auto_detect = false, "
             f"columns = {{{columns}}}, skip = {self.request.skip_lines}, null_padding = false, "
-            f"strict_mode = true, max_line_size = {_MAX_LINE_BYTES}, store_rejects = true, "
+            f"strict_mode = true, store_rejects = true, "
             f"rejects_table = '{name}', rejects_scan = '{name}_scan')")
         return name
 
     def source_sql(self) -> str:
         names = ", ".join(f"__f{i}" for i in range(len(self.fields)))
         return f"SELECT 0::INTEGER AS __p, 0::BIGINT AS __o, NULL::VARCHAR AS __bad, {names} FROM {self.read_sql}"
+
+    def row_bytes(self) -> int:
+        with open(self.path, "rb") as body:
+            sample = body.read(1 << 20)
+        return max(1, len(sample) // max(1, sample.count(b"\n")))
 
     def rejected_lines(self) -> list[tuple[str, str]]:
         """The text is read from the file (the rejects table's copy has '?' for bytes not UTF-8)."""
@@ -174,7 +187,7 @@ class _CsvBody(_Body):
         sep = self.request.column_separator
         names = [f"__f{i}" for i in range(len(self.fields))]
         found = {}
-        for offset, row in _rows_at(self.cur.sql(self.source_sql()).to_arrow_reader(BATCH_ROWS), offsets, names):
+        for offset, row in _rows_at(self.cur.sql(self.source_sql()).to_arrow_reader(self.batch_rows), offsets, names):
             found[offset] = sep.join("\\N" if row[n] is None else str(row[n]) for n in names)
         return found
 
@@ -193,8 +206,8 @@ class _ParquetBody(_Body):
         return bool(present) and len(set(present)) == len(present) and len(by_name) == len(schema.names) \
             and all(_parquet_text(quote_ident(n), schema.field(n).type) is not None for n in present)
 
-    def __init__(self, path: Path, request: StreamLoadRequest, fields: list[str]) -> None:
-        super().__init__(path, request, fields)
+    def __init__(self, path: Path, request: StreamLoadRequest, fields: list[str], batch_bytes: int) -> None:
+        super().__init__(path, request, fields, batch_bytes)
         self.schema = pq.read_schema(str(path))
 
     def source_sql(self) -> str:
@@ -207,11 +220,16 @@ class _ParquetBody(_Body):
         return (f"SELECT 0::INTEGER AS __p, 0::BIGINT AS __o, NULL::VARCHAR AS __bad, {', '.join(columns)} "
                 f"FROM read_parquet({quote_literal(str(self.path))})")
 
+    def row_bytes(self) -> int:
+        meta = pq.ParquetFile(str(self.path)).metadata
+        total = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        return max(1, total // max(1, meta.num_rows))
+
     def texts(self, offsets: list[int]) -> dict[int, str]:
         # As the chunked path prints a Parquet row (readers.fields_source): its fields the file has.
         by_name = {n.lower(): n for n in self.schema.names}
         shown = [by_name[f.lower()] for f in self.fields if f.lower() in by_name]
-        batches = pq.ParquetFile(str(self.path)).iter_batches(batch_size=BATCH_ROWS, columns=shown)
+        batches = pq.ParquetFile(str(self.path)).iter_batches(batch_size=self.batch_rows, columns=shown)
         return {offset: str(row) for offset, row in _rows_at(batches, offsets, shown)}
 
 
@@ -255,11 +273,13 @@ def _separator_fits(separator: str) -> bool:
 
 def _plain_lines(path: Path) -> bool:
     """No carriage return anywhere (DuckDB's reader ends a line at one, the chunked path only drops
-    one ending a line) and no byte order mark (DuckDB drops it, the chunked path keeps it)."""
+    one ending a line), no byte order mark (DuckDB drops it, the chunked path keeps it) and no line
+    that may be too long for DuckDB's reader (see _PIECE_BYTES)."""
     with open(path, "rb") as body:
         first = True
-        while chunk := body.read(_SCAN_BYTES):
-            if (first and chunk.startswith(b"\xef\xbb\xbf")) or b"\r" in chunk:
+        while piece := body.read(_PIECE_BYTES):
+            if (first and piece.startswith(b"\xef\xbb\xbf")) or b"\r" in piece \
+                    or (len(piece) == _PIECE_BYTES and b"\n" not in piece):
                 return False
             first = False
     return True
@@ -297,19 +317,19 @@ def _lines(path: Path, numbers: list[int]) -> dict[int, bytes]:
     return found
 
 
-def batches(table: TableState, request: StreamLoadRequest, path: Path) -> Iterator[Checked]:
-    """The body's rows, mapped, typed, checked and routed, a batch at a time, each with the
+def batches(table: TableState, request: StreamLoadRequest, path: Path, batch_bytes: int) -> Iterator[Checked]:
+    """The body's rows, mapped, typed, checked and routed, about `batch_bytes` at a time, each with the
     (reason, source text) of the rows it rejects, which the last one carries; `usable` must hold.
     Raises RowsRejected for a mapping that names a column the table lacks (nothing read yet)."""
     fields = source_fields(request, table)
-    body: _Body = (_ParquetBody if request.format == "parquet" else _CsvBody)(path, request, fields)
+    body: _Body = (_ParquetBody if request.format == "parquet" else _CsvBody)(path, request, fields, batch_bytes)
     try:
         plan = plan_load(request, table, parsed_sql=body.source_sql(), delete_sql=request.delete_sql)
         query = routed_query(table, plan.sql, plan.targets, strict=request.strict_mode,
                              partitions=request.partitions, passthrough=(), sign_from=plan.sign_from, seq_sql="0")
         start = 0
         failed: list[tuple[int, str]] = []  # (offset, reason) of the rows a check rejected
-        for batch in body.cur.sql(query.sql).to_arrow_reader(BATCH_ROWS):
+        for batch in body.cur.sql(query.sql).to_arrow_reader(body.batch_rows):
             n = batch.num_rows
             if not n:
                 continue
