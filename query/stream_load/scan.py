@@ -55,6 +55,9 @@ _SCAN_BYTES = 8 << 20  # `_lines` reads this much at a time
 # this long (a line of 2 MB holds three whole pieces), which the chunked path takes.
 _PIECE_BYTES = 512 << 10
 _OFFSET = "__o"
+# The reader's buffers (DuckDB's default, 16 × its 2 MB max_line_size, took ~200 MB at the peak with
+# both threads reading): four lines of the longest length it reads.
+_CSV_BUFFER_BYTES = 8 << 20
 # strftime formats writing a Parquet timestamp as Arrow's cast to text does: the unit's fraction digits.
 _TIMESTAMP_TEXT = {"s": "%Y-%m-%d %H:%M:%S", "ms": "%Y-%m-%d %H:%M:%S.%g", "us": "%Y-%m-%d %H:%M:%S.%f"}
 
@@ -158,7 +161,7 @@ class _CsvBody(_Body):
             f"read_csv({quote_literal(str(self.path))}, delim = {quote_literal(self.request.column_separator)}, "
             f"header = false, quote = '', escape = '', nullstr = '\\N', new_line = '\\n', auto_detect = false, "
             f"columns = {{{columns}}}, skip = {self.request.skip_lines}, null_padding = false, "
-            f"strict_mode = true, store_rejects = true, "
+            f"strict_mode = true, buffer_size = {_CSV_BUFFER_BYTES}, store_rejects = true, "
             f"rejects_table = '{name}', rejects_scan = '{name}_scan')")
         return name
 
