@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +45,7 @@ from query.reads import duck_error
 from query.s3_location import CONNECTION_KEYS, S3Target, connection_properties, lowered, store_errors, target
 from query.s3_source import matching_objects
 from query.sandbox import check_expression
-from query.spool import spool_dir
+from query.spool import spool_file
 from query.stream_load import quality
 from query.stream_load.job import loaded_batch
 from query.stream_load.readers import Source, fields_source, read_sources
@@ -203,7 +202,7 @@ class _Tally:
 @contextlib.contextmanager
 def _spooled(ctx: Context, where: S3Target, key: str) -> Iterator[Path]:
     """The object in a spool file on local disk, streamed there (never whole in memory); removed after."""
-    path = spool_dir(ctx.config.home) / f"{uuid.uuid4().hex}.object"
+    path = spool_file(ctx.config.home, ".object")
     try:
         with store_errors(WHAT):
             where.store.download(key, path)

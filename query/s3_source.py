@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import uuid
 import weakref
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from sqlglot import exp
 from query.context import Context, SqlFailure
 from query.file_formats import READ_FORMATS, TextOptions, check_format, concatenated, decode, text_options
 from query.s3_location import CONNECTION_KEYS, S3Target, lowered, store_errors, target
-from query.spool import spool_dir
+from query.spool import spool_file
 from schemas.errors import ErrorCode
 
 FUNCTION = "s3"
@@ -142,16 +141,16 @@ def read_call(ctx: Context, properties: dict[str, str]) -> pa.Table | ds.Dataset
     options = text_options(properties)
     where = target(ctx, properties["uri"], properties, what)
     if fmt in _SPOOLED and options.compress_type in ("plain", "unknown"):
-        return spooled_dataset(spool_dir(ctx.config.home), where, matching_objects(where, what), fmt, what)
+        return spooled_dataset(ctx.config.home, where, matching_objects(where, what), fmt, what)
     limit = ctx.config.s3_transfer_max_bytes
     return read_objects(where, matching_keys(where, what, limit), fmt, options, what, limit)
 
 
-def spooled_dataset(folder: Path, where: S3Target, found: list[tuple[str, int]], fmt: str, what: str) -> ds.Dataset:
-    """The objects (Parquet or ORC) downloaded to `folder` a buffer at a time, as one dataset DuckDB
+def spooled_dataset(home: Path, where: S3Target, found: list[tuple[str, int]], fmt: str, what: str) -> ds.Dataset:
+    """The objects (Parquet or ORC) downloaded to the spool folder a buffer at a time, as one dataset DuckDB
     scans lazily, a batch at a time (so an object larger than memory is read too). The copies are
     removed once nothing holds the dataset (the statement's cursor closed)."""
-    paths = [folder / f"{uuid.uuid4().hex}.{fmt}" for _ in found]
+    paths = [spool_file(home, f".{fmt}") for _ in found]
 
     def remove() -> None:
         for path in paths:
