@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pymysql
@@ -68,7 +69,7 @@ def test_a_server_killed_mid_load_leaves_no_spool_file_behind(conn: pymysql.conn
     spooled: list[Path] = []
     sent = threading.Event()
 
-    def body() -> object:
+    def body() -> Iterator[bytes]:
         yield b"1\t1\n" * 100_000
         sent.set()
         time.sleep(30)  # the rest never comes: the server dies first
