@@ -46,7 +46,7 @@ from query.s3_location import CONNECTION_KEYS, S3Target, connection_properties, 
 from query.s3_source import matching_objects
 from query.sandbox import check_expression
 from query.spool import spool_file
-from query.stream_load import quality
+from query.stream_load import error_log, quality
 from query.stream_load.job import loaded_batch
 from query.stream_load.readers import Source, fields_source, read_sources
 from query.stream_load.request import BadRequest, StreamLoadRequest, parse_request
@@ -180,11 +180,11 @@ class _Tally:
     """What the job has read so far: SHOW LOAD's counts, reported as it goes (`_Tally.report`)."""
 
     total_bytes: int
+    rejected: error_log.ErrorLog
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
         ("files", "bytes", "scanned", "unselected", "normal", "abnormal"), 0))
-    rejected: list[tuple[str, str]] = field(default_factory=list)
     done_bytes: int = 0  # of the files read to their end
-    reading_bytes: int = 0  # of the file being read, about (a chunk's bytes per chunk read)
+    reading_bytes: int = 0  # of the file being read, read so far (Source.read_share)
     reported_at: float = 0.0
 
     def report(self, ctx: Context, job: BulkJob) -> None:
@@ -276,14 +276,14 @@ def _load_description(ctx: Context, job: BulkJob, spec: dict[str, Any], d: dict[
                 loaded = _loaded(ctx, table, chunk_request, source)
                 if loaded.rows.num_rows:
                     writer.append(loaded.rows)
-                tally.rejected.extend(quality.rejected_rows(source, loaded.bad))
+                tally.rejected.add(quality.rejected_rows(source, loaded.bad))
                 tally.counts["scanned"] += loaded.rows.num_rows + loaded.bad.num_rows + loaded.unselected
                 tally.counts["unselected"] += loaded.unselected
                 tally.counts["normal"] += loaded.rows.num_rows
                 tally.counts["abnormal"] += loaded.bad.num_rows
                 bulk_jobs.still_running(ctx, job)
                 _check_deadline(spec, deadline_ms)
-                tally.reading_bytes = min(size, tally.reading_bytes + ctx.config.stream_load_chunk_bytes)
+                tally.reading_bytes = int(size * source.read_share)
                 tally.report(ctx, job)
         tally.done_bytes += size
         tally.reading_bytes = 0
@@ -323,7 +323,8 @@ def run_load(ctx: Context, job: BulkJob) -> None:
             if text:
                 _expression(text)
     listed = [_listed(ctx, d, s3) for d in spec["data"]]
-    tally = _Tally(total_bytes=sum(size for files in listed for _, _, size in files))
+    tally = _Tally(total_bytes=sum(size for files in listed for _, _, size in files),
+                   rejected=error_log.ErrorLog(ctx.config.home))
     writers: dict[int, RowsetsWriter] = {}  # by table: one commit each, whatever the files and chunks
     try:
         for d, files in zip(spec["data"], listed, strict=True):
@@ -333,6 +334,7 @@ def run_load(ctx: Context, job: BulkJob) -> None:
                               job.created_ts_ms + int(spec["timeout"]) * 1000)
         _commit(ctx, job, spec, writers, tally)
     finally:
+        tally.rejected.close()
         for writer in writers.values():
             writer.abandon()  # the files of a load that failed (once committed, none is left open)
 
@@ -341,8 +343,8 @@ def _commit(ctx: Context, job: BulkJob, spec: dict[str, Any], writers: dict[int,
             tally: _Tally) -> None:
     counts = tally.counts
     info = {k: str(v) for k, v in counts.items()}
-    if tally.rejected:
-        info["url"] = quality.error_url(ctx, tally.rejected, quality.server_url(ctx))
+    if (url := quality.error_url(tally.rejected, quality.server_url(ctx))) is not None:
+        info["url"] = url
     if quality.too_many_filtered(counts["abnormal"], counts["normal"], float(spec.get("max_filter_ratio", "0"))):
         if not bulk_jobs.move(ctx, job, "CANCELLED", ("LOADING", "PENDING"), info=info, error=QUALITY_ERROR):
             raise bulk_jobs.JobCancelled()

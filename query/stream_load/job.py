@@ -22,7 +22,7 @@ from query import group_commit
 from query.context import Context, SqlFailure
 from query.dml import AutoIncrement, commit_rows, commit_rowsets, rowsets_writer, with_stored_values
 from query.reads import duck_error
-from query.stream_load import quality, transactions
+from query.stream_load import error_log, quality, transactions
 from query.stream_load.readers import Source, read_sources
 from query.stream_load.reply import FAIL, LABEL_EXISTS, LoadReply
 from query.stream_load.request import BadRequest, StreamLoadRequest
@@ -154,21 +154,20 @@ def _load(ctx: Context, table: TableState, request: StreamLoadRequest, body: Pat
           base_url: str, writer: RowsetsWriter | None) -> None:
     """`writer`: the body is loaded in chunks, each chunk's rows written by it as they are checked."""
     chunked = writer is not None
-    rejected: list[tuple[str, str]] = []
     loaded: LoadedBatch | None = None  # not chunked: the whole body's rows
     chunk_bytes = ctx.config.stream_load_chunk_bytes if chunked else None
-    for source in read_sources(request, body, source_fields(request, table), chunk_bytes):
-        loaded = loaded_batch(ctx, table, request, source)
-        reply.loaded_rows += loaded.rows.num_rows
-        reply.filtered_rows += loaded.bad.num_rows
-        reply.unselected_rows += loaded.unselected
-        rejected.extend(quality.rejected_rows(source, loaded.bad))
-        if writer is not None and loaded.rows.num_rows:
-            writer.append(loaded.rows)
+    with error_log.ErrorLog(ctx.config.home) as rejected:
+        for source in read_sources(request, body, source_fields(request, table), chunk_bytes):
+            loaded = loaded_batch(ctx, table, request, source)
+            reply.loaded_rows += loaded.rows.num_rows
+            reply.filtered_rows += loaded.bad.num_rows
+            reply.unselected_rows += loaded.unselected
+            rejected.add(quality.rejected_rows(source, loaded.bad))
+            if writer is not None and loaded.rows.num_rows:
+                writer.append(loaded.rows)
+        reply.error_url = quality.error_url(rejected, base_url)
     assert loaded is not None  # read_sources gives at least one
     reply.total_rows = reply.loaded_rows + reply.filtered_rows + reply.unselected_rows
-    if rejected:
-        reply.error_url = quality.error_url(ctx, rejected, base_url)
     if quality.too_many_filtered(reply.filtered_rows, reply.loaded_rows, request.max_filter_ratio):
         reply.status, reply.message = FAIL, "[DATA_QUALITY_ERROR]too many filtered rows"
         return

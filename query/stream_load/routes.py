@@ -119,10 +119,11 @@ def add_routes(app: web.Application, engine: Engine) -> None:
 
     async def error_rows(request: web.Request) -> web.StreamResponse:
         # Like Doris BE's, no login: the file name is an unguessable token handed only to the loader.
-        text = error_log.read(engine.ctx.config.home, request.query.get("file", ""))
-        if text is None:
+        path = error_log.path_of(engine.ctx.config.home, request.query.get("file", ""))
+        if path is None:
             return web.Response(status=404, text="no such error log\n")
-        return web.Response(text=text)
+        # Served from the file a piece at a time: a log of millions of rejected rows is never read whole.
+        return web.FileResponse(path, headers={"Content-Type": "text/plain; charset=utf-8"})
 
     async def sweeper(app: web.Application) -> AsyncIterator[None]:
         # What a SQL server killed mid-load spooled: nothing reads it any more.

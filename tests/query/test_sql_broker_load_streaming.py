@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import time
 import uuid
 from pathlib import Path
 
@@ -17,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.query.s3_kit import S3User, finished_job, keys, minio, put
-from tests.query.sqlkit import Conn, rows, run, sorted_rows
-from tests.query.stream_load_kit import OtherServer, other_server, status_kb
+from tests.query.sqlkit import Conn, columns, rows, run, sorted_rows
+from tests.query.stream_load_kit import OtherServer, fetch, other_server, status_kb
 
 CAP = 64 << 10  # STRATA_S3_TRANSFER_MAX_BYTES of the loading server: every file here is larger
 SMALL = {"STRATA_S3_TRANSFER_MAX_BYTES": str(CAP), "STRATA_STREAM_LOAD_CHUNK_BYTES": str(8 << 10)}
@@ -88,6 +89,44 @@ def test_a_format_read_whole_is_refused_beyond_the_cap(conn: Conn, db: str, buck
                                'FORMAT AS "csv_with_names"', s3_user)
     assert job["State"] == "CANCELLED" and "STRATA_S3_TRANSFER_MAX_BYTES" in str(job["ErrorMsg"]), job
     assert rows(conn, "SELECT count(*) FROM t") == [(0,)]
+
+
+def test_show_load_reports_progress_and_every_rejected_row_while_it_reads(conn: Conn, db: str, bucket: str,
+                                                                          s3_user: S3User) -> None:
+    """SHOW LOAD follows a running job (LOADING, LOAD:x% rising); its URL lists the rejected rows of
+    every chunk, in the order they were read (written as found, never held for the end)."""
+    run(conn, "CREATE TABLE t (k INT, v VARCHAR(12)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    count = 400_000
+    body = b"".join(b"%d,v%d\n" % (i, i) if i % 1000 else b"bad%d,v\n" % i for i in range(count))
+    put(bucket, "slow.csv", body)
+    label = f"l{uuid.uuid4().hex[:12]}"
+    seen: list[tuple[str, str]] = []
+    with other_server(SMALL) as small:
+        loader = small.connect(db)
+        try:
+            names = columns(loader, f'SHOW LOAD WHERE LABEL = "{label}"')
+            run(loader, f'LOAD LABEL {label} (DATA INFILE("s3://{bucket}/slow.csv") INTO TABLE t '
+                        f'COLUMNS TERMINATED BY ",") WITH S3 ({keys(s3_user, "aws")}) '
+                        'PROPERTIES ("max_filter_ratio" = "0.01", "strict_mode" = "true")')
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                job = dict(zip(names, rows(loader, f'SHOW LOAD WHERE LABEL = "{label}"')[0], strict=True))
+                seen.append((str(job["State"]), str(job["Progress"])))
+                if job["State"] in ("FINISHED", "CANCELLED"):
+                    break
+                time.sleep(0.05)
+            logged = fetch(str(job["URL"])).splitlines()  # served by the loading server
+        finally:
+            loader.close()
+    assert job["State"] == "FINISHED", job
+    shares = [int(progress.rsplit(":", 1)[1].rstrip("%")) for state, progress in seen if state == "LOADING"]
+    assert any(0 < share < 100 for share in shares), sorted(set(seen))  # seen mid-way, not only at its ends
+    assert shares == sorted(shares), seen
+    assert seen[-1] == ("FINISHED", "ETL:100%; LOAD:100%")
+    assert rows(conn, "SELECT count(*) FROM t") == [(count - count // 1000,)]
+    assert len(logged) == count // 1000
+    assert [line[line.index("[") + 1:line.index("]")] for line in logged] == \
+        [f"bad{i},v" for i in range(0, count, 1000)]
 
 
 ROWS, PAD = 520_000, 1000  # a ~500 MB CSV, 3 × the budget

@@ -11,7 +11,7 @@ from pathlib import Path
 import pymysql
 
 from tests.query.sqlkit import rows, run, sorted_rows
-from tests.query.stream_load_kit import curl_load, fetch
+from tests.query.stream_load_kit import curl_load, fetch, other_server
 
 DUP = "DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2"
 TT = 'PROPERTIES ("enable_time_travel" = "true")'
@@ -140,3 +140,18 @@ def test_unknown_table_and_bad_headers_fail_plainly(conn: pymysql.connections.Co
     assert bad["Status"] == "Fail" and "format" in bad["Message"]
     assert curl_load(data, db, "t", {"merge_type": "DELETE"})["Status"] == "Fail"  # a Duplicate Key table
     assert rows(conn, "SELECT count(*) FROM t") == [(0,)]
+
+
+def test_the_error_log_holds_the_rejected_rows_of_every_chunk_in_order(conn: pymysql.connections.Connection,
+                                                                        db: str, tmp_path: Path) -> None:
+    """Rejected rows are written to the ErrorURL's file as each chunk is checked (none held to the end)."""
+    run(conn, f"CREATE TABLE t (k INT, v VARCHAR(8)) {DUP}")
+    count = 50_000
+    data = _file(tmp_path, "".join(f"{i},v\n" if i % 500 else f"x{i},v\n" for i in range(count)))
+    with other_server({"STRATA_STREAM_LOAD_CHUNK_BYTES": str(8 << 10)}) as small:
+        reply = curl_load(data, db, "t", {"column_separator": ",", "strict_mode": "true", "max_filter_ratio": "0.1"},
+                          base=small.base)
+        logged = fetch(reply["ErrorURL"]).splitlines()
+    assert reply["Status"] == "Success" and reply["NumberFilteredRows"] == count // 500, reply
+    assert [line[line.index("[") + 1:line.index("]")] for line in logged] == [f"x{i},v" for i in range(0, count, 500)]
+    assert rows(conn, "SELECT count(*) FROM t") == [(count - count // 500,)]
