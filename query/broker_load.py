@@ -38,7 +38,7 @@ from projections.rows import RowsetsWriter, RowsRejected
 from projections.state import TableState
 from query import bulk_jobs, dml
 from query.context import Context, Done, SessionState, SqlFailure
-from query.file_formats import READ_FORMATS, check_format, decode, text_options
+from query.file_formats import READ_FORMATS, check_format, text_options
 from query.parser import DIALECT
 from query.parser import statements as st
 from query.reads import duck_error
@@ -48,7 +48,7 @@ from query.sandbox import check_expression
 from query.spool import spool_file
 from query.stream_load import error_log, quality
 from query.stream_load.job import loaded_batch
-from query.stream_load.readers import Source, fields_source, read_sources
+from query.stream_load.readers import Source, read_sources
 from query.stream_load.request import BadRequest, StreamLoadRequest, parse_request
 from schemas.errors import ErrorCode
 
@@ -57,7 +57,7 @@ DEFAULT_TIMEOUT_S = 14400  # Doris' broker load timeout, 4 hours
 WHAT = "Broker Load"
 QUALITY_ERROR = "type:ETL_QUALITY_UNSATISFIED; msg:quality not good enough to cancel"  # Doris' words
 # Formats whose decoded columns are matched to the load's fields by name (Stream Load's Parquet path).
-_BY_NAME = ("parquet", "orc", "csv_with_names", "csv_with_names_and_types")
+_BY_NAME = ("parquet", "orc")  # formats whose columns the file names: matched to the table by name
 _REPORT_EVERY_S = 2.0  # how often SHOW LOAD's progress of a running job is brought up to date
 
 
@@ -79,7 +79,7 @@ def _check_properties(properties: dict[str, str], s3: dict[str, str]) -> None:
 def _headers(spec: dict[str, Any], d: dict[str, Any], fields: list[str]) -> dict[str, str]:
     """The data description as Stream Load headers; `fields` are the file's columns as the load names them."""
     assignments = [f"{_quoted(name)} = {expr}" for name, expr in d["set"]]
-    headers = {"format": "parquet" if d["format"] in _BY_NAME else d["format"],
+    headers = {"format": d["format"],
                "columns": ", ".join([_quoted(f) for f in fields] + assignments),
                "merge_type": d.get("merge_type", "APPEND"),
                "max_filter_ratio": str(spec.get("max_filter_ratio", "0")),
@@ -213,30 +213,29 @@ def _spooled(ctx: Context, where: S3Target, key: str) -> Iterator[Path]:
 
 def _sources(ctx: Context, spec: dict[str, Any], d: dict[str, Any], table: TableState,
              request: StreamLoadRequest | None, path: Path, uri: str) -> Iterator[tuple[StreamLoadRequest, Source]]:
-    """One spooled file as the load's sources, a chunk at a time (`stream_load_chunk_bytes`): CSV and
-    JSON lines by lines, Parquet by row groups. ORC and CSV with a header line are decoded whole,
-    refused beyond STRATA_S3_TRANSFER_MAX_BYTES."""
-    if request is None and d["format"] == "parquet":
+    """One spooled file as the load's sources, a chunk at a time (`stream_load_chunk_bytes`): CSV
+    (a header skipped, as Doris loads csv_with_names) and JSON lines by lines, Parquet by row groups,
+    ORC by stripes."""
+    if request is None:  # Parquet and ORC: the file names its columns
         try:
-            names = pq.ParquetFile(str(path)).schema_arrow.names
+            names = _file_columns(path, d["format"])
         except (pa.ArrowInvalid, OSError) as exc:
-            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{WHAT}: {uri}: not a readable parquet file ({exc})") from None
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                             f"{WHAT}: {uri}: not a readable {d['format']} file ({exc})") from None
         request = _request(spec, d, table, _default_fields(d, table, names))
-    if request is not None:  # text formats, whose fields are known before reading, and Parquet
-        try:
-            chunk = ctx.config.stream_load_chunk_bytes
-            for source in read_sources(request, path, source_fields(request, table), chunk):
-                yield request, source
-        except BadRequest as exc:
-            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{WHAT}: {uri}: {exc}") from None
-        return
-    size, limit = path.stat().st_size, ctx.config.s3_transfer_max_bytes
-    if size > limit:
-        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"{WHAT}: {uri} holds {size} bytes; a {d['format']} file is "
-                                                      f"read whole, up to {limit} (STRATA_S3_TRANSFER_MAX_BYTES)")
-    decoded = decode(path.read_bytes(), d["format"], text_options(d["options"]), uri)
-    fields = _default_fields(d, table, decoded.column_names)
-    yield _request(spec, d, table, fields), fields_source(decoded, fields, f"file {uri}")
+    try:
+        chunk = ctx.config.stream_load_chunk_bytes
+        for source in read_sources(request, path, source_fields(request, table), chunk):
+            yield request, source
+    except BadRequest as exc:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{WHAT}: {uri}: {exc}") from None
+
+
+def _file_columns(path: Path, fmt: str) -> list[str]:
+    if fmt == "parquet":
+        return list(pq.ParquetFile(str(path)).schema_arrow.names)
+    from pyarrow import orc  # optional part of pyarrow: imported only when asked for
+    return list(orc.ORCFile(str(path)).schema.names)
 
 
 def _loaded(ctx: Context, table: TableState, request: StreamLoadRequest, source: Source) -> LoadedBatch:

@@ -221,6 +221,25 @@ def _parquet(path: Path, fields: list[str], max_bytes: int | None) -> Iterator[S
         raise BadRequest(f"the body is not a Parquet file: {exc}") from None
 
 
+def _orc(path: Path, fields: list[str], max_bytes: int | None) -> Iterator[Source]:
+    """The file's rows, a stripe at a time (None: all at once). A stripe is ORC's unit of reading, as a
+    row group is Parquet's: writers bound it (64 MB by default), so memory stays bounded."""
+    from pyarrow import orc  # optional part of pyarrow: imported only when asked for
+    try:
+        file = orc.ORCFile(str(path))
+        if max_bytes is None or file.nstripes == 0:
+            yield fields_source(file.read(), fields, "ORC file")
+            return
+        read = 0
+        for stripe in range(file.nstripes):
+            batch = file.read_stripe(stripe)
+            read += batch.num_rows
+            source = fields_source(pa.Table.from_batches([batch]), fields, "ORC file")
+            yield replace(source, read_share=read / max(file.nrows, 1))
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise BadRequest(f"the body is not an ORC file: {exc}") from None
+
+
 def fields_source(table: pa.Table, fields: list[str], what: str) -> Source:
     """A decoded file's columns (Parquet, ORC, CSV with names) matched to the load's fields by name
     (any case); a field the file lacks is NULL."""
@@ -259,10 +278,10 @@ def read_sources(request: StreamLoadRequest, path: Path, fields: list[str], max_
     """The body as load_batch's inputs, read about `max_bytes` at a time (None: the whole body as one;
     a CSV with enclose/escape and a JSON document are always one); `fields` are the load's source
     fields (load_source.source_fields). At least one Source comes, maybe empty."""
-    if request.format == "parquet":
+    if request.format in ("parquet", "orc"):
         if request.compress_type is not None:
-            raise BadRequest("compress_type does not apply to Parquet (its pages are compressed inside)")
-        yield from _parquet(path, fields, max_bytes)
+            raise BadRequest(f"compress_type does not apply to {request.format} (it compresses inside)")
+        yield from _parquet(path, fields, max_bytes) if request.format == "parquet" else _orc(path, fields, max_bytes)
         return
     size = max(path.stat().st_size, 1)
     with open(path, "rb") as raw:

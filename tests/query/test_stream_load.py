@@ -136,8 +136,10 @@ def test_unknown_table_and_bad_headers_fail_plainly(conn: pymysql.connections.Co
     run(conn, f"CREATE TABLE t (k INT) {DUP}")
     data = _file(tmp_path, "1\n")
     assert "Unknown table" in curl_load(data, db, "nope")["Message"]
-    bad = curl_load(data, db, "t", {"format": "orc"})
-    assert bad["Status"] == "Fail" and "format" in bad["Message"]
+    bad = curl_load(data, db, "t", {"format": "avro"})
+    assert bad["Status"] == "Fail" and "format must be one of" in bad["Message"], bad
+    not_orc = curl_load(data, db, "t", {"format": "orc"})
+    assert not_orc["Status"] == "Fail" and "not an ORC file" in not_orc["Message"], not_orc
     assert curl_load(data, db, "t", {"merge_type": "DELETE"})["Status"] == "Fail"  # a Duplicate Key table
     assert rows(conn, "SELECT count(*) FROM t") == [(0,)]
 
@@ -155,3 +157,22 @@ def test_the_error_log_holds_the_rejected_rows_of_every_chunk_in_order(conn: pym
     assert reply["Status"] == "Success" and reply["NumberFilteredRows"] == count // 500, reply
     assert [line[line.index("[") + 1:line.index("]")] for line in logged] == [f"x{i},v" for i in range(0, count, 500)]
     assert rows(conn, "SELECT count(*) FROM t") == [(count - count // 500,)]
+
+
+def test_csv_with_names_skips_its_header_and_orc_loads_by_name(conn: pymysql.connections.Connection, db: str,
+                                                               tmp_path: Path) -> None:
+    """As Doris' Stream Load: `csv_with_names` skips one header line and `csv_with_names_and_types` two
+    (whatever skip_lines says), fields in order; ORC columns match the table's by name."""
+    import pyarrow as pa
+    from pyarrow import orc
+    run(conn, f"CREATE TABLE t (k INT, v VARCHAR(8)) {DUP}")
+    named = curl_load(_file(tmp_path, "v,k\n1,a\n2,b\n"), db, "t",
+                      {"column_separator": ",", "format": "csv_with_names", "skip_lines": "5"})
+    typed = curl_load(_file(tmp_path, "k,v\nINT,STRING\n3,c\n", "typed.csv"), db, "t",
+                      {"column_separator": ",", "format": "csv_with_names_and_types"})
+    orc.write_table(pa.table({"v": ["d", "e"], "k": [4, 5], "extra": [0.5, 1.5]}), str(tmp_path / "rows.orc"))
+    stripes = curl_load(tmp_path / "rows.orc", db, "t", {"format": "orc"})
+    for reply in (named, typed, stripes):
+        assert reply["Status"] == "Success", reply
+    assert (named["NumberLoadedRows"], typed["NumberLoadedRows"], stripes["NumberLoadedRows"]) == (2, 1, 2)
+    assert sorted_rows(conn, "SELECT * FROM t") == [(1, "a"), (2, "b"), (3, "c"), (4, "d"), (5, "e")]
