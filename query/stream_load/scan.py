@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -61,7 +61,8 @@ _CSV_BUFFER_BYTES = 8 << 20
 # strftime formats writing a Parquet timestamp as Arrow's cast to text does: the unit's fraction digits.
 _TIMESTAMP_TEXT = {"s": "%Y-%m-%d %H:%M:%S", "ms": "%Y-%m-%d %H:%M:%S.%g", "us": "%Y-%m-%d %H:%M:%S.%f"}
 
-Checked = tuple[LoadedBatch, list[tuple[str, str]]]  # a batch and the (reason, text) of the rows it rejects
+# A batch, the (reason, text) of the rows it rejects, and the share of the file read so far (about).
+Checked = tuple[LoadedBatch, Iterable[tuple[str, str]], float]
 
 _connections: dict[Path, duckdb.DuckDBPyConnection] = {}
 _connections_lock = threading.Lock()
@@ -104,7 +105,9 @@ class _Body:
 
     def __init__(self, path: Path, request: StreamLoadRequest, fields: list[str], batch_bytes: int) -> None:
         self.path, self.request, self.fields = path, request, fields
-        self.batch_rows = min(BATCH_ROWS, max(_MIN_BATCH_ROWS, batch_bytes // self.row_bytes()))
+        row_bytes = self.row_bytes()
+        self.batch_rows = min(BATCH_ROWS, max(_MIN_BATCH_ROWS, batch_bytes // row_bytes))
+        self.expected_rows = max(1, self.total_rows(row_bytes))
         self.cur = _connection(path.resolve().parent).cursor()
         guard = running_guard()
         if guard is not None:
@@ -118,6 +121,10 @@ class _Body:
     def row_bytes(self) -> int:
         """About how many bytes a row takes, for the batch size."""
         raise NotImplementedError
+
+    def total_rows(self, row_bytes: int) -> int:
+        """About how many rows the body holds, for the progress a Broker Load shows."""
+        return self.path.stat().st_size // row_bytes
 
     def rejected_lines(self) -> list[tuple[str, str]]:
         """(reason, text) of the records the reader itself rejected, in the file's order."""
@@ -223,6 +230,9 @@ class _ParquetBody(_Body):
         return (f"SELECT 0::INTEGER AS __p, 0::BIGINT AS __o, NULL::VARCHAR AS __bad, {', '.join(columns)} "
                 f"FROM read_parquet({quote_literal(str(self.path))})")
 
+    def total_rows(self, row_bytes: int) -> int:
+        return int(pq.ParquetFile(str(self.path)).metadata.num_rows)
+
     def row_bytes(self) -> int:
         meta = pq.ParquetFile(str(self.path)).metadata
         total = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
@@ -322,7 +332,8 @@ def _lines(path: Path, numbers: list[int]) -> dict[int, bytes]:
 
 def batches(table: TableState, request: StreamLoadRequest, path: Path, batch_bytes: int) -> Iterator[Checked]:
     """The body's rows, mapped, typed, checked and routed, about `batch_bytes` at a time, each with the
-    (reason, source text) of the rows it rejects, which the last one carries; `usable` must hold.
+    (reason, source text) of the rows it rejects, which the last one carries, and the share of the
+    file read; `usable` must hold.
     Raises RowsRejected for a mapping that names a column the table lacks (nothing read yet)."""
     fields = source_fields(request, table)
     body: _Body = (_ParquetBody if request.format == "parquet" else _CsvBody)(path, request, fields, batch_bytes)
@@ -343,10 +354,10 @@ def batches(table: TableState, request: StreamLoadRequest, path: Path, batch_byt
             good, bad = split_routed(table, data, query.checks, request.partitions, (_OFFSET,))
             failed += zip(bad[_OFFSET].to_pylist(), bad[REASON].to_pylist(), strict=True)
             start += n
-            yield LoadedBatch(good, _rejected(0), 0), []
+            yield LoadedBatch(good, _rejected(0), 0), [], min(1.0, start / body.expected_rows)
         texts = body.texts([o for o, _ in failed]) if failed else {}
         rejected = body.rejected_lines() + [(reason, texts.get(offset, "")) for offset, reason in failed]
-        yield LoadedBatch(pa.table({}), _rejected(len(rejected)), 0), rejected
+        yield LoadedBatch(pa.table({}), _rejected(len(rejected)), 0), rejected, 1.0
     finally:
         body.close()
 
