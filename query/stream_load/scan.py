@@ -27,6 +27,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from pathlib import Path
 
 import duckdb
@@ -130,8 +131,9 @@ class _Body:
         """(reason, text) of the records the reader itself rejected, in the file's order."""
         return []
 
-    def texts(self, offsets: list[int]) -> dict[int, str]:
-        """The source text of the rows at `offsets` (places among the rows `source_sql` gives)."""
+    def texts(self, offsets: np.ndarray) -> Iterator[str]:
+        """The source text of the rows at `offsets` (ascending places among the rows `source_sql`
+        gives), in their order, read again from the file as they are asked for."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -192,14 +194,12 @@ class _CsvBody(_Body):
             rejected.append((_reason(kind, text, message or "", sep, count), text))
         return rejected
 
-    def texts(self, offsets: list[int]) -> dict[int, str]:
+    def texts(self, offsets: np.ndarray) -> Iterator[str]:
         self._read_csv()  # read again (with a rejects table of its own, so the rows are the same)
         sep = self.request.column_separator
         names = [f"__f{i}" for i in range(len(self.fields))]
-        found = {}
-        for offset, row in _rows_at(self.cur.sql(self.source_sql()).to_arrow_reader(self.batch_rows), offsets, names):
-            found[offset] = sep.join("\\N" if row[n] is None else str(row[n]) for n in names)
-        return found
+        for row in _rows_at(self.cur.sql(self.source_sql()).to_arrow_reader(self.batch_rows), offsets, names):
+            yield sep.join("\\N" if row[n] is None else str(row[n]) for n in names)
 
 
 class _ParquetBody(_Body):
@@ -238,12 +238,12 @@ class _ParquetBody(_Body):
         total = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
         return max(1, total // max(1, meta.num_rows))
 
-    def texts(self, offsets: list[int]) -> dict[int, str]:
+    def texts(self, offsets: np.ndarray) -> Iterator[str]:
         # As the chunked path prints a Parquet row (readers.fields_source): its fields the file has.
         by_name = {n.lower(): n for n in self.schema.names}
         shown = [by_name[f.lower()] for f in self.fields if f.lower() in by_name]
         batches = pq.ParquetFile(str(self.path)).iter_batches(batch_size=self.batch_rows, columns=shown)
-        return {offset: str(row) for offset, row in _rows_at(batches, offsets, shown)}
+        return (str(row) for row in _rows_at(batches, offsets, shown))
 
 
 def _parquet_text(column: str, kind: pa.DataType) -> str | None:
@@ -260,18 +260,15 @@ def _parquet_text(column: str, kind: pa.DataType) -> str | None:
     return None
 
 
-def _rows_at(batches: Iterator[pa.RecordBatch], offsets: list[int],
-             names: list[str]) -> Iterator[tuple[int, dict[str, object]]]:
-    """The rows at `offsets` among the batches' rows (their `names` columns)."""
-    wanted = sorted(set(offsets))
+def _rows_at(batches: Iterator[pa.RecordBatch], offsets: np.ndarray, names: list[str]) -> Iterator[dict[str, object]]:
+    """The rows at `offsets` (ascending) among the batches' rows (their `names` columns), in order."""
     start = 0
     for batch in batches:
-        inside = [o for o in wanted if start <= o < start + batch.num_rows]
-        if inside:
-            picked = batch.select(names).take(pa.array([o - start for o in inside], pa.int64())).to_pylist()
-            yield from zip(inside, picked, strict=True)
+        first, end = np.searchsorted(offsets, [start, start + batch.num_rows])
+        if end > first:
+            yield from batch.select(names).take(pa.array(offsets[first:end] - start)).to_pylist()
         start += batch.num_rows
-        if not wanted or start > wanted[-1]:
+        if end == len(offsets):
             return
 
 
@@ -342,7 +339,9 @@ def batches(table: TableState, request: StreamLoadRequest, path: Path, batch_byt
         query = routed_query(table, plan.sql, plan.targets, strict=request.strict_mode,
                              partitions=request.partitions, passthrough=(), sign_from=plan.sign_from, seq_sql="0")
         start = 0
-        failed: list[tuple[int, str]] = []  # (offset, reason) of the rows a check rejected
+        # The rows a check rejected: their offsets and reasons, compact (a load may reject millions).
+        offsets: list[pa.Array] = []
+        reasons: list[pa.Array] = []
         for batch in body.cur.sql(query.sql).to_arrow_reader(body.batch_rows):
             n = batch.num_rows
             if not n:
@@ -352,12 +351,17 @@ def batches(table: TableState, request: StreamLoadRequest, path: Path, batch_byt
             data = data.set_column(data.column_names.index(HIDDEN_SEQ), HIDDEN_SEQ, _counting(0, n))
             data = data.append_column(_OFFSET, _counting(start, n))
             good, bad = split_routed(table, data, query.checks, request.partitions, (_OFFSET,))
-            failed += zip(bad[_OFFSET].to_pylist(), bad[REASON].to_pylist(), strict=True)
+            if bad.num_rows:
+                offsets.append(bad[_OFFSET].combine_chunks())
+                reasons.append(bad[REASON].combine_chunks().dictionary_encode())
             start += n
             yield LoadedBatch(good, _rejected(0), 0), [], min(1.0, start / body.expected_rows)
-        texts = body.texts([o for o, _ in failed]) if failed else {}
-        rejected = body.rejected_lines() + [(reason, texts.get(offset, "")) for offset, reason in failed]
-        yield LoadedBatch(pa.table({}), _rejected(len(rejected)), 0), rejected, 1.0
+        lines = body.rejected_lines()
+        failed = np.concatenate([o.to_numpy() for o in offsets]) if offsets else np.zeros(0, np.int64)
+        # The texts are read again as the error log takes them, never all held.
+        checked = zip((r for chunk in reasons for r in chunk.to_pylist()), body.texts(failed), strict=True) \
+            if len(failed) else iter(())
+        yield LoadedBatch(pa.table({}), _rejected(len(lines) + len(failed)), 0), chain(lines, checked), 1.0
     finally:
         body.close()
 

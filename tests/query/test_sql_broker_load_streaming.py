@@ -114,7 +114,9 @@ def test_show_load_reports_progress_and_every_rejected_row_while_it_reads(conn: 
     every chunk, in the order they were read (written as found, never held for the end)."""
     run(conn, "CREATE TABLE t (k INT, v VARCHAR(12)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
     count = 400_000
-    body = b"".join(b"%d,v%d\n" % (i, i) if i % 1000 else b"bad%d,v\n" % i for i in range(count))
+    # \r\n lines take the chunked path (query.stream_load.scan reads plain \n lines by one statement,
+    # too fast to watch), whose 8 kB chunks make the job slow enough to be seen mid-way.
+    body = b"".join(b"%d,v%d\r\n" % (i, i) if i % 1000 else b"bad%d,v\r\n" % i for i in range(count))
     put(bucket, "slow.csv", body)
     label = f"l{uuid.uuid4().hex[:12]}"
     seen: list[tuple[str, str]] = []
