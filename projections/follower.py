@@ -56,7 +56,12 @@ class EventFollower:
         # is blocked in consume(), they stall until that call returns.
         self._probe = Consumer({**config.kafka_client(), "group.id": f"strata-probe-{name}",
                                 "enable.auto.commit": False, "isolation.level": "read_committed"})
-        self._probe_lock = threading.Lock()
+        # Concurrent `end_offsets` callers share probes (see there): how many were begun, the newest
+        # one finished and its answer, and whether one is out now.
+        self._probe_turn = threading.Condition()
+        self._probes_begun = 0
+        self._probe_done: tuple[int, dict[int, int]] = (0, {})
+        self._probing = False
         self._applied = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -102,11 +107,36 @@ class EventFollower:
             self._applied.notify_all()
 
     def end_offsets(self) -> dict[int, int]:
-        """The log's current end per partition (the last stable offset, for read_committed)."""
-        ends = {}
-        with self._probe_lock:
-            for p in self._partitions:
-                ends[p] = self._end_offset(p)
+        """The log's end per partition (the last stable offset, for read_committed) as of this call.
+
+        Every statement asks (read-your-writes), and a probe is a broker round trip on one consumer:
+        one at a time, concurrent writers queued behind each other's probes. So callers share them:
+        a caller takes the answer of the first probe *begun after it arrived* (an earlier one might
+        miss what was committed before the call), and whoever finds none out begins the next one for
+        everyone waiting. At most two probes' time per caller, whatever the number of callers."""
+        with self._probe_turn:
+            wanted = self._probes_begun + 1
+            while True:
+                number, ends = self._probe_done
+                if number >= wanted:
+                    return ends
+                if not self._probing:
+                    break
+                self._probe_turn.wait()
+            self._probing = True
+            self._probes_begun += 1
+            number = self._probes_begun
+        try:
+            ends = {p: self._end_offset(p) for p in self._partitions}
+        except BaseException:
+            with self._probe_turn:
+                self._probing = False
+                self._probe_turn.notify_all()  # a waiter begins the next probe and meets the error itself
+            raise
+        with self._probe_turn:
+            self._probing = False
+            self._probe_done = (number, ends)
+            self._probe_turn.notify_all()
         return ends
 
     def _end_offset(self, partition: int, retry_for_s: float = 15.0) -> int:
