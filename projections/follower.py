@@ -22,6 +22,7 @@ from projections.projection import Projection
 from schemas.config import Settings
 from schemas.envelope import DecodeError, EventEnvelope, decode_event
 from schemas.topics import EVENTS_TOPIC
+from storage.grouped_calls import GroupedCalls
 
 # Answers while a partition's leadership moves to another broker: worth a retry, not an error.
 _LEADER_MOVED = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError._TIMED_OUT,
@@ -56,12 +57,10 @@ class EventFollower:
         # is blocked in consume(), they stall until that call returns.
         self._probe = Consumer({**config.kafka_client(), "group.id": f"strata-probe-{name}",
                                 "enable.auto.commit": False, "isolation.level": "read_committed"})
-        # Concurrent `end_offsets` callers share probes (see there): how many were begun, the newest
-        # one finished and its answer, and whether one is out now.
-        self._probe_turn = threading.Condition()
-        self._probes_begun = 0
-        self._probe_done: tuple[int, dict[int, int]] = (0, {})
-        self._probing = False
+        # Every statement asks for the log's end (read-your-writes), and a probe is a broker round
+        # trip on one consumer: concurrent callers share probes instead of queueing for it.
+        self._probes: GroupedCalls[None, dict[int, int]] = GroupedCalls(
+            lambda _: {None: {p: self._end_offset(p) for p in self._partitions}})
         self._applied = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -107,37 +106,9 @@ class EventFollower:
             self._applied.notify_all()
 
     def end_offsets(self) -> dict[int, int]:
-        """The log's end per partition (the last stable offset, for read_committed) as of this call.
-
-        Every statement asks (read-your-writes), and a probe is a broker round trip on one consumer:
-        one at a time, concurrent writers queued behind each other's probes. So callers share them:
-        a caller takes the answer of the first probe *begun after it arrived* (an earlier one might
-        miss what was committed before the call), and whoever finds none out begins the next one for
-        everyone waiting. At most two probes' time per caller, whatever the number of callers."""
-        with self._probe_turn:
-            wanted = self._probes_begun + 1
-            while True:
-                number, ends = self._probe_done
-                if number >= wanted:
-                    return ends
-                if not self._probing:
-                    break
-                self._probe_turn.wait()
-            self._probing = True
-            self._probes_begun += 1
-            number = self._probes_begun
-        try:
-            ends = {p: self._end_offset(p) for p in self._partitions}
-        except BaseException:
-            with self._probe_turn:
-                self._probing = False
-                self._probe_turn.notify_all()  # a waiter begins the next probe and meets the error itself
-            raise
-        with self._probe_turn:
-            self._probing = False
-            self._probe_done = (number, ends)
-            self._probe_turn.notify_all()
-        return ends
+        """The log's end per partition (the last stable offset, for read_committed) as of this call:
+        from a probe begun after the call (shared with the calls made meanwhile, `GroupedCalls`)."""
+        return self._probes(None)
 
     def _end_offset(self, partition: int, retry_for_s: float = 15.0) -> int:
         """One partition's end; a leader that just moved (a broker of the cluster died) is waited
