@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
-from projections.kafka_batch import consume_available
+from projections.kafka_batch import IDLE_FETCH_WAIT_MS, consume_available
 from projections.projection import Projection
 from schemas.config import Settings
 from schemas.envelope import DecodeError, EventEnvelope, decode_event
@@ -49,7 +49,7 @@ class EventFollower:
             "group.id": f"strata-follower-{name}",
             "enable.auto.commit": False,
             "isolation.level": "read_committed",
-            "fetch.wait.max.ms": 10,
+            "fetch.wait.max.ms": IDLE_FETCH_WAIT_MS,
             "fetch.min.bytes": 1,
             "enable.partition.eof": False,
         })
