@@ -20,6 +20,7 @@ from projections.follower import EventFollower
 from projections.projection import Projection
 from schemas.config import settings
 from streams.producer import create_topic
+from tests.threads import in_threads
 
 pytestmark = pytest.mark.integration
 PARTITIONS = 2
@@ -62,23 +63,6 @@ def follower(topic: str, tmp_path: Path) -> Iterator[SlowProbes]:
     projection.close()
 
 
-def _on_threads(work: object, count: int) -> list[BaseException]:
-    failures: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            work(i)  # type: ignore[operator]
-        except BaseException as exc:  # noqa: BLE001 - collected and asserted by the test
-            failures.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    return failures
-
-
 def test_a_record_written_before_the_call_is_inside_its_answer(topic: str, follower: SlowProbes) -> None:
     producer = Producer({**settings().kafka_client(), "acks": "all"})
     misses: list[str] = []
@@ -100,7 +84,7 @@ def test_a_record_written_before_the_call_is_inside_its_answer(topic: str, follo
             if ends[partition] <= written[0]:
                 misses.append(f"caller {i}: offset {written[0]} on partition {partition}, answer {ends}")
 
-    assert _on_threads(write_then_ask, CALLERS) == []
+    assert in_threads(CALLERS, write_then_ask) == []
     assert misses == []
     # Shared: far fewer probes than calls (each call alone would have made one per partition).
     assert follower.probes < CALLERS * 3 * PARTITIONS / 2, follower.probes
@@ -121,7 +105,7 @@ def test_a_failed_probe_fails_its_caller_only(follower: SlowProbes) -> None:
     time.sleep(0.01)  # the first call is probing; the others arrive during its probe
     follower.failing = 1  # only the probe already begun fails
     answers: list[dict[int, int]] = []
-    assert _on_threads(lambda _: answers.append(follower.end_offsets()), 4) == []
+    assert in_threads(4, lambda _: answers.append(follower.end_offsets())) == []
     prober.join(30)
     assert [str(e) for e in first] == ["broker away"]
     assert len(answers) == 4 and all(set(a) == set(range(PARTITIONS)) for a in answers)

@@ -11,6 +11,7 @@ import threading
 import pymysql
 
 from tests.query.sqlkit import connect, rows, run, scalar
+from tests.threads import in_threads
 
 CONNECTIONS = 8
 INSERTS = 6
@@ -21,26 +22,18 @@ def test_concurrent_single_row_inserts_are_one_commit_each(conn: pymysql.connect
               "PROPERTIES ('replication_num' = '1', 'enable_time_travel' = 'true')")
     sessions = [connect(db) for _ in range(CONNECTIONS)]
     unseen: list[str] = []
-    failures: list[BaseException] = []
     start = threading.Barrier(CONNECTIONS)
 
     def write(i: int) -> None:
-        try:
-            start.wait(30)
-            for j in range(INSERTS):
-                key = i * 1000 + j
-                run(sessions[i], f"INSERT INTO t VALUES ({key}, {j})")
-                # Read-your-writes: the row is there for the writer the moment its INSERT returns.
-                if scalar(sessions[i], f"SELECT count(*) FROM t WHERE k = {key}") != 1:
-                    unseen.append(f"connection {i} does not see key {key}")
-        except BaseException as exc:  # noqa: BLE001 - asserted below
-            failures.append(exc)
+        start.wait(30)
+        for j in range(INSERTS):
+            key = i * 1000 + j
+            run(sessions[i], f"INSERT INTO t VALUES ({key}, {j})")
+            # Read-your-writes: the row is there for the writer the moment its INSERT returns.
+            if scalar(sessions[i], f"SELECT count(*) FROM t WHERE k = {key}") != 1:
+                unseen.append(f"connection {i} does not see key {key}")
 
-    threads = [threading.Thread(target=write, args=(i,)) for i in range(CONNECTIONS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(300)
+    failures = in_threads(CONNECTIONS, write, join_s=300)
     for session in sessions:
         session.close()
     assert failures == [] and unseen == []

@@ -8,23 +8,7 @@ import time
 from collections.abc import Callable
 
 from storage.grouped_calls import GroupedCalls
-
-
-def _on_threads(work: Callable[[int], None], count: int) -> list[BaseException]:
-    failures: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            work(i)
-        except BaseException as exc:  # noqa: BLE001 - asserted by the test
-            failures.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    return failures
+from tests.threads import in_threads
 
 
 class Log:
@@ -60,7 +44,7 @@ def test_every_answer_is_at_least_as_new_as_its_request_and_rounds_are_shared() 
             if seen < mine:
                 stale.append(f"caller {i} wrote #{mine} and was answered with #{seen}")
 
-    assert _on_threads(caller, 16) == []
+    assert in_threads(16, caller) == []
     assert stale == []
     assert len(log.rounds) < 16 * 5 / 2, len(log.rounds)  # shared, not one round per request
     assert all(keys <= {0, 1, 2} for keys in log.rounds)
