@@ -37,6 +37,7 @@ CASES = [
     ("tt_ratio", ["--commits", "10", "--rows-per-commit", "100", "--runs", "2"]),
     ("cooldown", ["--inserts", "2", "--rows-per-insert", "1000", "--runs", "2"]),
     ("group_commit", ["--clients", "3", "--inserts", "3"]),
+    ("concurrent_writers", ["--connections", "1,2", "--seconds", "1"]),
     ("routine_load", ["--rows", "20000", "--lag-records", "20"]),
     ("load", ["--clients", "4", "--duration-s", "5", "--seed-rows", "200"]),
     ("tags_clones", ["--rows", "20000", "--commits", "2", "--runs", "1"]),
