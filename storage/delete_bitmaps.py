@@ -35,17 +35,20 @@ def bitmap_path(table_id: int, partition_id: int, bucket: int, version: int) -> 
     return f"t{table_id}/p{partition_id}/b{bucket}/v{version}_{uuid.uuid4().hex}.bitmap"
 
 
-def bitmap_path_problem(path: str, table_id: int, partition_id: int, bucket: int, version: int) -> str | None:
-    """Why `path` is not a bitmap path built from these ids (None: it is one). Paths come from the log,
-    which anyone who can write `strata.commands` reaches: never open what Strata did not build."""
+def bitmap_path_problem(path: str, table_id: int, partition_id: int, bucket: int,
+                        version: int | None) -> str | None:
+    """Why `path` is not a bitmap path built from these ids (None: it is one; `version` None: of any
+    version). Paths come from the log, which anyone who can write `strata.commands` reaches: never
+    open what Strata did not build."""
     found = _BITMAP_PATH.fullmatch(path)
-    if found is None or tuple(map(int, found.groups())) != (table_id, partition_id, bucket, version):
+    if found is None or tuple(map(int, found.groups()))[:3] != (table_id, partition_id, bucket) or \
+            (version is not None and int(found.group(4)) != version):
         return f"delete bitmap path {path!r} is not one built from table {table_id}, partition {partition_id}, " \
                f"bucket {bucket} and version {version}"
     return None
 
 
-def checked_bitmap_path(path: str, table_id: int, partition_id: int, bucket: int, version: int) -> str:
+def checked_bitmap_path(path: str, table_id: int, partition_id: int, bucket: int, version: int | None = None) -> str:
     problem = bitmap_path_problem(path, table_id, partition_id, bucket, version)
     if problem is not None:
         raise UnsafePath(problem + "; refused")
