@@ -58,7 +58,7 @@ def _base_end(cover: Sequence[Rowset]) -> int:
     return cover[0].end_version if cover and cover[0].start_version == 1 and _compacted(cover[0]) else 0
 
 
-def _applied(bucket: int, cover: Sequence[Rowset], version: int, sequenced: bool, deletes: Sequence[DeleteRecord],
+def applied_bitmaps(bucket: int, cover: Sequence[Rowset], version: int, sequenced: bool, deletes: Sequence[DeleteRecord],
              bitmaps: Mapping[int, DeleteBitmapRecord]) -> tuple[str, ...] | None:
     """The bitmap paths one tablet's merge-on-write read at `version` subtracts; None: read it merge-on-read."""
     if sequenced and any(_compacted(r) and r.start_version > 1 for r in cover):
@@ -101,7 +101,7 @@ def read_plan(projection: Projection, table: TableState, partition: PartitionSta
     sequenced = table.sequence_column() is not None
     plan = {}
     for bucket, cover in covers.items():
-        applied = _applied(bucket, cover, version, sequenced, deletes, records)
+        applied = applied_bitmaps(bucket, cover, version, sequenced, deletes, records)
         if applied is not None:
             plan[bucket] = applied
     return plan
