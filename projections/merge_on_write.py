@@ -58,8 +58,9 @@ def _base_end(cover: Sequence[Rowset]) -> int:
     return cover[0].end_version if cover and cover[0].start_version == 1 and _compacted(cover[0]) else 0
 
 
-def applied_bitmaps(bucket: int, cover: Sequence[Rowset], version: int, sequenced: bool, deletes: Sequence[DeleteRecord],
-             bitmaps: Mapping[int, DeleteBitmapRecord]) -> tuple[str, ...] | None:
+def applied_bitmaps(bucket: int, cover: Sequence[Rowset], version: int, sequenced: bool,
+                    deletes: Sequence[DeleteRecord],
+                    bitmaps: Mapping[int, DeleteBitmapRecord]) -> tuple[str, ...] | None:
     """The bitmap paths one tablet's merge-on-write read at `version` subtracts; None: read it merge-on-read."""
     if sequenced and any(_compacted(r) and r.start_version > 1 for r in cover):
         return None

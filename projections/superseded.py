@@ -4,7 +4,7 @@ computed by the worker once the commit is on the log (so against exactly the row
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import duckdb
 import pyarrow as pa
@@ -18,6 +18,10 @@ from schemas.model import BitmapTarget, Rowset, TabletBitmap
 from storage.delete_bitmaps import bitmap_path, superseded_rows_sql, write_bitmap
 from storage.locator import RowsetLocator
 from storage.rowset_sql import DeleteRule, MergeSpec
+
+
+def _locate(located: dict[str, str]) -> Callable[[Rowset], str]:
+    return lambda rowset: located[rowset.rowset_id]
 
 
 def bitmaps_command(cursor: duckdb.DuckDBPyConnection, projection: Projection, locator: RowsetLocator,
@@ -45,8 +49,8 @@ def bitmaps_command(cursor: duckdb.DuckDBPyConnection, projection: Projection, l
     for rowset in sorted(written, key=lambda r: r.bucket):
         rowsets = [*covers[rowset.bucket], rowset]
         located = locator.locate_many(rowsets)
-        files = [rowset_file(table, r, lambda r, located=located: located[r.rowset_id]) for r in rowsets]
-        found = cursor.execute(superseded_rows_sql(spec, files, deletes)).to_arrow_table()
+        files = [rowset_file(table, r, _locate(located)) for r in rowsets]
+        found: pa.Table = cursor.execute(superseded_rows_sql(spec, files, deletes)).to_arrow_table()
         if not found.num_rows:
             tablets.append(TabletBitmap(bucket=rowset.bucket))
             continue

@@ -496,7 +496,7 @@ class TableMachine(RuleBasedStateMachine):
             return
         deadline = time.monotonic() + SETTLE_S
         while time.monotonic() < deadline:
-            plan = " ".join(str(r[0]) for r in self.sql(f"EXPLAIN SELECT * FROM {self.name}"))
+            plan = " ".join(str(r[0]) for r in self.sql(f"EXPLAIN SELECT * FROM {self.name}") if "merge:" in str(r[0]))
             if "merge-on-read" not in plan:
                 return
             time.sleep(0.05)

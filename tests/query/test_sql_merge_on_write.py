@@ -23,7 +23,7 @@ def _create(conn: pymysql.connections.Connection, name: str, properties: str = "
 
 
 def _plan(conn: pymysql.connections.Connection, table: str, as_of: str = "") -> str:
-    found = [str(r[0]) for r in rows(conn, f"EXPLAIN SELECT * FROM {table}{as_of}") if "merge" in str(r[0])]
+    found = [str(r[0]) for r in rows(conn, f"EXPLAIN SELECT * FROM {table}{as_of}") if "merge:" in str(r[0])]
     return found[0]
 
 

@@ -28,9 +28,9 @@ V = Column(unique_id=2, name="v", type="INT")
 S = Column(unique_id=3, name="s", type="INT")
 
 
-def _spec(sequenced: bool, **options: bool) -> MergeSpec:
+def _spec(sequenced: bool, *, show_hidden: bool = False) -> MergeSpec:
     return MergeSpec(keys_model="UNIQUE", columns=(K, V, S), delete_sign=True, sequence=S if sequenced else None,
-                     **options)
+                     show_hidden=show_hidden)
 
 
 def _rowset(tmp_path: Path, version: int, rows: list[tuple[int, int, int | None, bool]]) -> RowsetFile:
