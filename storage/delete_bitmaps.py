@@ -25,6 +25,8 @@ from storage.rowset_sql import DeleteRule, MergeSpec, RowsetFile, quote_literal,
 
 BITMAP_SCHEMA = pa.schema([("rowset_id", pa.string()), ("row", pa.int64())])
 _BITMAP_PATH = re.compile(r"t(\d+)/p(\d+)/b(\d+)/v(\d+)_[0-9a-f]{32}\.bitmap")
+# A bitmap file's name (its version is group 1).
+BITMAP_FILE = re.compile(r"v(\d+)_[0-9a-f]{32}\.bitmap")
 # No position at all: what a read applies when no bitmap has a row for its files.
 NOTHING_SUPERSEDED = "SELECT CAST(NULL AS INTEGER) AS __file, CAST(NULL AS BIGINT) AS __row WHERE false"
 
