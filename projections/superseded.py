@@ -36,7 +36,14 @@ def bitmaps_command(cursor: duckdb.DuckDBPyConnection, projection: Projection, l
         if table is None or partition is None or not enabled(table) or partition.masks or \
                 projection.delete_bitmaps(table_id, partition_id, version - 1, version):
             return None
-        covers = {r.bucket: cover_tablet(projection, table_id, partition, r.bucket, version - 1) for r in written}
+        buckets = {r.bucket for r in written}
+        if any(r.start_version < version <= r.end_version for b in buckets
+               for r in cover_tablet(projection, table_id, partition, b, partition.version)):
+            # A compaction merged this version with older ones before its bitmap was computed: the rowsets
+            # below it may be recycled already (the cover below the version would have gaps). Its tablet
+            # is read merge-on-read until a base compaction over this version.
+            return None
+        covers = {b: cover_tablet(projection, table_id, partition, b, version - 1) for b in buckets}
         deletes = [DeleteRule(d.partition_id, d.version, d.predicate)
                    for d in visible_deletes(projection, table_id, partition, version - 1)]
     keys = tuple(c for c in table.schema_now.columns if c.is_key)
