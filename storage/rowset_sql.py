@@ -12,7 +12,9 @@ again later). Stages, each a subquery:
 3. visible — delete predicates: a row written below a delete's version that matches it is gone;
 4. merged — Duplicate: all rows; Unique: per key the row with the highest sequence value (a NULL
    one lowest), then the newest (`__version`, `__seq`), unless it has a delete sign; Aggregate:
-   each value folded by its function in version order.
+   each value folded by its function in version order. A merge-on-write Unique Key read instead
+   drops the positions its delete bitmaps mark (`table_rows_sql(superseded=…)`, `_merged_on_write`:
+   stage 1 then carries each row's `__file` and `__row`), with no window over the rows.
 """
 
 from __future__ import annotations
