@@ -157,9 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--upsert-batches", type=int, default=10)
     ap.add_argument("--buckets", type=int, default=3)
     ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("--env-stack", action="store_true",
-                    help="run on the running stack this shell's STRATA_* settings name (left as it is)")
-    add_stack_args(ap)
+    add_stack_args(ap, env_stack=True)
     args = ap.parse_args(argv)
     if args.rows % 4 or args.rows // 4 > SEED * SEED or args.upserts > args.rows or args.upserts % args.upsert_batches:
         raise SystemExit("bench/unique_mow: --rows must be a multiple of 4 (at most 4M), --upserts at most --rows "
