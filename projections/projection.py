@@ -639,10 +639,10 @@ class Projection:
         self._put_rowset(e.table_id, RowsetRecord(rowset=e.output))
 
     def _delete_bitmaps_committed(self, e: ev.DeleteBitmapsCommitted, ts: int) -> None:
-        # The first bitmap of a version stays: another worker's later computation of it is a copy
-        # (the same superseded rows, maybe named in a newer compaction output), never a change.
+        # The first bitmap of a version stays unless replaced: any computation of a version marks the
+        # same rows, named in the rowsets of its cover (a replacement names a compaction's output).
         key = keys.bitmap_key(e.table_id, e.partition_id, e.version)
-        if e.table_id in self.tables and self.store.get(key) is None:
+        if e.table_id in self.tables and (e.replace or self.store.get(key) is None):
             record = DeleteBitmapRecord(partition_id=e.partition_id, version=e.version, tablets=e.tablets)
             self.store.put(key, _dump(record))
 

@@ -13,6 +13,7 @@ from projections.compaction import column_definitions, rowset_file
 from projections.merge_on_write import BITMAP_TIER, enabled
 from projections.projection import Projection
 from projections.snapshot import cover_tablet, visible_deletes
+from projections.state import DeleteBitmapRecord
 from schemas import commands as cmd
 from schemas.model import BitmapTarget, Rowset, TabletBitmap
 from storage.delete_bitmaps import bitmap_path, superseded_rows_sql, write_bitmap
@@ -25,16 +26,19 @@ def _locate(located: dict[str, str]) -> Callable[[Rowset], str]:
 
 
 def bitmaps_command(cursor: duckdb.DuckDBPyConnection, projection: Projection, locator: RowsetLocator,
-                    table_id: int, partition_id: int, version: int,
-                    written: Sequence[Rowset]) -> cmd.CommitDeleteBitmaps | None:
+                    table_id: int, partition_id: int, version: int, written: Sequence[Rowset], *,
+                    replacing: DeleteBitmapRecord | None = None) -> cmd.CommitDeleteBitmaps | None:
     """The bitmaps of the commit at `version` that wrote `written` (the partition's rowsets of it),
     computed against each tablet's cover at version - 1 and written durably; None when the table keeps
-    none (merge-on-read, restored partition) or the version has them already."""
+    none (merge-on-read, restored partition) or the version has them already.
+
+    `replacing`: the version's bitmaps, some of whose tablets named rowsets a compaction replaced since;
+    `written` are those tablets' rowsets of the version, computed again (the other tablets' are kept)."""
     with projection.lock:
         table = projection.tables.get(table_id)
         partition = table.partitions.get(partition_id) if table is not None else None
         if table is None or partition is None or not enabled(table) or partition.masks or \
-                projection.delete_bitmaps(table_id, partition_id, version - 1, version):
+                (replacing is None and projection.delete_bitmaps(table_id, partition_id, version - 1, version)):
             return None
         buckets = {r.bucket for r in written}
         if any(r.start_version < version <= r.end_version for b in buckets
@@ -70,5 +74,27 @@ def bitmaps_command(cursor: duckdb.DuckDBPyConnection, projection: Projection, l
         targets = tuple(BitmapTarget(rowset_id=rowsets[i].rowset_id, start_version=rowsets[i].start_version,
                                      end_version=rowsets[i].end_version) for i in marked)
         tablets.append(TabletBitmap(bucket=rowset.bucket, path=path, rows=found.num_rows, targets=targets))
+    if replacing is not None:
+        kept = [t for t in replacing.tablets if t.bucket not in {r.bucket for r in written}]
+        tablets = sorted([*kept, *tablets], key=lambda t: t.bucket)
     return cmd.CommitDeleteBitmaps(table_id=table_id, partition_id=partition_id, version=version,
-                                   tablets=tuple(tablets))
+                                   tablets=tuple(tablets), replace=replacing is not None)
+
+
+def stale_bitmaps(projection: Projection, table_id: int, partition_id: int, bucket: int,
+                  above: int) -> list[tuple[DeleteBitmapRecord, Rowset]]:
+    """The bitmaps of versions above `above` (a compaction's end) whose tablet `bucket` names rowsets that
+    are no longer live, each with the tablet's rowset of that version, to compute them again; under the
+    projection's lock."""
+    table = projection.tables.get(table_id)
+    partition = table.partitions.get(partition_id) if table is not None else None
+    if table is None or partition is None or not enabled(table):
+        return []
+    live = {r.rowset_id: r for r in cover_tablet(projection, table_id, partition, bucket, partition.version)}
+    found = []
+    for record in projection.delete_bitmaps(table_id, partition_id, above, partition.version):
+        tablet = next((t for t in record.tablets if t.bucket == bucket), None)
+        written = next((r for r in live.values() if r.start_version == r.end_version == record.version), None)
+        if tablet is not None and written is not None and any(t.rowset_id not in live for t in tablet.targets):
+            found.append((record, written))
+    return found

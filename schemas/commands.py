@@ -329,6 +329,9 @@ class CommitDeleteBitmaps(Command):
     partition_id: int
     version: int = Field(ge=1)
     tablets: tuple[TabletBitmap, ...]
+    # The version's bitmaps again, against the cover a compaction committed since: the rows they mark
+    # are the same, named in the compaction's output instead of its inputs.
+    replace: bool = False
 
 
 @register

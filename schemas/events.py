@@ -357,6 +357,8 @@ class DeleteBitmapsCommitted(Event):
     partition_id: int
     version: int
     tablets: tuple[TabletBitmap, ...]
+    replace: bool = Field(default=False, description="takes the place of the version's bitmaps (recomputed "
+                                                     "against a compaction's output)")
 
 
 @register

@@ -514,9 +514,13 @@ class Rules:
             raise Rejected(ErrorCode.UNKNOWN_PARTITION, f"partition id {c.partition_id} was dropped")
         if c.version > partition.version:
             raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"partition id {c.partition_id} has no version {c.version}")
-        if self.state.delete_bitmaps(c.table_id, c.partition_id, c.version - 1, c.version):
+        existing = self.state.delete_bitmaps(c.table_id, c.partition_id, c.version - 1, c.version)
+        if existing and not c.replace:
             raise Rejected(ErrorCode.CONFLICT, f"version {c.version} of partition id {c.partition_id} has its "
                                               "delete bitmaps already")
+        if c.replace and not existing:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"version {c.version} of partition id {c.partition_id} has "
+                                                      "no delete bitmaps to replace")
         buckets = [t.bucket for t in c.tablets]
         if len(set(buckets)) != len(buckets) or any(b >= partition.partition.buckets for b in buckets):
             raise Rejected(ErrorCode.WRONG_ARGUMENTS, "delete bitmaps name a bucket twice or one the partition lacks")
@@ -528,8 +532,17 @@ class Rules:
             problem = bitmap_path_problem(tablet.path, c.table_id, c.partition_id, tablet.bucket, c.version)
             if problem is not None:
                 raise Rejected(ErrorCode.WRONG_ARGUMENTS, problem)
+        for tablet in c.tablets:
+            for target in tablet.targets:
+                # Computed against rowsets a compaction replaced meanwhile: the worker computes it again.
+                record = self.state.rowset_record(target.rowset_id)
+                if record is None or record.stale_ts_ms is not None or \
+                        (record.rowset.partition_id, record.rowset.bucket) != (c.partition_id, tablet.bucket):
+                    raise Rejected(ErrorCode.CONFLICT, f"delete bitmaps name rowset {target.rowset_id}, which is "
+                                                       "not a live rowset of their tablet")
         return Decision(ev.DeleteBitmapsCommitted(table_id=c.table_id, partition_id=c.partition_id,
-                                                  version=c.version, tablets=c.tablets), c.table_id)
+                                                  version=c.version, tablets=c.tablets, replace=c.replace),
+                        c.table_id)
 
     def recycle_rowsets(self, c: cmd.RecycleRowsets, ts: int) -> Decision:
         table = self.state.tables.get(c.table_id)

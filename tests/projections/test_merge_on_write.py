@@ -118,11 +118,22 @@ def test_a_bitmap_naming_rowsets_a_compaction_replaced_below_its_version_is_not_
         version = tablet.load()
         tablet.bitmap(version)
     late = tablet.load()
-    tablet.compact(1, 2, "base")
-    # Computed against the cover before the compaction committed: it names version 1's rowset, whose
-    # rows the output now holds at other positions.
     tablet.bitmap(late, tablet.own(1))
+    # A compaction of versions 1-2 commits after: version 3's bitmap names version 1's rowset, whose
+    # rows the output now holds at other positions.
+    output = tablet.compact(1, 2, "base")
     assert tablet.plan() is None
+    # Proposed only now, such a bitmap is refused (the worker computes it again against the output) …
+    stale = cmd.CommitDeleteBitmaps(table_id=tablet.table_id, partition_id=tablet.pid, version=late, replace=True,
+                                    tablets=(TabletBitmap(bucket=0, path=bitmap_path(tablet.table_id, tablet.pid, 0,
+                                                                                     late), rows=1, targets=(
+                                        BitmapTarget(rowset_id=tablet.rowsets[1], start_version=1, end_version=1),)),))
+    rejected(state, stale, 9000, ErrorCode.CONFLICT, "not a live rowset")
+    # … and computed again against the output it replaces the committed one.
+    again = stale.model_copy(update={"tablets": (stale.tablets[0].model_copy(update={"targets": (
+        BitmapTarget(rowset_id=output, start_version=1, end_version=2),)}),)})
+    fold(state, again, 9000)
+    assert tablet.plan() is not None
     # A compaction over that version as well has merged the rows it marked.
     tablet.compact(1, late, "base")
     assert tablet.plan() == ()
