@@ -11,6 +11,7 @@ import pytest
 
 from projections.projection import Projection
 from projections.snapshot import resolve
+from projections.superseded import stale_bitmaps
 from schemas import commands as cmd
 from schemas.errors import ErrorCode
 from schemas.model import BitmapTarget, Column, Distribution, TabletBitmap
@@ -129,6 +130,9 @@ def test_a_bitmap_naming_rowsets_a_compaction_replaced_below_its_version_is_not_
                                                                                      late), rows=1, targets=(
                                         BitmapTarget(rowset_id=tablet.rowsets[1], start_version=1, end_version=1),)),))
     rejected(state, stale, 9000, ErrorCode.CONFLICT, "not a live rowset")
+    # The worker finds the committed one to compute again, with the tablet's rowset of its version.
+    [(record, written)] = stale_bitmaps(state, tablet.table_id, tablet.pid, 0, 2)
+    assert (record.version, written.rowset_id) == (late, tablet.rowsets[late])
     # … and computed again against the output it replaces the committed one.
     again = stale.model_copy(update={"tablets": (stale.tablets[0].model_copy(update={"targets": (
         BitmapTarget(rowset_id=output, start_version=1, end_version=2),)}),)})
