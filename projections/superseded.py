@@ -81,20 +81,26 @@ def bitmaps_command(cursor: duckdb.DuckDBPyConnection, projection: Projection, l
                                    tablets=tuple(tablets), replace=replacing is not None)
 
 
-def stale_bitmaps(projection: Projection, table_id: int, partition_id: int, bucket: int,
-                  above: int) -> list[tuple[DeleteBitmapRecord, Rowset]]:
-    """The bitmaps of versions above `above` (a compaction's end) whose tablet `bucket` names rowsets that
-    are no longer live, each with the tablet's rowset of that version, to compute them again; under the
-    projection's lock."""
+def stale_bitmaps(projection: Projection, table_id: int, partition_id: int,
+                  above: int) -> list[tuple[DeleteBitmapRecord, tuple[Rowset, ...]]]:
+    """The bitmaps of versions above `above` (a compaction's end) naming rowsets that are no longer live,
+    each with the rowsets of its version of the tablets to compute again (every tablet of it whose
+    bitmap names such a rowset: a replacement keeps only live names); under the projection's lock."""
     table = projection.tables.get(table_id)
     partition = table.partitions.get(partition_id) if table is not None else None
     if table is None or partition is None or not enabled(table):
         return []
-    live = {r.rowset_id: r for r in cover_tablet(projection, table_id, partition, bucket, partition.version)}
+    live: dict[int, list[Rowset]] = {}
     found = []
     for record in projection.delete_bitmaps(table_id, partition_id, above, partition.version):
-        tablet = next((t for t in record.tablets if t.bucket == bucket), None)
-        written = next((r for r in live.values() if r.start_version == r.end_version == record.version), None)
-        if tablet is not None and written is not None and any(t.rowset_id not in live for t in tablet.targets):
-            found.append((record, written))
+        again = []
+        for tablet in record.tablets:
+            if tablet.bucket not in live:
+                live[tablet.bucket] = cover_tablet(projection, table_id, partition, tablet.bucket, partition.version)
+            cover = {r.rowset_id: r for r in live[tablet.bucket]}
+            written = next((r for r in cover.values() if r.start_version == r.end_version == record.version), None)
+            if written is not None and any(t.rowset_id not in cover for t in tablet.targets):
+                again.append(written)
+        if again:
+            found.append((record, tuple(again)))
     return found

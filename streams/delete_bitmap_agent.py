@@ -92,10 +92,9 @@ class DeleteBitmapAgent:
             item = self._queue.popleft()
             if isinstance(item, _Compacted):
                 with self.projection.lock:
-                    stale = stale_bitmaps(self.projection, item.table_id, item.partition_id, item.bucket,
-                                          item.end_version)
+                    stale = stale_bitmaps(self.projection, item.table_id, item.partition_id, item.end_version)
                 self._queue.extendleft(reversed([_Version(item.table_id, item.partition_id, record.version,
-                                                          (written,), replacing=record) for record, written in stale]))
+                                                          written, replacing=record) for record, written in stale]))
                 continue
             done += self._commit(item)
         self.committed += done
@@ -116,7 +115,9 @@ class DeleteBitmapAgent:
             # or another worker was first, or the table changed. Reads merge on read meanwhile.
             # A refused command's files are named by nothing (a timed-out one may be decided yet).
             if isinstance(exc, CommandFailed) and command is not None:
-                self._remove(command.tablets)
+                # Only the files this computation wrote: a replacement keeps other tablets' committed ones.
+                computed = {r.bucket for r in item.rowsets}
+                self._remove(tuple(t for t in command.tablets if t.bucket in computed))
                 if exc.code == ErrorCode.CONFLICT and not item.retried and item.replacing is None and \
                         "not a live rowset" in exc.reason:
                     self._queue.appendleft(_Version(item.table_id, item.partition_id, item.version, item.rowsets,

@@ -131,8 +131,8 @@ def test_a_bitmap_naming_rowsets_a_compaction_replaced_below_its_version_is_not_
                                         BitmapTarget(rowset_id=tablet.rowsets[1], start_version=1, end_version=1),)),))
     rejected(state, stale, 9000, ErrorCode.CONFLICT, "not a live rowset")
     # The worker finds the committed one to compute again, with the tablet's rowset of its version.
-    [(record, written)] = stale_bitmaps(state, tablet.table_id, tablet.pid, 0, 2)
-    assert (record.version, written.rowset_id) == (late, tablet.rowsets[late])
+    [(record, written)] = stale_bitmaps(state, tablet.table_id, tablet.pid, 2)
+    assert (record.version, [r.rowset_id for r in written]) == (late, [tablet.rowsets[late]])
     # … and computed again against the output it replaces the committed one.
     again = stale.model_copy(update={"tablets": (stale.tablets[0].model_copy(update={"targets": (
         BitmapTarget(rowset_id=output, start_version=1, end_version=2),)}),)})
