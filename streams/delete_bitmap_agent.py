@@ -34,6 +34,9 @@ from schemas.model import Rowset, TabletBitmap
 from storage.locator import RowsetLocator
 
 log = logging.getLogger(__name__)
+# How often a version's bitmaps are computed again when compactions keep replacing the rowsets they name
+# before they reach the log (each tablet's compaction commits on its own).
+MAX_TRIES = 5
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class _Version:
     version: int
     rowsets: tuple[Rowset, ...]
     replacing: DeleteBitmapRecord | None = None
-    retried: bool = False
+    tries: int = 0
 
 
 @dataclass(frozen=True)
@@ -118,10 +121,10 @@ class DeleteBitmapAgent:
                 # Only the files this computation wrote: a replacement keeps other tablets' committed ones.
                 computed = {r.bucket for r in item.rowsets}
                 self._remove(tuple(t for t in command.tablets if t.bucket in computed))
-                if exc.code == ErrorCode.CONFLICT and not item.retried and item.replacing is None and \
+                if exc.code == ErrorCode.CONFLICT and item.tries < MAX_TRIES and item.replacing is None and \
                         "not a live rowset" in exc.reason:
                     self._queue.appendleft(_Version(item.table_id, item.partition_id, item.version, item.rowsets,
-                                                    retried=True))
+                                                    tries=item.tries + 1))
             self.failed += 1
             log.info("delete bitmaps of table %d p%d v%d not committed: %s", item.table_id, item.partition_id,
                      item.version, exc)
