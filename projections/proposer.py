@@ -12,13 +12,16 @@ import threading
 import time
 from dataclasses import dataclass
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, Producer
 
 from schemas import events as ev
 from schemas.commands import Command
 from schemas.config import Settings
 from schemas.envelope import EventEnvelope, encode, wrap_command
 from schemas.topics import COMMANDS_TOPIC
+
+# How long a command may take to reach the broker before the proposal fails as unsent.
+_DELIVERY_TIMEOUT_S = 10.0
 
 
 class CommandFailed(Exception):
@@ -63,6 +66,20 @@ class Proposer:
             waiter.envelope = envelope
             waiter.done.set()
 
+    def _await_delivery(self, delivered: threading.Event, timeout: float) -> None:
+        """Serves the producer's delivery reports until this command's has come (or `timeout`).
+
+        Not `flush()`: it waits until the producer's whole queue is empty, so with many writers
+        sharing the producer each one waited for the others' commands too — one more statement's
+        command always being in flight. A report served here may be another writer's; each sets
+        its own event."""
+        deadline = time.monotonic() + timeout
+        while not delivered.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self._producer.poll(min(left, 0.05))
+
     def propose(self, command: Command, *, table_id: int | None = None, timeout: float | None = None,
                 transaction: Producer | None = None, command_id: str | None = None) -> EventEnvelope:
         """Sends `command` and returns the event that accepted it; raises CommandFailed if rejected.
@@ -80,15 +97,21 @@ class Proposer:
         with self._lock:
             self._waiters[envelope.command_id] = waiter
         errors: list[str] = []
+        delivered = threading.Event()
+
+        def on_delivery(err: KafkaError | None, _msg: object) -> None:
+            if err is not None:
+                errors.append(str(err))
+            delivered.set()
+
         try:
             producer = transaction or self._producer
             producer.produce(COMMANDS_TOPIC, key=str(table_id if table_id is not None else "catalog").encode(),
-                             value=encode(envelope),
-                             on_delivery=lambda err, _msg: errors.append(str(err)) if err else None)
+                             value=encode(envelope), on_delivery=on_delivery)
             if transaction is not None:
                 transaction.commit_transaction(30)
             else:
-                producer.flush(10)
+                self._await_delivery(delivered, _DELIVERY_TIMEOUT_S)
             if errors:
                 raise CommandFailed(1105, f"could not send the command to {COMMANDS_TOPIC}: {errors[0]}")
             if not waiter.done.wait(timeout or self.config.command_timeout_s):

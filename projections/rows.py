@@ -379,7 +379,7 @@ def write_rowsets(tiers: LocalTiers, table: TableState, data: pa.Table, *,
     partition belongs on now (`default_cooldown_s`: see `cooldown.local_target`); returns them ready
     to be named in a `CommitRowsets`."""
     writer = RowsetsWriter(tiers, table, default_cooldown_s=default_cooldown_s)
-    writer.append(data)
+    writer.append(data, overlap=False)
     return writer.finish()
 
 
@@ -406,7 +406,10 @@ class RowsetsWriter:
         self._next_seq = 0
         self._writing: Future[None] | None = None
 
-    def append(self, data: pa.Table) -> None:
+    def append(self, data: pa.Table, *, overlap: bool = True) -> None:
+        """Appends a part; written on a writer thread unless `overlap` is false (the load's last
+        part, followed by `finish` at once: nothing to overlap with, and a hop through the shared
+        writers would queue a small INSERT behind other loads' parts)."""
         data = self._sequenced(data)
         keep = [name for name in data.column_names if name not in ("__partition", "__bucket")]
         now_ms = int(time.time() * 1000)
@@ -420,7 +423,10 @@ class RowsetsWriter:
             mask = pc.and_(pc.equal(data["__partition"], key[0]), pc.equal(data["__bucket"], key[1]))
             parts.append((self._open[key][1], data.filter(mask).select(keep)))
         self._written()
-        self._writing = _PART_WRITERS.submit(_write_parts, parts)
+        if overlap:
+            self._writing = _PART_WRITERS.submit(_write_parts, parts)
+        else:
+            _write_parts(parts)
 
     def _written(self) -> None:
         """Waits for the part in flight; its write's error is raised here."""
