@@ -354,7 +354,7 @@ def _commit(ctx: Context, job: BulkJob, spec: dict[str, Any], writers: dict[int,
             tally: _Tally) -> None:
     counts = tally.counts
     info = {k: str(v) for k, v in counts.items()}
-    if (url := quality.error_url(tally.rejected, quality.server_url(ctx))) is not None:
+    if (url := quality.error_url(tally.rejected.close(), quality.server_url(ctx))) is not None:
         info["url"] = url
     if quality.too_many_filtered(counts["abnormal"], counts["normal"], float(spec.get("max_filter_ratio", "0"))):
         if not bulk_jobs.move(ctx, job, "CANCELLED", ("LOADING", "PENDING"), info=info, error=QUALITY_ERROR):

@@ -81,12 +81,18 @@ def check_format(name: str, allowed: tuple[str, ...], what: str) -> str:
     return fmt
 
 
-def _decompressed(data: bytes, key: str, compress: str) -> bytes:
+def _codec(key: str, compress: str) -> str | None:
+    """The codec a file is read through: `compress` (gz, bz2), or with `unknown` the key's suffix; None: plain."""
     if compress in ("gz", "gzip") or (compress == "unknown" and key.endswith(".gz")):
-        return gzip.decompress(data)
+        return "gz"
     if compress == "bz2" or (compress == "unknown" and key.endswith(".bz2")):
-        return bz2.decompress(data)
-    return data
+        return "bz2"
+    return None
+
+
+def _decompressed(data: bytes, key: str, compress: str) -> bytes:
+    codec = _codec(key, compress)
+    return gzip.decompress(data) if codec == "gz" else bz2.decompress(data) if codec == "bz2" else data
 
 
 class _CsvDecoder:
@@ -222,12 +228,11 @@ def decode_pieces(stream: BinaryIO, fmt: str, options: TextOptions, what: str, p
 
 
 def decompressed_stream(raw: BinaryIO, key: str, compress: str) -> BinaryIO:
-    """`raw` read through the codec `compress` names (`unknown`: the key's suffix says), as `decode` reads."""
-    if compress in ("gz", "gzip") or (compress == "unknown" and key.endswith(".gz")):
+    """`raw` read through its codec (`_codec`), as `decode` reads a whole file."""
+    codec = _codec(key, compress)
+    if codec == "gz":
         return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
-    if compress == "bz2" or (compress == "unknown" and key.endswith(".bz2")):
-        return bz2.BZ2File(raw)  # type: ignore[return-value]
-    return raw
+    return bz2.BZ2File(raw) if codec == "bz2" else raw  # type: ignore[return-value]
 
 
 def concatenated(tables: list[pa.Table], what: str) -> pa.Table:

@@ -166,10 +166,6 @@ def spooled_dataset(home: Path, where: S3Target, found: list[tuple[str, int]], f
     scans lazily, a batch at a time (so an object larger than memory is read too). The copies are
     removed once nothing holds the dataset (the statement's cursor closed)."""
     paths = [spool_file(home, f".{fmt}") for _ in found]
-
-    def remove() -> None:
-        for path in paths:
-            path.unlink(missing_ok=True)
     try:
         schemas = []
         for (key, _), path in zip(found, paths, strict=True):
@@ -180,15 +176,10 @@ def spooled_dataset(home: Path, where: S3Target, found: list[tuple[str, int]], f
             except (pa.ArrowException, OSError) as exc:
                 raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: s3://{where.bucket}/{key}: not a readable "
                                                             f"{fmt} file ({exc})") from None
-        try:
-            dataset = ds.dataset([str(p) for p in paths], format=fmt, schema=pa.unify_schemas(schemas))
-        except pa.ArrowException as exc:
-            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: the files' columns differ ({exc})") from None
+        return _spooled_files_dataset(paths, fmt, schemas, what)
     except BaseException:
-        remove()
+        _remove(paths)
         raise
-    weakref.finalize(dataset, remove)
-    return dataset
 
 
 def decoded_dataset(home: Path, where: S3Target, found: list[tuple[str, int]], fmt: str, options: TextOptions,
@@ -199,10 +190,6 @@ def decoded_dataset(home: Path, where: S3Target, found: list[tuple[str, int]], f
     holds one piece, whatever the objects' size. The files go once nothing holds the dataset."""
     decoded: list[Path] = []
     schemas: list[pa.Schema] = []
-
-    def remove() -> None:
-        for path in decoded:
-            path.unlink(missing_ok=True)
     try:
         for key, _ in found:
             uri = f"s3://{where.bucket}/{key}"
@@ -221,17 +208,26 @@ def decoded_dataset(home: Path, where: S3Target, found: list[tuple[str, int]], f
                 raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: {uri}: cannot be read ({exc})") from None
             finally:
                 copy.unlink(missing_ok=True)
-        if not schemas:
-            return pa.table({})
-        try:
-            dataset = ds.dataset([str(p) for p in decoded], format="ipc", schema=pa.unify_schemas(schemas))
-        except pa.ArrowException as exc:
-            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: the files' columns differ ({exc})") from None
+        return _spooled_files_dataset(decoded, "ipc", schemas, what) if schemas else pa.table({})
     except BaseException:
-        remove()
+        _remove(decoded)
         raise
-    weakref.finalize(dataset, remove)
+
+
+def _spooled_files_dataset(paths: list[Path], fmt: str, schemas: list[pa.Schema], what: str) -> ds.Dataset:
+    """One dataset over spooled files of `fmt`, their columns unified by name; the files are removed once
+    nothing holds the dataset (the statement's cursor closed). On failure the caller removes them."""
+    try:
+        dataset = ds.dataset([str(p) for p in paths], format=fmt, schema=pa.unify_schemas(schemas))
+    except pa.ArrowException as exc:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: the files' columns differ ({exc})") from None
+    weakref.finalize(dataset, _remove, list(paths))
     return dataset
+
+
+def _remove(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
 
 
 def _orc_schema(path: Path) -> pa.Schema:

@@ -178,7 +178,7 @@ def _load(ctx: Context, table: TableState, request: StreamLoadRequest, body: Pat
             rejected.add(rows_rejected)
             if writer is not None and loaded.rows.num_rows:
                 writer.append(loaded.rows)
-        reply.error_url = quality.error_url(rejected, base_url)
+    reply.error_url = quality.error_url(rejected.name, base_url)  # the log is closed: every row is on disk
     assert loaded is not None  # read_sources gives at least one
     reply.total_rows = reply.loaded_rows + reply.filtered_rows + reply.unselected_rows
     if quality.too_many_filtered(reply.filtered_rows, reply.loaded_rows, request.max_filter_ratio):

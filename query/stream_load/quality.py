@@ -9,7 +9,6 @@ import pyarrow as pa
 
 from projections.rows import REASON
 from query.context import Context
-from query.stream_load import error_log
 from query.stream_load.readers import Source
 
 
@@ -19,11 +18,10 @@ def rejected_rows(source: Source, bad: pa.Table) -> Iterator[tuple[str, str]]:
         yield str(reason), source.line(offset) if offset is not None else ""
 
 
-def error_url(log: error_log.ErrorLog, base_url: str) -> str | None:
-    """The URL that serves a load's rejected rows (GET /api/_load_error_log), None when it rejected none;
-    closes the log."""
-    name = log.close()
-    return None if name is None else f"{base_url}/api/_load_error_log?file={name}"
+def error_url(log_name: str | None, base_url: str) -> str | None:
+    """The URL that serves a load's rejected rows (GET /api/_load_error_log) from its closed ErrorLog
+    (`ErrorLog.close()` gives the name; None when it rejected none)."""
+    return None if log_name is None else f"{base_url}/api/_load_error_log?file={log_name}"
 
 
 def server_url(ctx: Context) -> str:
