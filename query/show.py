@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from projections.merge_on_write import PROPERTY as MERGE_ON_WRITE_PROPERTY
 from projections.state import TableState
 from query import information_schema, show_filter, views
 from query.catalog_facts import COLLATION, ENGINE
@@ -211,6 +212,8 @@ def create_table_text(table: TableState) -> str:
     else:
         text += f"DISTRIBUTED BY RANDOM BUCKETS {d.buckets}\n"
     props = {"replication_allocation": "tag.location.default: 1", **table.properties}
+    if table.keys_model == "UNIQUE":  # Doris shows how a Unique Key table merges, its default too
+        props.setdefault(MERGE_ON_WRITE_PROPERTY, "true")
     text += "PROPERTIES (\n" + ",\n".join(f'"{k}" = "{v}"' for k, v in props.items()) + "\n);"
     return text
 
