@@ -213,9 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="rows INSERT … VALUES loads (at most --rows)")
     ap.add_argument("--paths", default=",".join(PATHS),
                     help=f"the Strata paths to run, comma-separated (default all: {', '.join(PATHS)})")
-    add_stack_args(ap)
-    ap.add_argument("--env-stack", action="store_true",
-                    help="run on the healthy stack this shell's STRATA_* settings name (not the bench stack)")
+    add_stack_args(ap, env_stack=True)
     args = ap.parse_args(argv)
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
     if not paths or any(p not in PATHS for p in paths):

@@ -12,7 +12,9 @@ again later). Stages, each a subquery:
 3. visible — delete predicates: a row written below a delete's version that matches it is gone;
 4. merged — Duplicate: all rows; Unique: per key the row with the highest sequence value (a NULL
    one lowest), then the newest (`__version`, `__seq`), unless it has a delete sign; Aggregate:
-   each value folded by its function in version order.
+   each value folded by its function in version order. A merge-on-write Unique Key read instead
+   drops the positions its delete bitmaps mark (`table_rows_sql(superseded=…)`, `_merged_on_write`:
+   stage 1 then carries each row's `__file` and `__row`), with no window over the rows.
 """
 
 from __future__ import annotations
@@ -168,23 +170,29 @@ class MergeSpec:
         return f"{by_sequence}__version DESC, __seq DESC"
 
 
-def _raw(files: Sequence[RowsetFile], column_sets: list[frozenset[int]], delete_sign: bool) -> str:
+def _raw(files: Sequence[RowsetFile], column_sets: list[frozenset[int]], delete_sign: bool,
+         positions: bool = False) -> str:
+    """Stage 1. With `positions`, each row also carries `__file` (its file's index in `files`) and
+    `__row` (its row number in that file): where a delete bitmap (storage.delete_bitmaps) points."""
     groups = []
+    index = {id(f): i for i, f in enumerate(files)}
     for compacted in (False, True):
         group = [f for f in files if f.compacted == compacted]
         if not group:
             continue
         paths = ", ".join(quote_literal(f.location) for f in group)
         mapping = ", ".join(f"({quote_literal(f.location)}, {f.end_version}, {f.partition_id}, "
-                            f"{column_sets.index(f.column_ids)})" for f in group)
+                            f"{column_sets.index(f.column_ids)}, {index[id(f)]})" for f in group)
         version = "r.__version" if compacted else "m.v"
         sign = "r.__delete_sign" if delete_sign else "false"
         # Only columns some file of this group holds: UNION ALL BY NAME fills the others with NULL.
         cols = "".join(f"r.c{i}, " for i in sorted(set().union(*(f.column_ids for f in group))))
+        located = ", m.i AS __file, r.file_row_number AS __row" if positions else ""
+        numbered = ", file_row_number = true" if positions else ""
         groups.append(f"SELECT {cols}{version} AS __version, r.__seq AS __seq, {sign} AS __delete_sign, "
-                      f"m.p AS __partition, m.cs AS __cs "
-                      f"FROM read_parquet([{paths}], filename = true, union_by_name = true) AS r "
-                      f"JOIN (VALUES {mapping}) AS m(f, v, p, cs) ON r.filename = m.f")
+                      f"m.p AS __partition, m.cs AS __cs{located} "
+                      f"FROM read_parquet([{paths}], filename = true, union_by_name = true{numbered}) AS r "
+                      f"JOIN (VALUES {mapping}) AS m(f, v, p, cs, i) ON r.filename = m.f")
     return " UNION ALL BY NAME ".join(f"({g})" for g in groups)
 
 
@@ -198,17 +206,20 @@ def _logical(column: Column, column_sets: list[frozenset[int]], present: set[int
     return f"{value} AS {column.file_column}"
 
 
-def visible_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule]) -> str | None:
-    """Stages 1–3: every row not deleted, columns `c<id>` plus the hidden ones. None if no files."""
+def visible_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule], *,
+                     positions: bool = False) -> str | None:
+    """Stages 1–3: every row not deleted, columns `c<id>` plus the hidden ones (and with `positions`,
+    `__file` and `__row`: see `_raw`). None if no files."""
     if not files:
         return None
     column_sets = sorted({f.column_ids for f in files}, key=sorted)
     present = {i for f in files for i in f.column_ids}
-    raw = _raw(files, column_sets, spec.delete_sign)
+    raw = _raw(files, column_sets, spec.delete_sign, positions)
     extra = (*spec.extra_columns, *([spec.sequence] if spec.sequence is not None else []))
     wanted = (*spec.columns, *dict.fromkeys(c for c in extra if c not in spec.columns))
+    carried = ", __file, __row" if positions else ""
     logical = (f"SELECT {', '.join(_logical(c, column_sets, present) for c in wanted)}, "
-               f"__version, __seq, __delete_sign, __partition FROM ({raw})")
+               f"__version, __seq, __delete_sign, __partition{carried} FROM ({raw})")
     conditions = [f"(__partition = {d.partition_id} AND __version < {d.version} "
                   f"AND coalesce(({d.predicate or 'true'}), false))" for d in deletes]
     return f"SELECT * FROM ({logical})" + (f" WHERE NOT ({' OR '.join(conditions)})" if conditions else "")
@@ -252,9 +263,15 @@ def _hidden_read(spec: MergeSpec) -> list[str]:
     return [f"CAST({values[name]} AS {duck}) AS {quote_ident(name)}" for name, duck in _HIDDEN_TYPES]
 
 
-def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule]) -> str:
-    """The visible rows of a table, merged, with the user's column names and read types."""
+def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule], *,
+                   superseded: str | None = None) -> str:
+    """The visible rows of a table, merged, with the user's column names and read types.
+
+    `superseded` (Unique Key, merge-on-write): SQL of the (`__file`, `__row`) positions in `files`
+    that newer rows replaced (storage.delete_bitmaps); the merge is then that anti-join, no window."""
     named = [_as_read(c, c.file_column) for c in spec.columns]
+    if superseded is not None and files and spec.keys_model == "UNIQUE" and spec.merge:
+        return _merged_on_write(spec, files, deletes, superseded, named)
     visible = visible_rows_sql(spec, files, deletes)
     if visible is None:
         empty = [_as_read(c, default_sql(c)) for c in spec.columns]
@@ -272,6 +289,16 @@ def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequen
                 f"WHERE __rn = 1{keep}")
     folded = [_as_read(c, c.file_column if c.is_key else _fold(c)) for c in spec.columns]
     return f"SELECT {', '.join(folded)} FROM ({visible}) GROUP BY {keys}"
+
+
+def _merged_on_write(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule], superseded: str,
+                     named: list[str]) -> str:
+    """Stage 4 of a merge-on-write Unique Key read: each key's rows but its winner were marked when the
+    winner (or a row outranking a late one) was written, so the winners are the rows not marked."""
+    visible = visible_rows_sql(spec, files, deletes, positions=True)
+    keep = "" if spec.show_hidden or not spec.hide_delete_signs else " WHERE NOT __delete_sign"
+    return (f"SELECT {', '.join(named + _hidden_read(spec))} FROM ({visible}) AS __v "
+            f"ANTI JOIN ({superseded}) AS __s ON __v.__file = __s.__file AND __v.__row = __s.__row{keep}")
 
 
 def compacted_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule], *,

@@ -45,6 +45,7 @@ CASES = [
     ("insert_values", ["--statements", "4", "--rows-per-statement", "500", "--connections", "2"]),
     ("flight_sql", ["--rows", "20000", "--runs", "1"]),
     ("result_stream", ["--rows", "20000"]),
+    ("unique_mow", ["--rows", "20000", "--upserts", "2000", "--upsert-batches", "2", "--runs", "2"]),
     ("catalog_scale", ["--rowsets", "300", "--runs", "2", "--peer-runs", "1", "--cpu-window-s", "1"]),
     ("fault_harness", ["--duration-s", "5", "--faults", "1", "--keys", "10", "--down-max-s", "0.5"]),
 ]
@@ -90,6 +91,9 @@ def test_benchmark_prints_one_json_object(name: str, flags: list[str], bench_sta
         assert out["checksum_equal"], out
     if name == "fast_start":
         assert out["checksums_equal"], out
+    if name == "unique_mow":
+        assert out["answers_match"], out
+        assert "merge-on-write" in out["tables"]["merge_on_write"]["plan"], out
 
 
 def test_scale_out_rehearsal_prints_one_json_object(tmp_path: object) -> None:
