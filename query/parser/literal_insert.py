@@ -3,14 +3,21 @@
 Batched VALUES lists are how producers without Stream Load load rows, and a 5,000-row statement
 cost seconds in sqlglot's tokenizer and parser, and again in DuckDB's binder (about 0.2 ms a row for a
 VALUES list). When every value is a plain literal — a number, a quoted string without backslashes,
-NULL, TRUE or FALSE — one regular expression cuts the list into pieces (values and the `(`, `,`, `)`
-between them, in C), list slices check that every tuple has the first one's shape, and each column's
-values are checked and typed as Arrow arrays (vectorised: a 5,000-row statement has tens of thousands
-of values). The rows go to the executor typed as DuckDB types the same literals (integers BIGINT,
-decimals DECIMAL(p,s), exponents DOUBLE, strings VARCHAR, booleans BOOLEAN), so they convert into the
-table's columns as the parser path's rows do. Anything else (an expression, a function, a comment, an
-escape sequence, a label, a partition, a second statement, a column mixing strings with numbers)
-returns None and the statement takes the parser.
+NULL, TRUE or FALSE — the list is cut into columns without a Python object a value:
+
+- split on its quote character, the text outside the strings is the list's structure and its bare
+  values; C-speed string operations normalise its whitespace, check that every string stands alone in
+  its slot, mark each bare value and turn the tuples into lines, and the whole list goes to Arrow's CSV
+  reader (quote doubling is CSV's and SQL's alike), which cuts it into columns of text;
+- a list with both quote characters outside its strings is cut by one regular expression instead
+  (values and the `(`, `,`, `)` between them), with list slices checking every tuple's shape.
+
+Each column's values are then checked and typed as Arrow arrays (vectorised: a 5,000-row statement has
+tens of thousands of values). The rows go to the executor typed as DuckDB types the same literals
+(integers BIGINT, decimals DECIMAL(p,s), exponents DOUBLE, strings VARCHAR, booleans BOOLEAN), so they
+convert into the table's columns as the parser path's rows do. Anything else (an expression, a
+function, a comment, an escape sequence, a label, a partition, a second statement, a column mixing
+strings with numbers, tuples of different widths) returns None and the statement takes the parser.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 
 _IDENT = r"(?:`(?:[^`]|``)+`|[A-Za-z_][A-Za-z0-9_$]*)"
 _HEAD = re.compile(
@@ -34,6 +42,16 @@ _HEAD = re.compile(
 _PIECE = re.compile(r"""'(?:[^'\\]|'')*+'|"(?:[^"\\]|"")*+"|[^\s,();'"]++|\S""")
 # A bare value must be one of these whole (checked by Arrow, vectorised).
 _NUMBER = r"^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$"
+_INTEGER = r"^-?\d+$"
+# Stand-ins in the text outside the strings, never in a statement the split path takes: a string's
+# place, and the start of a bare value.
+_STRING = "\x00"
+_BARE = "\x01"
+# SQL's whitespace; any other character outside a string belongs to a value (and fails its check).
+_SPACE = str.maketrans("\t\n\r\f\v", "     ")
+# Comments and the other quote character: the split path leaves such a list to the regular expression
+# (a comment may hold a quote that pairs with a string's).
+_NOT_SPLIT = ("'", '"', "#", "--", "/*")
 
 
 @dataclass(frozen=True)
@@ -58,6 +76,11 @@ class LiteralInsert:
     rows: LiteralRows
 
 
+# A column as cut from the list: each value's text (a string's without its quotes and doubling) and
+# whether it was bare (not a string).
+_Cells = tuple[pa.Array, pa.Array]
+
+
 def _name(text: str) -> str:
     text = text.strip()
     return text[1:-1].replace("``", "`") if text.startswith("`") else text
@@ -70,11 +93,10 @@ def parse_literal_insert(sql: str) -> LiteralInsert | None:
     head = _HEAD.match(sql)
     if head is None:
         return None
-    cut = _tuples(_PIECE.findall(sql, head.end()))
-    if cut is None:
-        return None
-    values, width, rows = cut
-    data = _columns([tuple(values[1 + 2 * i::2 * width + 2]) for i in range(width)], rows)
+    body = sql[head.end():]
+    quote = "'" if "'" in body or '"' not in body else '"'
+    cut = _split_columns(body, quote) or _pieces_columns(body)
+    data = _typed(*cut) if cut is not None else None
     if data is None:
         return None
     columns = None
@@ -82,6 +104,86 @@ def parse_literal_insert(sql: str) -> LiteralInsert | None:
         columns = tuple(_name(c) for c in re.findall(_IDENT, head.group("columns")))
     db = _name(head.group("db").rstrip().rstrip(".")) if head.group("db") else None
     return LiteralInsert(db, _name(head.group("table")), columns, data)
+
+
+def _split_columns(body: str, quote: str) -> tuple[list[_Cells], int] | None:
+    """(columns, row count) of a list whose strings all use `quote`, cut by splitting on it (see the
+    module docstring); None when the list is not that."""
+    if _STRING in body or _BARE in body:
+        return None
+    parts = body.split(quote)
+    if len(parts) % 2 == 0:
+        return None  # a quote never closed
+    # The text outside the strings, a stand-in for each string (a doubled quote inside one makes a
+    # run of stand-ins: its pieces stay together).
+    outside = _STRING.join(parts[0::2]).translate(_SPACE).strip().replace(", ", ",")
+    if any(mark in outside for mark in _NOT_SPLIT):
+        return None
+    if " " in outside:  # any spacing but the usual ", " (whitespace is only ever between tokens)
+        while "  " in outside:
+            outside = outside.replace("  ", " ")
+        for sep in ",();":
+            outside = outside.replace(f" {sep}", sep).replace(f"{sep} ", sep)
+    if outside.endswith(";"):
+        outside = outside[:-1]
+    if " " in outside or ";" in outside or not (outside.startswith("(") and outside.endswith(")")):
+        return None  # two values without a comma between, a second statement, …
+    lines = outside[1:-1].replace("),(", "\n")
+    if "(" in lines or ")" in lines:
+        return None  # a function, a parenthesised value, tuples without a comma between
+    # Every string alone in its slot: no bare characters stuck to it (`'a'x`), which CSV would keep.
+    single = lines
+    while _STRING * 2 in single:
+        single = single.replace(_STRING * 2, _STRING)
+    strings = single.count(_STRING)
+    if single.startswith(_STRING) + single.count("," + _STRING) + single.count("\n" + _STRING) != strings \
+            or single.endswith(_STRING) + single.count(_STRING + ",") + single.count(_STRING + "\n") != strings:
+        return None
+    rows = lines.count("\n") + 1
+    marked = (_BARE + lines.replace(",", "," + _BARE).replace("\n", "\n" + _BARE)).replace(_BARE + _STRING, _STRING)
+    parts[0::2] = marked.split(_STRING)
+    width = marked.count(",", 0, marked.find("\n") % (len(marked) + 1)) + 1
+    names = [f"f{i}" for i in range(width)]
+    try:
+        table = pa_csv.read_csv(
+            pa.py_buffer(quote.join(parts).encode()),
+            read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
+            parse_options=pa_csv.ParseOptions(quote_char=quote, double_quote=True, escape_char=False,
+                                              newlines_in_values=True, ignore_empty_lines=False),
+            convert_options=pa_csv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), null_values=[],
+                                                   strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, UnicodeEncodeError):
+        return None  # tuples of different widths: the parser path answers the width error
+    if table.num_rows != rows:
+        return None
+    columns: list[_Cells] = []
+    for raw in table.columns:
+        text = raw.combine_chunks()
+        bare = pc.starts_with(text, _BARE)
+        some, every = pc.any(bare).as_py(), pc.all(bare).as_py()
+        unmarked = pc.utf8_slice_codeunits(text, 1) if some else text
+        columns.append((unmarked if every else pc.if_else(bare, unmarked, text) if some else text, bare))
+    return columns, rows
+
+
+def _pieces_columns(body: str) -> tuple[list[_Cells], int] | None:
+    """(columns, row count) of the list cut by the regular expression, when its tuples have one shape."""
+    cut = _tuples(_PIECE.findall(body))
+    if cut is None:
+        return None
+    pieces, width, rows = cut
+    columns: list[_Cells] = []
+    for i in range(width):
+        raw = pa.array(pieces[1 + 2 * i::2 * width + 2], pa.string())
+        single, double = pc.starts_with(raw, "'"), pc.starts_with(raw, '"')
+        quoted = pc.or_(single, double)
+        if not pc.all(pc.or_(pc.invert(quoted), pc.greater(pc.utf8_length(raw), 1))).as_py():
+            return None  # a lone quote
+        inner = pc.utf8_slice_codeunits(raw, 1, -1)
+        text = pc.if_else(single, pc.replace_substring(inner, "''", "'"),
+                          pc.if_else(double, pc.replace_substring(inner, '""', '"'), raw))
+        columns.append((text, pc.invert(quoted)))
+    return columns, rows
 
 
 def _tuples(pieces: list[str]) -> tuple[list[str], int, int] | None:
@@ -107,37 +209,40 @@ def _tuples(pieces: list[str]) -> tuple[list[str], int, int] | None:
     return pieces, width, rows
 
 
-def _column(tokens: tuple[str, ...]) -> tuple[pa.Array, str] | None:
+def _column(text: pa.Array, bare: pa.Array) -> tuple[pa.Array, str] | None:
     """One column's literals as an Arrow array and the DuckDB type of the literals (vectorised: a
     5,000-row statement has tens of thousands of values)."""
-    raw = pa.array(tokens, pa.string())
-    upper = pc.utf8_upper(raw)
-    null = pc.equal(upper, "NULL")
-    single = pc.starts_with(raw, "'")
-    quoted = pc.or_(single, pc.starts_with(raw, '"'))
+    if not pc.any(bare).as_py():
+        return text, "VARCHAR"
+    if pc.all(pc.match_substring_regex(text, _INTEGER)).as_py():  # the common column: integers alone
+        try:
+            return pc.cast(text, pa.int64()), "BIGINT"
+        except pa.ArrowInvalid:
+            return None  # beyond BIGINT: the parser path types it
+    upper = pc.utf8_upper(text)
+    null = pc.and_(bare, pc.equal(upper, "NULL"))
+    if not pc.all(bare).as_py():
+        # Strings and NULLs are a string column; strings mixed with numbers or booleans are left to
+        # the parser path's typing.
+        if not pc.all(pc.or_(pc.invert(bare), null)).as_py():
+            return None
+        return pc.if_else(null, pa.scalar(None, pa.string()), text), "VARCHAR"
     boolean = pc.or_(pc.equal(upper, "TRUE"), pc.equal(upper, "FALSE"))
-    number = pc.invert(pc.or_(pc.or_(null, quoted), boolean))
-    # A value slot holding anything but a literal — a name, `(`, a lone quote — is no literal list.
-    if not pc.all(pc.or_(pc.invert(number), pc.match_substring_regex(raw, _NUMBER))).as_py() \
-            or not pc.all(pc.or_(pc.invert(quoted), pc.greater(pc.utf8_length(raw), 1))).as_py():
+    number = pc.invert(pc.or_(null, boolean))
+    # A value slot holding anything but a literal — a name, an empty slot — is no literal list.
+    if not pc.all(pc.or_(pc.invert(number), pc.match_substring_regex(text, _NUMBER))).as_py():
         return None
-    double = pc.and_(number, pc.match_substring(upper, "E"))
-    decimal = pc.and_(number, pc.match_substring(raw, "."))
-    has = {name: pc.any(mask).as_py() for name, mask in
-           (("string", quoted), ("bool", boolean), ("number", number), ("double", double), ("decimal", decimal))}
-    absent = pa.scalar(None, pa.string())
-    if not has["number"] and not has["bool"]:
-        inner = pc.utf8_slice_codeunits(raw, 1, -1)
-        text = pc.if_else(single, pc.replace_substring(inner, "''", "'"), pc.replace_substring(inner, '""', '"'))
-        return pc.if_else(null, absent, text), "VARCHAR"
-    if has["string"] or (has["bool"] and has["number"]):
-        return None  # strings or booleans mixed with numbers: the parser path's typing decides
-    if has["bool"]:
+    has_number, has_bool = pc.any(number).as_py(), pc.any(boolean).as_py()
+    if not has_number and not has_bool:
+        return pc.if_else(null, pa.scalar(None, pa.string()), text), "VARCHAR"  # NULLs alone
+    if has_bool and has_number:
+        return None  # booleans mixed with numbers: the parser path's typing decides
+    if has_bool:
         return pc.if_else(null, pa.scalar(None, pa.bool_()), pc.equal(upper, "TRUE")), "BOOLEAN"
-    values = pc.if_else(null, absent, raw)
-    if has["double"]:
+    values = pc.if_else(null, pa.scalar(None, pa.string()), text) if pc.any(null).as_py() else text
+    if pc.any(pc.match_substring(upper, "E")).as_py():
         return pc.cast(values, pa.float64()), "DOUBLE"
-    if has["decimal"]:
+    if pc.any(pc.match_substring(text, ".")).as_py():
         decimal = _decimal_type(values)
         return (values, decimal) if decimal is not None else None
     try:
@@ -146,11 +251,11 @@ def _column(tokens: tuple[str, ...]) -> tuple[pa.Array, str] | None:
         return None  # beyond BIGINT: the parser path types it
 
 
-def _columns(columns: list[tuple[str, ...]], rows: int) -> LiteralRows | None:
+def _typed(columns: list[_Cells], rows: int) -> LiteralRows | None:
     arrays: list[pa.Array] = []
     types: list[str] = []
-    for tokens in columns:
-        typed = _column(tokens)
+    for text, bare in columns:
+        typed = _column(text, bare)
         if typed is None:
             return None
         arrays.append(typed[0])
