@@ -3,14 +3,15 @@
 Batched VALUES lists are how producers without Stream Load load rows, and a 5,000-row statement
 cost seconds in sqlglot's tokenizer and parser, and again in DuckDB's binder (about 0.2 ms a row for a
 VALUES list). When every value is a plain literal — a number, a quoted string without backslashes,
-NULL, TRUE or FALSE — the list is cut into columns without a Python object a value:
+NULL, TRUE or FALSE — the list is cut into columns with no Python object but its strings':
 
 - split on its quote character, the text outside the strings is the list's structure and its bare
   values; C-speed string operations normalise its whitespace, check that every string stands alone in
-  its slot, mark each bare value and turn the tuples into lines, and the whole list goes to Arrow's CSV
-  reader (quote doubling is CSV's and SQL's alike), which cuts it into columns of text;
-- a list with both quote characters outside its strings is cut by one regular expression instead
-  (values and the `(`, `,`, `)` between them), with list slices checking every tuple's shape.
+  its slot and turn the tuples into lines, Arrow's CSV reader cuts the lines into columns, and each
+  string goes back into its cell by its number in row-major order;
+- a list with both quote characters, or a quote doubled inside a string, is cut by one regular
+  expression instead (values and the `(`, `,`, `)` between them), with list slices checking every
+  tuple's shape.
 
 Each column's values are then checked and typed as Arrow arrays (vectorised: a 5,000-row statement has
 tens of thousands of values). The rows go to the executor typed as DuckDB types the same literals
@@ -25,6 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
@@ -43,10 +45,9 @@ _PIECE = re.compile(r"""'(?:[^'\\]|'')*+'|"(?:[^"\\]|"")*+"|[^\s,();'"]++|\S""")
 # A bare value must be one of these whole (checked by Arrow, vectorised).
 _NUMBER = r"^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$"
 _INTEGER = r"^-?\d+$"
-# Stand-ins in the text outside the strings, never in a statement the split path takes: a string's
-# place, and the start of a bare value.
+_DECIMAL = r"^-?(?:\d+\.\d*|\.\d+)$"
+# A string's stand-in in the text outside the strings (never in a statement the split path takes).
 _STRING = "\x00"
-_BARE = "\x01"
 # SQL's whitespace; any other character outside a string belongs to a value (and fails its check).
 _SPACE = str.maketrans("\t\n\r\f\v", "     ")
 # Comments and the other quote character: the split path leaves such a list to the regular expression
@@ -109,14 +110,18 @@ def parse_literal_insert(sql: str) -> LiteralInsert | None:
 def _split_columns(body: str, quote: str) -> tuple[list[_Cells], int] | None:
     """(columns, row count) of a list whose strings all use `quote`, cut by splitting on it (see the
     module docstring); None when the list is not that."""
-    if _STRING in body or _BARE in body:
+    if _STRING in body:
         return None
     parts = body.split(quote)
     if len(parts) % 2 == 0:
         return None  # a quote never closed
-    # The text outside the strings, a stand-in for each string (a doubled quote inside one makes a
-    # run of stand-ins: its pieces stay together).
-    outside = _STRING.join(parts[0::2]).translate(_SPACE).strip().replace(", ", ",")
+    # The text outside the strings, a stand-in in each string's place.
+    outside = _STRING.join(parts[0::2])
+    if _STRING * 2 in outside:
+        return None  # a quote doubled inside a string, or strings side by side: the pieces cut's
+    if any(space in outside for space in "\t\n\r\f\v"):
+        outside = outside.translate(_SPACE)
+    outside = outside.strip().replace(", ", ",")
     if any(mark in outside for mark in _NOT_SPLIT):
         return None
     if " " in outside:  # any spacing but the usual ", " (whitespace is only ever between tokens)
@@ -131,38 +136,35 @@ def _split_columns(body: str, quote: str) -> tuple[list[_Cells], int] | None:
     lines = outside[1:-1].replace("),(", "\n")
     if "(" in lines or ")" in lines:
         return None  # a function, a parenthesised value, tuples without a comma between
-    # Every string alone in its slot: no bare characters stuck to it (`'a'x`), which CSV would keep.
-    single = lines
-    while _STRING * 2 in single:
-        single = single.replace(_STRING * 2, _STRING)
-    strings = single.count(_STRING)
-    if single.startswith(_STRING) + single.count("," + _STRING) + single.count("\n" + _STRING) != strings \
-            or single.endswith(_STRING) + single.count(_STRING + ",") + single.count(_STRING + "\n") != strings:
+    # Every string alone in its slot: nothing stuck to it (`'a'x`, `x'41'`, `DATE '2024-01-01'`).
+    strings = len(parts) // 2
+    if lines.startswith(_STRING) + lines.count("," + _STRING) + lines.count("\n" + _STRING) != strings \
+            or lines.endswith(_STRING) + lines.count(_STRING + ",") + lines.count(_STRING + "\n") != strings:
         return None
     rows = lines.count("\n") + 1
-    marked = (_BARE + lines.replace(",", "," + _BARE).replace("\n", "\n" + _BARE)).replace(_BARE + _STRING, _STRING)
-    parts[0::2] = marked.split(_STRING)
-    width = marked.count(",", 0, marked.find("\n") % (len(marked) + 1)) + 1
-    names = [f"f{i}" for i in range(width)]
+    names = [f"f{i}" for i in range(lines.count(",", 0, lines.find("\n") % (len(lines) + 1)) + 1)]
     try:
         table = pa_csv.read_csv(
-            pa.py_buffer(quote.join(parts).encode()),
-            read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
-            parse_options=pa_csv.ParseOptions(quote_char=quote, double_quote=True, escape_char=False,
-                                              newlines_in_values=True, ignore_empty_lines=False),
+            pa.py_buffer(lines.encode()), read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
+            parse_options=pa_csv.ParseOptions(quote_char=False, escape_char=False, ignore_empty_lines=False),
             convert_options=pa_csv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), null_values=[],
-                                                   strings_can_be_null=False, quoted_strings_can_be_null=False))
+                                                   strings_can_be_null=False))
+        texts = pa.array(parts[1::2], pa.string())
     except (pa.ArrowInvalid, UnicodeEncodeError):
         return None  # tuples of different widths: the parser path answers the width error
     if table.num_rows != rows:
         return None
+    cut = [raw.combine_chunks() for raw in table.columns]
+    quoted = [pc.equal(column, _STRING) for column in cut]
+    # The strings in row-major order, as they stand in the list: each string cell's number among them.
+    grid = np.stack([q.to_numpy(zero_copy_only=False) for q in quoted], axis=1)
+    number = (np.cumsum(grid.ravel()) - 1).reshape(grid.shape)
     columns: list[_Cells] = []
-    for raw in table.columns:
-        text = raw.combine_chunks()
-        bare = pc.starts_with(text, _BARE)
-        some, every = pc.any(bare).as_py(), pc.all(bare).as_py()
-        unmarked = pc.utf8_slice_codeunits(text, 1) if some else text
-        columns.append((unmarked if every else pc.if_else(bare, unmarked, text) if some else text, bare))
+    for i, (column, strings_here) in enumerate(zip(cut, quoted, strict=True)):
+        if pc.any(strings_here).as_py():
+            found = texts.take(pa.array(np.where(grid[:, i], number[:, i], 0)))
+            column = pc.if_else(strings_here, found, column)
+        columns.append((column, pc.invert(strings_here)))
     return columns, rows
 
 
@@ -214,11 +216,14 @@ def _column(text: pa.Array, bare: pa.Array) -> tuple[pa.Array, str] | None:
     5,000-row statement has tens of thousands of values)."""
     if not pc.any(bare).as_py():
         return text, "VARCHAR"
-    if pc.all(pc.match_substring_regex(text, _INTEGER)).as_py():  # the common column: integers alone
+    if pc.all(pc.match_substring_regex(text, _INTEGER)).as_py():  # the common columns: integers alone …
         try:
             return pc.cast(text, pa.int64()), "BIGINT"
         except pa.ArrowInvalid:
             return None  # beyond BIGINT: the parser path types it
+    if pc.all(pc.match_substring_regex(text, _DECIMAL)).as_py():  # … or decimals alone
+        decimal = _decimal_type(text)
+        return (text, decimal) if decimal is not None else None
     upper = pc.utf8_upper(text)
     null = pc.and_(bare, pc.equal(upper, "NULL"))
     if not pc.all(bare).as_py():
