@@ -28,18 +28,8 @@ from typing import Any
 
 import duckdb
 
-from bench.stack import (
-    add_stack_args,
-    bench_stack,
-    emit,
-    fresh_database,
-    log,
-    machine,
-    on_connections,
-    process_cpu_s,
-    sql_connect,
-    stack_pids,
-)
+from bench import stack
+from bench.stack import add_stack_args, bench_stack, emit, fresh_database, log, machine, on_connections, sql_connect
 
 COLUMNS = "(id BIGINT, name VARCHAR(32), price DECIMAL(10,2), ts DATETIME, qty INT, note VARCHAR(16))"
 GOAL_ROWS_PER_S = 100_000
@@ -98,12 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, float] = {}
     server_cpu: dict[str, float | None] = {}  # the SQL server's CPU seconds for each run's rows
     with bench_stack(args.keep_stack, env_stack=args.env_stack) as s:
-        pid = stack_pids(s)["sql"]
+        pid = stack.stack_pids(s)["sql"]
 
         def measured(name: str, run: Callable[[], float]) -> None:
-            before = process_cpu_s(pid)
+            before = stack.process_cpu_s(pid)
             results[name] = run()
-            after = process_cpu_s(pid)
+            after = stack.process_cpu_s(pid)
             server_cpu[name] = None if before is None or after is None else after - before
 
         db = fresh_database(s, "bench_values")
