@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from query.parser import Insert, parse_statement
+from query.parser import Insert, literal_insert, parse_statement
 from query.parser.literal_insert import parse_literal_insert
 from query.parser.parser import parse_script
 
@@ -80,3 +80,59 @@ def test_a_long_list_that_fails_at_its_end_fails_at_once(tail: str) -> None:
     started = time.perf_counter()
     assert parse_literal_insert(sql) is None
     assert time.perf_counter() - started < 5
+
+
+# Lists the split path (one quote character, Arrow's CSV reader) takes: strings holding the list's own
+# punctuation, empty strings, any spacing between tokens.
+SPLIT_LISTS = [
+    "(1, 'a, b', 'x(y)z'), (2, '), (', ''), (3, 'say \"hi\"', ' '), (-4, 'NULL', 'null')",
+    "(1,'line\nbreak','tab\there'),(2 ,\t'cr\r\nlf' ,'  spaced  ' ) ,\n\n ( 3 , ';', '--no comment')",
+    "(NULL, 'a', 1.5), (7, NULL, -.25), (8, '', 10.)",
+    "(TRUE, 1e3, '2024-01-01 10:00:00'), (false, -2.5E-3, '2024-02-29'), (NULL, 0, NULL);",
+    "(1, '#', '/*'), (2, 'é — ü', '\"q\"')",
+    '(1, "dq"), (2, "(a, b)")',  # no single quote: '"' quotes the strings
+]
+
+
+@pytest.mark.parametrize("values", SPLIT_LISTS)
+def test_the_split_and_the_pieces_cut_agree(values: str) -> None:
+    quote = "'" if "'" in values or '"' not in values else '"'
+    split, pieces = literal_insert._split_columns(values, quote), literal_insert._pieces_columns(values)
+    assert split is not None and pieces is not None
+    split_rows, piece_rows = literal_insert._typed(*split), literal_insert._typed(*pieces)
+    assert split_rows is not None and piece_rows is not None
+    assert split_rows.duck_types == piece_rows.duck_types
+    assert split_rows.data.to_pylist() == piece_rows.data.to_pylist()
+
+
+def test_split_strings_keep_every_character() -> None:
+    found = parse_literal_insert("INSERT INTO t VALUES " + SPLIT_LISTS[0])
+    assert found is not None and found.rows.data.to_pylist() == [
+        {"c0": 1, "c1": "a, b", "c2": "x(y)z"}, {"c0": 2, "c1": "), (", "c2": ""},
+        {"c0": 3, "c1": 'say "hi"', "c2": " "}, {"c0": -4, "c1": "NULL", "c2": "null"}]
+    spaced = parse_literal_insert("INSERT INTO t VALUES " + SPLIT_LISTS[1])
+    assert spaced is not None and [r["c1"] for r in spaced.rows.data.to_pylist()] == [
+        "line\nbreak", "cr\r\nlf", ";"]
+
+
+@pytest.mark.parametrize("values", [
+    "(1, 'a' 'b')", "(1, 'a''b')",  # strings side by side (MySQL joins them), a doubled quote: the pieces cut's
+    "(1, 'a'x)", "(1, x'41')", "(1, b'01')", "(1, N'abc')", "(1, _utf8mb4'abc')",  # introducers, hex, bits
+    "(1, DATE '2024-01-01')", "(1, TIMESTAMP '2024-01-01 00:00:00')",
+    "(1, 'a') /* it's */", "(1, 'a') # it's", "(1, 'a'), -- it's\n(2, 'b')",  # comments, with quotes
+    "(1, 'a'); DELETE FROM t", "(1, 'a') ON DUPLICATE KEY UPDATE v = 'b'", "(1, 'a') AS new",
+    "(1, 'a'), (2, 'b', 'c')", "(1, 'a'), (2)", "(1, 'a'),", "(1, 'a') (2, 'b')", "(1, 'a'),,(2, 'b')",
+    "(1, 'a), (2, 'b')", "(- 1, 'a')", "(1, 'a' || 'b')", "(1, CONCAT('a', 'b'))",
+    "(1, 'a\x00b')",  # a stand-in character in a string: the pieces path keeps it
+])
+def test_anything_unusual_leaves_the_split_path(values: str) -> None:
+    assert literal_insert._split_columns(values, "'") is None
+
+
+def test_an_empty_tuple_takes_the_parser() -> None:
+    assert parse_literal_insert("INSERT INTO t VALUES ()") is None  # MySQL's every column's default
+
+
+def test_a_stand_in_character_in_a_string_still_takes_a_fast_path() -> None:
+    found = parse_literal_insert("INSERT INTO t VALUES (1, 'a\x00b')")
+    assert found is not None and found.rows.data.to_pylist() == [{"c0": 1, "c1": "a\x00b"}]
