@@ -79,8 +79,10 @@ def _dump(model: BaseModel) -> bytes:
 
 
 class Projection:
-    def __init__(self, path: Path, *, read_only: bool = False) -> None:
-        self.store = ProjectionStore(path, read_only=read_only)
+    def __init__(self, path: Path, *, read_only: bool = False, scratch: bool = False) -> None:
+        """`scratch`: written without RocksDB's write-ahead log, for a projection rebuilt from
+        offset 0 if it is lost (see `ProjectionStore`)."""
+        self.store = ProjectionStore(path, read_only=read_only, scratch=scratch)
         if not read_only and self.store.get(FORMAT_KEY) != FORMAT_VERSION:
             self._rebuild(path)
         # Held while a batch is folded and flushed, and by readers resolving a snapshot, so a
@@ -189,7 +191,7 @@ class Projection:
             log.warning("projection %s is in another format; rebuilding it from the log", path)
             self.store.close()
             shutil.rmtree(path)
-            self.store = ProjectionStore(path)
+            self.store = ProjectionStore(path, scratch=self.store.scratch)
         self.store.put(FORMAT_KEY, FORMAT_VERSION)
         self.store.commit({})
 

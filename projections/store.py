@@ -12,19 +12,41 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from pathlib import Path
 
-from rocksdict import AccessType, Checkpoint, Options, Rdict, WriteBatch
+from rocksdict import AccessType, BlockBasedOptions, Checkpoint, Options, Rdict, WriteBatch, WriteOptions
 
 OFFSET_PREFIX = b"o/"
+# Bits per key of the whole-key bloom filters. The fold looks up keys that mostly do not exist yet
+# (`decided.remember` asks for every command); a filter answers such a miss without reading the
+# index and data blocks of every level-0 file and without a walk down the memtable's skiplist.
+_BLOOM_BITS_PER_KEY = 10
+# Share of the memtable given to its own bloom filter (RocksDB's memtable_prefix_bloom_size_ratio).
+_MEMTABLE_BLOOM_RATIO = 0.05
+
+
+def _options() -> Options:
+    options = Options(raw_mode=True)
+    options.create_if_missing(True)
+    table = BlockBasedOptions()
+    table.set_bloom_filter(_BLOOM_BITS_PER_KEY, False)
+    options.set_block_based_table_factory(table)
+    options.set_memtable_prefix_bloom_ratio(_MEMTABLE_BLOOM_RATIO)
+    options.set_memtable_whole_key_filtering(True)
+    return options
 
 
 class ProjectionStore:
-    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False, scratch: bool = False) -> None:
+        """`scratch`: a copy rebuilt from scratch if it is lost (`strata replay`), written without the
+        write-ahead log — a crash may lose it, so nobody may rely on it before `close` has flushed it."""
         path.mkdir(parents=True, exist_ok=True)
-        options = Options(raw_mode=True)
-        options.create_if_missing(True)
         access = AccessType.read_only() if read_only else AccessType.read_write()
         self.path = path
-        self._db = Rdict(str(path), options, access_type=access)
+        self._db = Rdict(str(path), _options(), access_type=access)
+        if scratch:
+            unlogged = WriteOptions()
+            unlogged.disable_wal = True
+            self._db.set_write_options(unlogged)
+        self.scratch = scratch
         self._pending: dict[bytes, bytes | None] = {}
         # The pending keys in key order as of the last ordered read, and those added since. A scan
         # or seek sorts only the newcomers and merges them in: a batch of many puts and a few reads
@@ -151,6 +173,8 @@ class ProjectionStore:
         Checkpoint(self._db).create_checkpoint(str(dest))
 
     def close(self) -> None:
+        if self.scratch:
+            self._db.flush()  # what the write-ahead log would have kept is only in the memtable
         self._db.close()
 
 
