@@ -68,7 +68,12 @@ class ProjectionStore:
     def commit(self, offsets: dict[tuple[str, int], int]) -> None:
         """Atomically writes the pending changes together with the offsets they reach."""
         batch = WriteBatch(raw_mode=True)
-        for key, value in self._pending.items():
+        pending = self._pending
+        # In key order: RocksDB inserts a batch into its memtable (a skiplist) one key after the other,
+        # and a key next to the last one is found from there, in cache; keys in hash order cost a walk
+        # from the top each, about five times the time of sorting them first.
+        for key in self._pending_order():
+            value = pending[key]
             if value is None:
                 batch.delete(key)
             else:
