@@ -76,9 +76,8 @@ def forget_before(store: ProjectionStore, newest_ts_ms: int) -> int:
     depend on how the log was cut into batches."""
     horizon = _age_key(max(0, newest_ts_ms - MEMORY_MS), "")
     dropped = 0
-    for key, _ in store.scan(DECIDED_AGE):
-        if key >= horizon:
-            break
+    # Bounded by the horizon: a batch's pending records, all newer, are not even listed.
+    for key, _ in store.scan(DECIDED_AGE, before=horizon):
         command_id = key[len(DECIDED_AGE) + 16:]
         store.delete(key)
         store.delete(DECIDED + command_id)

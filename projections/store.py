@@ -44,7 +44,7 @@ class ProjectionStore:
         self._db = Rdict(str(path), _options(), access_type=access)
         if scratch:
             unlogged = WriteOptions()
-            unlogged.disable_wal = True
+            unlogged.disable_wal = True  # type: ignore[method-assign,assignment]  # a property; the stub says method
             self._db.set_write_options(unlogged)
         self.scratch = scratch
         self._pending: dict[bytes, bytes | None] = {}
@@ -105,10 +105,13 @@ class ProjectionStore:
             self._unordered.clear()
         return self._ordered
 
-    def _pending_in(self, prefix: bytes, through: bytes | None = None) -> list[tuple[bytes, bytes | None]]:
-        """Pending entries whose key starts with `prefix` (and is ≤ `through`), in key order."""
+    def _pending_in(self, prefix: bytes, through: bytes | None = None,
+                    before: bytes | None = None) -> list[tuple[bytes, bytes | None]]:
+        """Pending entries whose key starts with `prefix` (and is ≤ `through`, < `before`), in key order."""
         order = self._pending_order()
         end = bisect_right(order, through) if through is not None else len(order)
+        if before is not None:
+            end = min(end, bisect_left(order, before))
         found = []
         for i in range(bisect_left(order, prefix), end):
             key = order[i]
@@ -117,22 +120,23 @@ class ProjectionStore:
             found.append((key, self._pending[key]))
         return found
 
-    def scan(self, prefix: bytes, start: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
-        """Entries whose key starts with `prefix` (from `start` on, when given), in key order, pending
-        writes included."""
-        pending = self._pending_in(prefix) if self._pending else []
+    def scan(self, prefix: bytes, start: bytes | None = None,
+             before: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
+        """Entries whose key starts with `prefix` (from `start` on, and below `before`, when given), in
+        key order, pending writes included."""
+        pending = self._pending_in(prefix, before=before) if self._pending else []
         if start is not None:
             pending = [entry for entry in pending if entry[0] >= start]
         it = self._db.iter()
         it.seek(max(prefix, start or prefix))
-        committed: Iterator[tuple[bytes, bytes]] = self._committed(it, prefix)
+        committed: Iterator[tuple[bytes, bytes]] = self._committed(it, prefix, before)
         yield from _merge(committed, pending)
 
     @staticmethod
-    def _committed(it: object, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+    def _committed(it: object, prefix: bytes, before: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
         while it.valid():  # type: ignore[attr-defined]
             key = bytes(it.key())  # type: ignore[attr-defined]
-            if not key.startswith(prefix):
+            if not key.startswith(prefix) or (before is not None and key >= before):
                 return
             yield key, bytes(it.value())  # type: ignore[attr-defined]
             it.next()  # type: ignore[attr-defined]
