@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
 from rocksdict import AccessType, BlockBasedOptions, Checkpoint, Options, Rdict, WriteBatch, WriteOptions
@@ -48,21 +49,17 @@ class ProjectionStore:
             self._db.set_write_options(unlogged)
         self.scratch = scratch
         self._pending: dict[bytes, bytes | None] = {}
-        # The pending keys in key order as of the last ordered read, and those added since. A scan
-        # or seek sorts only the newcomers and merges them in: a batch of many puts and a few reads
-        # (the fold's shape) never sorts its whole write set per read.
+        # The pending keys in key order as of the last ordered read. Keys leave `_pending` only all
+        # at once, so those added since are the dict's last ones (insertion order): a scan or seek
+        # sorts only them and merges them in, and a batch of many puts and a few reads (the fold's
+        # shape) never sorts its whole write set per read, nor pays for ordering on each put.
         self._ordered: list[bytes] = []
-        self._unordered: list[bytes] = []
 
     # -- writes (buffered until `commit`) ------------------------------------------------------
     def put(self, key: bytes, value: bytes) -> None:
-        if key not in self._pending:
-            self._unordered.append(key)
         self._pending[key] = value
 
     def delete(self, key: bytes) -> None:
-        if key not in self._pending:
-            self._unordered.append(key)
         self._pending[key] = None
 
     def commit(self, offsets: dict[tuple[str, int], int]) -> None:
@@ -86,7 +83,6 @@ class ProjectionStore:
     def discard(self) -> None:
         self._pending.clear()
         self._ordered.clear()
-        self._unordered.clear()
 
     # -- reads: pending writes included, so a fold reads what it wrote earlier in the same batch -----
     def get(self, key: bytes) -> bytes | None:
@@ -97,12 +93,12 @@ class ProjectionStore:
 
     def _pending_order(self) -> list[bytes]:
         """Every pending key, in key order."""
-        if self._unordered:
-            self._unordered.sort()
+        filed = len(self._ordered)
+        if len(self._pending) > filed:
+            newcomers = sorted(islice(self._pending, filed, None))
             # Two sorted runs: Timsort merges them in one linear pass.
-            self._ordered.extend(self._unordered)
+            self._ordered.extend(newcomers)
             self._ordered.sort()
-            self._unordered.clear()
         return self._ordered
 
     def _pending_in(self, prefix: bytes, through: bytes | None = None,
