@@ -82,7 +82,7 @@ def first_query_s(s: Settings, db: str, *, restore: bool, timeout: float) -> tup
     logfile = s.run_dir / f"fast-start-sql-{port}.log"
     t0 = time.perf_counter()
     with open(logfile, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "query.server"], cwd=REPO_ROOT, env=env, stdout=out,
+        proc = subprocess.Popen([sys.executable, "-m", "query.start"], cwd=REPO_ROOT, env=env, stdout=out,
                                 stderr=subprocess.STDOUT)
     try:
         while True:

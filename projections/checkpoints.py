@@ -27,8 +27,10 @@ import logging
 import shutil
 import tarfile
 import tempfile
+import threading
 import time
 import uuid
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -234,6 +236,22 @@ def restore(config: Settings, path: Path, store: ObjectStore | None = None) -> M
         return None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def prefetch(config: Settings, path: Path) -> Future[Manifest | None]:
+    """`restore(config, path)` on a thread of its own, begun now: a starting process loads its modules
+    meanwhile (seconds of CPU, while the restore mostly waits on the network and the disk) and takes
+    the result when it opens the projection (`Replica.open(restoring=…)`)."""
+    future: Future[Manifest | None] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(restore(config, path))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the result
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name=f"restore-{path.name}", daemon=True).start()
+    return future
 
 
 def _check(staging: Path, manifest: Manifest) -> None:
