@@ -74,13 +74,15 @@ def first_query_s(s: Settings, db: str, *, restore: bool, timeout: float) -> tup
     returning (its port, for its projection's path)."""
     import pymysql
 
-    port, http = free_port(), free_port()
+    port, http, flight = free_port(), free_port(), free_port()
+    # Every port a SQL server listens on is its own: the live server holds the stack's.
     env = {**os.environ, **stack.BENCH_ENV, "STRATA_SQL_PORT": str(port), "STRATA_HTTP_PORT": str(http),
+           "STRATA_ARROW_FLIGHT_SQL_PORT": str(flight),
            "STRATA_PROJECTION_SNAPSHOT_RESTORE": "true" if restore else "false"}
     logfile = s.run_dir / f"fast-start-sql-{port}.log"
     t0 = time.perf_counter()
     with open(logfile, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "query.server"], cwd=REPO_ROOT, env=env, stdout=out,
+        proc = subprocess.Popen([sys.executable, "-m", "query.start"], cwd=REPO_ROOT, env=env, stdout=out,
                                 stderr=subprocess.STDOUT)
     try:
         while True:

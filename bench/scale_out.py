@@ -156,7 +156,7 @@ class ScaleOutCluster:
             add(name, "worker", "streams.worker", (), {"worker_port": b + 40 + i},
                 {"STRATA_WORKER_INSTANCE": name.removeprefix("worker-")})
         for i, name in enumerate(SQL_SERVERS):
-            add(name, "sql", "query.server", (), {"sql_port": b + 50 + 10 * i, "http_port": b + 51 + 10 * i,
+            add(name, "sql", "query.start", (), {"sql_port": b + 50 + 10 * i, "http_port": b + 51 + 10 * i,
                                                   "arrow_flight_sql_port": b + 52 + 10 * i})
 
     # ------------------------------------------------------------ settings and health

@@ -21,15 +21,19 @@ logs why and replays the log from offset 0, as it would without checkpoints.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import shutil
 import tarfile
 import tempfile
+import threading
 import time
 import uuid
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from projections.projection import FORMAT_KEY, FORMAT_VERSION, Projection
 from projections.store import ProjectionStore
@@ -43,6 +47,7 @@ MANIFEST = FOLDER + "latest.json"
 # Checkpoints kept besides the newest: the one a process may be downloading while a newer lands.
 KEEP_PREVIOUS = 1
 _MANIFEST_LIMIT = 1 << 20
+_READ_CHUNK = 1 << 20
 
 
 class CheckpointUnusable(Exception):
@@ -99,15 +104,41 @@ def _tar(source: Path, dest: Path) -> None:
             tar.add(item, arcname=item.name, recursive=False)
 
 
-def _untar(archive: Path, dest: Path) -> None:
-    """Extracts plain files only, each straight into `dest` (a checkpoint has no subfolders)."""
-    with tarfile.open(archive, "r") as tar:
-        members = tar.getmembers()
-        for member in members:
+class _Digesting:
+    """A stream read through once: the sha256 and length of every byte it gave."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._sha = hashlib.sha256()
+        self.size = 0
+
+    def read(self, n: int = -1) -> bytes:
+        chunk = self._stream.read(n)
+        self._sha.update(chunk)
+        self.size += len(chunk)
+        return chunk
+
+    def drain(self) -> None:
+        """Reads what the consumer left (a tar's end padding), so the digest covers the whole stream."""
+        while self.read(_READ_CHUNK):
+            pass
+
+    @property
+    def sha256(self) -> str:
+        return self._sha.hexdigest()
+
+
+def _untar(stream: _Digesting, dest: Path) -> None:
+    """Extracts plain files only, each straight into `dest` (a checkpoint has no subfolders), as the
+    archive streams in: one pass over the bytes, no local copy of the archive to write, hash and read
+    again. An entry that is not a plain file refuses the archive before it is extracted."""
+    dest.mkdir(parents=True)
+    with tarfile.open(fileobj=stream, mode="r|", bufsize=_READ_CHUNK,  # type: ignore[call-overload]
+                      copybufsize=_READ_CHUNK) as tar:
+        for member in tar:
             if not member.isfile() or "/" in member.name or member.name in ("", ".", ".."):
                 raise CheckpointUnusable(f"entry {member.name!r} is not a file of a checkpoint")
-        dest.mkdir(parents=True)
-        tar.extractall(dest, members=members, filter="data")
+            tar.extract(member, dest, filter="data")
 
 
 class CheckpointWriter:
@@ -170,7 +201,6 @@ def restore(config: Settings, path: Path, store: ObjectStore | None = None) -> M
     store = store or checkpoint_store(config)
     started = time.monotonic()
     staging = path.parent / f".{path.name}.restore-{uuid.uuid4().hex[:8]}"
-    archive = path.parent / f".{path.name}.checkpoint-{uuid.uuid4().hex[:8]}.tar"
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         try:
@@ -182,15 +212,18 @@ def restore(config: Settings, path: Path, store: ObjectStore | None = None) -> M
                 return None
             raise
         manifest = Manifest.from_json(raw)
-        store.download(manifest.key, archive)
-        sha, _ = file_digests(archive)
-        if sha != manifest.sha256 or archive.stat().st_size != manifest.size:
-            raise CheckpointUnusable(f"{manifest.key} does not match its manifest (sha256 {sha[:12]}…, "
-                                     f"{archive.stat().st_size} bytes)")
-        try:
-            _untar(archive, staging)
-        except (tarfile.TarError, OSError) as exc:
-            raise CheckpointUnusable(f"{manifest.key} is not a readable archive: {exc}") from None
+        with store.reading(manifest.key) as body:
+            stream = _Digesting(body)
+            try:
+                _untar(stream, staging)
+                stream.drain()
+            except (tarfile.TarError, OSError) as exc:
+                raise CheckpointUnusable(f"{manifest.key} is not a readable archive: {exc}") from None
+        # Extracted before it is verified, into the staging directory only: it replaces `path` once
+        # its bytes are the manifest's, and is removed otherwise.
+        if stream.sha256 != manifest.sha256 or stream.size != manifest.size:
+            raise CheckpointUnusable(f"{manifest.key} does not match its manifest (sha256 {stream.sha256[:12]}…, "
+                                     f"{stream.size} bytes)")
         _check(staging, manifest)
         shutil.rmtree(path, ignore_errors=True)
         staging.rename(path)
@@ -202,8 +235,23 @@ def restore(config: Settings, path: Path, store: ObjectStore | None = None) -> M
         log.warning("projection %s: checkpoint not used (%s); folding the log from offset 0", path.name, exc)
         return None
     finally:
-        archive.unlink(missing_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def prefetch(config: Settings, path: Path) -> Future[Manifest | None]:
+    """`restore(config, path)` on a thread of its own, begun now: a starting process loads its modules
+    meanwhile (seconds of CPU, while the restore mostly waits on the network and the disk) and takes
+    the result when it opens the projection (`Replica.open(restoring=…)`)."""
+    future: Future[Manifest | None] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(restore(config, path))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the result
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name=f"restore-{path.name}", daemon=True).start()
+    return future
 
 
 def _check(staging: Path, manifest: Manifest) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from projections.state import record_bytes
 from projections.store import ProjectionStore
 from schemas import events as ev
 from schemas.envelope import EventEnvelope
@@ -65,7 +66,7 @@ def remember(store: ProjectionStore, envelope: EventEnvelope) -> None:
     code, reason = (payload.code, payload.reason) if isinstance(payload, ev.CommandRejected) else (0, "")
     record = Outcome(event_id=envelope.event_id, type=envelope.type, commit_ts_ms=envelope.commit_ts_ms,
                      code=code, reason=reason)
-    store.put(key, record.model_dump_json().encode())
+    store.put(key, record_bytes(record))
     store.put(_age_key(envelope.commit_ts_ms, envelope.command_id), b"")
 
 
@@ -75,9 +76,8 @@ def forget_before(store: ProjectionStore, newest_ts_ms: int) -> int:
     depend on how the log was cut into batches."""
     horizon = _age_key(max(0, newest_ts_ms - MEMORY_MS), "")
     dropped = 0
-    for key, _ in store.scan(DECIDED_AGE):
-        if key >= horizon:
-            break
+    # Bounded by the horizon: a batch's pending records, all newer, are not even listed.
+    for key, _ in store.scan(DECIDED_AGE, before=horizon):
         command_id = key[len(DECIDED_AGE) + 16:]
         store.delete(key)
         store.delete(DECIDED + command_id)

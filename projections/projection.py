@@ -24,8 +24,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
 from projections import decided, keys
 from projections.bulk_jobs import PREFIX as BULK_JOB_PREFIX
 from projections.bulk_jobs import BulkJob, bulk_job_key
@@ -45,6 +43,8 @@ from projections.state import (
     TableState,
     TagState,
     ViewState,
+    draft_of,
+    record_bytes,
 )
 from projections.store import ProjectionStore
 from projections.users import UserRecord, scope_key
@@ -72,15 +72,13 @@ _DATA_ONLY_EVENTS: tuple[type[ev.Event], ...] = (
     ev.DeleteBitmapsCommitted)
 
 
-def _dump(model: BaseModel) -> bytes:
-    # pydantic's own JSON writer: field order is declaration order and dict order is the fold's,
-    # so the bytes are a function of the log alone (and several times faster than json.dumps).
-    return model.model_dump_json().encode()
 
 
 class Projection:
-    def __init__(self, path: Path, *, read_only: bool = False) -> None:
-        self.store = ProjectionStore(path, read_only=read_only)
+    def __init__(self, path: Path, *, read_only: bool = False, scratch: bool = False) -> None:
+        """`scratch`: written without RocksDB's write-ahead log, for a projection rebuilt from
+        offset 0 if it is lost (see `ProjectionStore`)."""
+        self.store = ProjectionStore(path, read_only=read_only, scratch=scratch)
         if not read_only and self.store.get(FORMAT_KEY) != FORMAT_VERSION:
             self._rebuild(path)
         # Held while a batch is folded and flushed, and by readers resolving a snapshot, so a
@@ -189,7 +187,7 @@ class Projection:
             log.warning("projection %s is in another format; rebuilding it from the log", path)
             self.store.close()
             shutil.rmtree(path)
-            self.store = ProjectionStore(path)
+            self.store = ProjectionStore(path, scratch=self.store.scratch)
         self.store.put(FORMAT_KEY, FORMAT_VERSION)
         self.store.commit({})
 
@@ -229,9 +227,9 @@ class Projection:
             if table is None:
                 self.store.delete(keys.table_key(table_id))
             else:
-                self.store.put(keys.table_key(table_id), _dump(table))
+                self.store.put(keys.table_key(table_id), record_bytes(table))
         for db_id in self._dirty_dbs:
-            self.store.put(keys.db_key(db_id), _dump(self.databases[db_id]))
+            self.store.put(keys.db_key(db_id), record_bytes(self.databases[db_id]))
         self.store.put(keys.COUNTERS, json.dumps(self.next_ids, sort_keys=True).encode())
         if self.commands_position:
             self.store.put(keys.COMMANDS_POSITION, json.dumps(self.commands_position, sort_keys=True).encode())
@@ -363,7 +361,7 @@ class Projection:
         draft = self._drafts.get(table_id)
         if draft is None:
             table = self.tables[table_id]
-            draft = self._drafts[table_id] = table.model_copy(update={
+            draft = self._drafts[table_id] = draft_of(table, {
                 "partitions": dict(table.partitions), "schemas": list(table.schemas),
                 "properties": dict(table.properties), "name_takeovers": list(table.name_takeovers),
                 "tags": dict(table.tags)})
@@ -375,7 +373,7 @@ class Projection:
         partition = draft.partitions[partition_id]
         published = self.tables.get(draft.table_id)
         if published is not None and published.partitions.get(partition_id) is partition:
-            partition = draft.partitions[partition_id] = partition.model_copy(update={"masks": list(partition.masks)})
+            partition = draft.partitions[partition_id] = draft_of(partition, {"masks": list(partition.masks)})
         return partition
 
     def _record_commit(self, table: TableState, ts: int, kind: str, *, partition_versions: dict[int, int]
@@ -387,7 +385,7 @@ class Projection:
         record = CommitRecord(commit_number=table.commit_number, ts_ms=ts, kind=kind,
                               partition_versions=partition_versions or {}, rows_added=rows_added,
                               rows_removed=rows_removed, description=description)
-        self.store.put(keys.commit_key(table.table_id, table.commit_number), _dump(record))
+        self.store.put(keys.commit_key(table.table_id, table.commit_number), record_bytes(record))
         return table.commit_number
 
     def _bump_versions(self, table: TableState, partition_versions: dict[int, int], ts: int) -> None:
@@ -398,7 +396,7 @@ class Projection:
     def _put_rowset(self, table_id: int, record: RowsetRecord) -> None:
         rs = record.rowset
         key = keys.rowset_key(table_id, rs.partition_id, rs.bucket, rs.start_version, rs.end_version, rs.rowset_id)
-        self.store.put(key, _dump(record))
+        self.store.put(key, record_bytes(record))
         self.store.put(keys.rowset_locator_key(rs.rowset_id), key)
         self.store.put(keys.file_holder_key(rs.file_ids(table_id)[2], rs.rowset_id), b"")
         if record.stale_ts_ms is not None:
@@ -467,7 +465,7 @@ class Projection:
         for delete in e.deletes:
             record = DeleteRecord(partition_id=delete.partition_id, version=delete.version,
                                   predicate=delete.predicate, ts_ms=ts)
-            self.store.put(keys.delete_key(e.table_id, delete.partition_id, delete.version), _dump(record))
+            self.store.put(keys.delete_key(e.table_id, delete.partition_id, delete.version), record_bytes(record))
         self._record_commit(table, ts, "clone", partition_versions=e.partition_versions,
                             rows_added=sum(r.num_rows for r in e.rowsets), description=e.description)
 
@@ -478,7 +476,7 @@ class Projection:
         view = ViewState(view_id=e.view_id, db_id=e.db_id, name=e.name, definition=e.definition, columns=e.columns,
                          comment=e.comment, created_ts_ms=ts, altered_ts_ms=ts)
         self.views[e.view_id] = view
-        self.store.put(self._view_key(e.view_id), _dump(view))
+        self.store.put(self._view_key(e.view_id), record_bytes(view))
         self.next_ids["table"] = max(self.next_ids["table"], e.view_id + 1)  # one id sequence with tables
 
     def _view_altered(self, e: ev.ViewAltered, ts: int) -> None:
@@ -486,7 +484,7 @@ class Projection:
         view.definition, view.columns, view.altered_ts_ms = e.definition, e.columns, ts
         if e.comment is not None:
             view.comment = e.comment
-        self.store.put(self._view_key(e.view_id), _dump(view))
+        self.store.put(self._view_key(e.view_id), record_bytes(view))
 
     def _view_dropped(self, e: ev.ViewDropped, ts: int) -> None:
         self.views.pop(e.view_id, None)
@@ -593,7 +591,7 @@ class Projection:
         number = self._record_commit(table, ts, kind, partition_versions=e.partition_versions,
                                      rows_added=added, rows_removed=removed, description=e.source)
         label = LabelRecord(label=e.label, command_id=None, commit_number=number, ts_ms=ts, num_rows=e.num_rows)
-        self.store.put(keys.label_key(e.table_id, e.label), _dump(label))
+        self.store.put(keys.label_key(e.table_id, e.label), record_bytes(label))
         if e.load is not None:
             self._record_load(e.load, e.num_rows, ts)
         if e.txn_id is not None:
@@ -603,10 +601,10 @@ class Projection:
         prepared = PreparedLoad(txn_id=e.txn_id, table_id=e.table_id, label=e.label, rowsets=e.rowsets,
                                 num_rows=e.num_rows, source=e.source, new_partitions=e.new_partitions,
                                 prepared_ts_ms=ts, deadline_ts_ms=e.deadline_ts_ms)
-        self.store.put(keys.prepared_load_key(e.txn_id), _dump(prepared))
+        self.store.put(keys.prepared_load_key(e.txn_id), record_bytes(prepared))
         self.store.put(keys.prepared_label_key(e.table_id, e.label), str(e.txn_id).encode())
         for rowset in e.rowsets:
-            self.store.put(keys.prepared_rowset_key(rowset.rowset_id), _dump(rowset))
+            self.store.put(keys.prepared_rowset_key(rowset.rowset_id), record_bytes(rowset))
         self.next_ids["txn"] = max(self.next_ids.get("txn", 1), e.txn_id + 1)
 
     def _load_aborted(self, e: ev.LoadAborted, ts: int) -> None:
@@ -617,7 +615,7 @@ class Projection:
         if prepared is None:
             return
         finished = prepared.model_copy(update={"status": status, "finished_ts_ms": ts, "reason": reason})
-        self.store.put(keys.prepared_load_key(txn_id), _dump(finished))
+        self.store.put(keys.prepared_load_key(txn_id), record_bytes(finished))
         self.store.delete(keys.prepared_label_key(prepared.table_id, prepared.label))
         for rowset in prepared.rowsets:  # committed: a rowset record names it now; aborted: an orphan
             self.store.delete(keys.prepared_rowset_key(rowset.rowset_id))
@@ -627,7 +625,7 @@ class Projection:
         self._bump_versions(table, e.partition_versions, ts)
         for pid, version in e.partition_versions.items():
             record = DeleteRecord(partition_id=pid, version=version, predicate=e.predicate, ts_ms=ts)
-            self.store.put(keys.delete_key(e.table_id, pid, version), _dump(record))
+            self.store.put(keys.delete_key(e.table_id, pid, version), record_bytes(record))
         self._record_commit(table, ts, e.kind, partition_versions=e.partition_versions,
                             rows_removed=e.num_rows, description=e.description)
 
@@ -644,7 +642,7 @@ class Projection:
         key = keys.bitmap_key(e.table_id, e.partition_id, e.version)
         if e.table_id in self.tables and (e.replace or self.store.get(key) is None):
             record = DeleteBitmapRecord(partition_id=e.partition_id, version=e.version, tablets=e.tablets)
-            self.store.put(key, _dump(record))
+            self.store.put(key, record_bytes(record))
 
     def _hide_versions(self, table: TableState, pid: int, restored: int, version: int, ts: int) -> None:
         """Masks versions (restored, version] of a partition from every read at `version` or later.
@@ -686,7 +684,7 @@ class Projection:
                                      rows_added=e.num_rows, rows_removed=e.rows_removed,
                                      description=e.description)
         label = LabelRecord(label=e.label, command_id=None, commit_number=number, ts_ms=ts, num_rows=e.num_rows)
-        self.store.put(keys.label_key(e.table_id, e.label), _dump(label))
+        self.store.put(keys.label_key(e.table_id, e.label), record_bytes(label))
 
     def _rowsets_moved(self, e: ev.RowsetsMoved, ts: int) -> None:
         for move in e.moves:
@@ -697,7 +695,7 @@ class Projection:
                 moved: Rowset = record.rowset.model_copy(update={"tier": move.to_tier, "path": move.path,
                                                                  "shared_file": None})
                 self._put_rowset(e.table_id, record.model_copy(update={"rowset": moved}))
-        self.store.put(keys.move_key(e.table_id, ts), _dump(MoveRecord(ts_ms=ts, moves=list(e.moves))))
+        self.store.put(keys.move_key(e.table_id, ts), record_bytes(MoveRecord(ts_ms=ts, moves=list(e.moves))))
 
     def _rowsets_recycled(self, e: ev.RowsetsRecycled, ts: int) -> None:
         table = self.tables.get(e.table_id)
@@ -795,7 +793,7 @@ class Projection:
         if job.done and job.finished_ts_ms is None:
             job.finished_ts_ms = ts
         self.bulk_jobs[key] = job
-        self.store.put(BULK_JOB_PREFIX + key.encode(), _dump(job))
+        self.store.put(BULK_JOB_PREFIX + key.encode(), record_bytes(job))
 
     def bulk_job(self, kind: str, db_id: int, label: str) -> BulkJob | None:
         return self.bulk_jobs.get(bulk_job_key(kind, db_id, label))
@@ -812,7 +810,7 @@ class Projection:
     # -- users -----------------------------------------------------------------------------------------
     def _put_user(self, user: UserRecord) -> None:
         self.users[user.name.lower()] = user
-        self.store.put(USER_PREFIX + user.name.lower().encode(), _dump(user))
+        self.store.put(USER_PREFIX + user.name.lower().encode(), record_bytes(user))
 
     def _user_created(self, e: ev.UserCreated, ts: int) -> None:
         self._put_user(UserRecord(name=e.name, auth_string=e.auth_string, created_ts_ms=ts,
@@ -860,7 +858,7 @@ class Projection:
 
     def _put_job(self, job: RoutineLoadJob) -> None:
         self.routine_loads[job.key] = job
-        self.store.put(ROUTINE_LOAD_PREFIX + job.key.encode(), _dump(job))
+        self.store.put(ROUTINE_LOAD_PREFIX + job.key.encode(), record_bytes(job))
 
     def routine_load(self, db_id: int, name: str) -> RoutineLoadJob | None:
         return self.routine_loads.get(job_key(db_id, name))

@@ -83,7 +83,9 @@ def replay(config: Settings, path: Path, progress: Callable[[int, int], None] | 
     if until_ms is not None:
         _check_scratch(path)
     shutil.rmtree(path, ignore_errors=True)
-    projection = Projection(path)
+    # Without the write-ahead log: a replay cut short is redone from offset 0 anyway (its directory
+    # is removed first), and `close` flushes the memtable before the result is used.
+    projection = Projection(path, scratch=True)
     if until_ms is not None:
         # Written before folding, so even a replay cut short is recognisable as scratch.
         (path / UNTIL_MARKER).write_text(json.dumps({"until_ms": until_ms, "instant_utc": format_instant_ms(until_ms),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,10 +28,15 @@ class Replica:
     restored: checkpoints.Manifest | None = None
 
     @classmethod
-    def open(cls, config: Settings, path: Path, name: str, *, catch_up_timeout: float = 300.0) -> Replica:
+    def open(cls, config: Settings, path: Path, name: str, *, catch_up_timeout: float = 300.0,
+             restoring: Future[checkpoints.Manifest | None] | None = None) -> Replica:
         """Opens the projection at `path` (an empty one first restored from the newest checkpoint,
-        when there is one), catches it up with the log, and keeps it following."""
-        restored = checkpoints.restore(config, path) if config.projection_snapshot_restore else None
+        when there is one), catches it up with the log, and keeps it following. `restoring`: that
+        restore, already begun by the caller (`checkpoints.prefetch`); it is waited for here."""
+        if restoring is not None:
+            restored = restoring.result()
+        else:
+            restored = checkpoints.restore(config, path) if config.projection_snapshot_restore else None
         projection = Projection(path)
         proposer = Proposer(config, origin=name)
         follower = EventFollower(projection, config, name=name, listener=proposer.on_event)

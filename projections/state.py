@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -22,6 +22,32 @@ from schemas.model import (
     TabletBitmap,
     ViewColumn,
 )
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def draft_of(state: _Model, changes: dict[str, Any]) -> _Model:
+    """A shallow copy of `state` with `changes` in place, unvalidated: `model_copy(update=changes)`
+    for the fold's states (no extra fields, no private attributes) at a fraction of its cost, since
+    the fold copies a table and a partition for every event it applies (copy-on-write)."""
+    if state.__pydantic_extra__ is not None or state.__pydantic_private__ is not None:
+        return state.model_copy(update=changes)
+    cls = type(state)
+    draft = cls.__new__(cls)
+    fields = state.__dict__.copy()
+    fields.update(changes)
+    object.__setattr__(draft, "__dict__", fields)
+    object.__setattr__(draft, "__pydantic_fields_set__", state.__pydantic_fields_set__ | changes.keys())
+    object.__setattr__(draft, "__pydantic_extra__", None)
+    object.__setattr__(draft, "__pydantic_private__", None)
+    return draft
+
+
+def record_bytes(record: BaseModel) -> bytes:
+    """A stored record's value: pydantic's own JSON writer, whose field order is declaration order
+    and dict order the fold's, so the bytes are a function of the log alone. The serializer is called
+    straight (what `model_dump_json` does with its defaults), without the str round trip."""
+    return record.__pydantic_serializer__.to_json(record)
 
 
 class DatabaseState(BaseModel):

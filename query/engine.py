@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
+from projections.checkpoints import Manifest
 from projections.remote import open_locator
 from projections.replica import Replica
 from query import (
@@ -141,9 +143,11 @@ _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {
 
 
 class Engine:
-    def __init__(self, config: Settings, name: str) -> None:
+    def __init__(self, config: Settings, name: str, *, restoring: Future[Manifest | None] | None = None) -> None:
+        """`restoring`: the restore of this server's replica from a checkpoint, begun at startup
+        (`query.start`)."""
         self.name = name
-        replica = Replica.open(config, config.state_dir / name, name)
+        replica = Replica.open(config, config.state_dir / name, name, restoring=restoring)
         locator, stores = open_locator(config, replica.projection, name)
         for tier in locator.tiers.names():
             locator.tiers.root(tier).mkdir(parents=True, exist_ok=True)

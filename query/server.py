@@ -16,7 +16,7 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import tzinfo
 from typing import Any
 
@@ -30,6 +30,7 @@ from mysql_mimic.variables import GlobalVariables, SessionVariables
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 from sqlglot import exp
 
+from projections.checkpoints import Manifest
 from query import cluster, group_commit, timeouts
 from query.auth import StrataIdentityProvider
 from query.connections import StrataControl
@@ -43,6 +44,7 @@ from query.parser import SqlError, SqlSyntaxError, parse_script, table_refs
 from query.parser import statements as st
 from query.reads import session_zone
 from query.secret_text import mask_secrets
+from query.start import LOG_FORMAT, replica_name
 from query.stream_load.routes import add_routes as stream_load_routes
 from query.system_variables import MYSQL_VARIABLES, SYNONYMS
 from query.wire import WireLimits, WireServer
@@ -396,9 +398,10 @@ def _http_app(engine: Engine) -> web.Application:
     return app
 
 
-async def serve() -> None:
+async def serve(restoring: Future[Manifest | None] | None = None) -> None:
+    """`restoring`: this server's checkpoint restore, begun before its modules were loaded (`query.start`)."""
     config = settings()
-    engine = Engine(config, name=f"sql-{config.sql_port}")
+    engine = Engine(config, name=replica_name(config), restoring=restoring)
     presence = cluster.sql_server_presence(config)  # SHOW FRONTENDS of the other SQL servers lists this one
     presence.start()
     if not config.root_password.get_secret_value():
@@ -444,10 +447,10 @@ async def serve() -> None:
             flight.shutdown()
 
 
-def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+def main(restoring: Future[Manifest | None] | None = None) -> None:
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     try:
-        asyncio.run(serve())
+        asyncio.run(serve(restoring))
     except ConfigError as exc:
         raise SystemExit(f"strata sql: {exc}") from None
     except KeyboardInterrupt:

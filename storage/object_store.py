@@ -7,6 +7,7 @@ has on local media, so an object's key alone says which rowset it holds.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import re
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import BinaryIO
 
 import urllib3
 from minio import Minio
@@ -220,6 +222,22 @@ class ObjectStore:
         except (MinioException, urllib3.exceptions.HTTPError, OSError) as exc:
             tmp.unlink(missing_ok=True)
             raise self._fail(f"read of {path}", exc) from None
+
+    @contextlib.contextmanager
+    def reading(self, path: str) -> Iterator[BinaryIO]:
+        """An object's bytes as a stream, for a reader that consumes them as they arrive instead of
+        from a local copy; a failure while reading is a `ResourceError` like any other."""
+        try:
+            response = self.client.get_object(self.location.bucket, self.key(path))
+        except (MinioException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise self._fail(f"read of {path}", exc) from None
+        try:
+            yield response  # type: ignore[misc]  # urllib3's response is a readable binary stream
+        except (urllib3.exceptions.HTTPError, ConnectionError, TimeoutError) as exc:
+            raise self._fail(f"read of {path}", exc) from None
+        finally:
+            response.close()
+            response.release_conn()
 
     def remove(self, path: str) -> None:
         try:

@@ -91,10 +91,10 @@ def test_procfile_is_exactly_the_four_components() -> None:
         "kafka: infra/bin/kafka",
         "minio: infra/bin/minio",
         "worker: .venv/bin/python -m streams.worker",
-        "sql: .venv/bin/python -m query.server",
+        "sql: .venv/bin/python -m query.start",
     ]
     comps = read_procfile()
-    assert [c.python_module for c in comps] == [None, None, "streams.worker", "query.server"]
+    assert [c.python_module for c in comps] == [None, None, "streams.worker", "query.start"]
 
 
 def test_test_env_shifts_every_port_by_10000() -> None:

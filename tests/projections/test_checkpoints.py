@@ -13,6 +13,7 @@ import sys
 import tarfile
 import textwrap
 import uuid
+from concurrent.futures import Future
 from pathlib import Path
 
 import pymysql
@@ -50,10 +51,11 @@ def table(conn: pymysql.connections.Connection, db: str) -> pymysql.connections.
     return conn
 
 
-def restored_equals_replay(config: Settings, tmp_path: Path, name: str) -> Replica:
+def restored_equals_replay(config: Settings, tmp_path: Path, name: str,
+                           restoring: Future[checkpoints.Manifest | None] | None = None) -> Replica:
     """Opens a replica at an empty directory, stops it once caught up, and checks its bytes against a
     replay from offset 0 of the same log (nothing writes in between: compaction is off)."""
-    replica = Replica.open(config, tmp_path / name, name, catch_up_timeout=120)
+    replica = Replica.open(config, tmp_path / name, name, catch_up_timeout=120, restoring=restoring)
     replica.close()
     restored_sum, restored_offsets = checksum(tmp_path / name)
     full = replay(config, tmp_path / f"{name}-full")
@@ -81,6 +83,18 @@ def test_restored_checkpoint_plus_tail_equals_full_replay(own: Settings, table: 
     replica = restored_equals_replay(own, tmp_path, "restored")
     assert replica.restored is not None and replica.restored.key == first.key
     assert replica.restored.offsets == first.offsets
+
+
+def test_a_restore_begun_before_the_replica_opens_is_the_one_it_uses(
+        own: Settings, table: pymysql.connections.Connection, tmp_path: Path) -> None:
+    """`checkpoints.prefetch`, as `query.start` runs it while the server's modules load: the replica
+    waits for that restore, keeps its manifest (so a checkpoint past the log's end is still caught)
+    and folds the tail on top of it."""
+    first = upload_from(own, tmp_path / "source")
+    insert(table, 5, 3)
+    restoring = checkpoints.prefetch(own, tmp_path / "early")
+    replica = restored_equals_replay(own, tmp_path, "early", restoring)
+    assert restoring.done() and replica.restored is not None and replica.restored.key == first.key
 
 
 def test_writer_skips_an_unchanged_projection_and_keeps_one_previous(

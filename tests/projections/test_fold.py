@@ -151,6 +151,49 @@ def test_overlay_stays_in_key_order_across_reads_between_writes(tmp_path: Path) 
     assert list(store.scan(b"b/")) == sorted((k, v) for k, v in expected.items() if k.startswith(b"b/"))
 
 
+def test_scan_before_a_bound_stops_there_in_both_layers(tmp_path: Path) -> None:
+    """`scan(prefix, before=…)` (how `decided.forget_before` finds the expired records): committed
+    and pending entries below the bound, pending deletes applied, nothing at or past it."""
+    from projections.store import ProjectionStore
+
+    store = ProjectionStore(tmp_path / "s")
+    for key in (b"kt/1", b"kt/4", b"kt/7"):
+        store.put(key, b"c")
+    store.commit({})
+    store.put(b"kt/2", b"p")
+    store.put(b"kt/5", b"p")
+    store.delete(b"kt/4")
+    assert list(store.scan(b"kt/", before=b"kt/5")) == [(b"kt/1", b"c"), (b"kt/2", b"p")]
+    assert list(store.scan(b"kt/", before=b"kt/0")) == []
+    assert [k for k, _ in store.scan(b"kt/", before=b"kt/9")] == [b"kt/1", b"kt/2", b"kt/5", b"kt/7"]
+
+
+def test_a_scratch_store_is_written_without_the_log_and_kept_at_close(tmp_path: Path) -> None:
+    """A replay's scratch projection skips RocksDB's write-ahead log; `close` flushes its memtable,
+    so what it committed is all there when it is opened again."""
+    from projections.store import ProjectionStore
+
+    store = ProjectionStore(tmp_path / "s", scratch=True)
+    for n in range(1000):
+        store.put(b"r/%04d" % n, b"v%d" % n)
+    store.commit({("strata.events", 0): 1000})
+    logged = ProjectionStore(tmp_path / "logged")
+    logged.put(b"r/0000", b"v0")
+    logged.commit({})
+
+    def wal_bytes(path: Path) -> int:
+        return sum(f.stat().st_size for f in path.glob("*.log"))
+
+    assert wal_bytes(tmp_path / "s") == 0 and wal_bytes(tmp_path / "logged") > 0
+    logged.close()
+    store.close()
+    reopened = ProjectionStore(tmp_path / "s", read_only=True)
+    try:
+        assert len(list(reopened.scan(b"r/"))) == 1000 and reopened.offsets() == {("strata.events", 0): 1000}
+    finally:
+        reopened.close()
+
+
 def test_unmask_follows_restores_of_restored_states() -> None:
     from projections.state import unmask
 

@@ -74,8 +74,14 @@ def test_upload_verify_download_list_remove(store: ObjectStore, tmp_path: Path) 
     back = tmp_path / "back"
     store.download("t1/p1/b0/abc.parquet", back)
     assert back.read_bytes() == local.read_bytes()
+    with store.reading("t1/p1/b0/abc.parquet") as stream:  # streamed: read in pieces as it arrives
+        pieces = list(iter(lambda: stream.read(30_000), b""))
+    assert len(pieces) == 4 and b"".join(pieces) == local.read_bytes()
     store.remove("t1/p1/b0/abc.parquet")
     assert not store.exists("t1/p1/b0/abc.parquet") and list(store.objects()) == []
+    with pytest.raises(ResourceError, match="resource 'res': read of t1/p1/b0/abc.parquet refused.*NoSuchKey"):
+        with store.reading("t1/p1/b0/abc.parquet"):
+            pass
 
 
 @pytest.mark.integration
