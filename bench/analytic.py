@@ -157,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--upserts", type=int, default=100_000)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--only", default=None, help="comma-separated query names (default: all)")
+    ap.add_argument("--database", default=None,
+                    help="query the tables an earlier run of the same sizes loaded into this database (no load)")
     ap.add_argument("--env-stack", action="store_true", help="run on the stack this environment's STRATA_* name")
     add_stack_args(ap)
     args = ap.parse_args(argv)
@@ -170,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
             bench_stack(args.keep_stack, env_stack=args.env_stack) as s:
         log(f"analytic: generating {args.lineitem_rows} lineitem and {args.orders_rows} orders rows …")
         paths = generate(Path(tmp), args.lineitem_rows, args.orders_rows, args.upserts)
-        db = fresh_database(s, "bench_analytic")
-        load_s = load(s, db, paths)
+        db = args.database or fresh_database(s, "bench_analytic")
+        load_s = {} if args.database else load(s, db, paths)
         time.sleep(0.005)
         instant = datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
         time.sleep(0.005)

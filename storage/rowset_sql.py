@@ -4,11 +4,12 @@ One builder serves both readers (a snapshot's visible rows, named as the user se
 compaction (merged rows of a run of rowsets, keeping the hidden columns so the output can be merged
 again later). Stages, each a subquery:
 
-1. raw — the Parquet files with `__version` (a constant for single-version rowsets; compacted files
-   carry their own), `__seq`, `__delete_sign`, `__partition` and `__cs` (which column set the
-   file holds);
-2. logical — each wanted column by unique id (`c<id>`): its value, or its DEFAULT for rows whose
-   file predates the column, cast to the wanted type;
+1. raw — per group of files (same column set; when rows need them, same partition and version) one
+   Parquet scan, `__version` and `__partition` as constants (compacted files carry their own
+   `__version`), `__seq` and `__delete_sign`; no file-name join, so DuckDB pushes filters into the
+   scan and answers a count from the files' metadata;
+2. logical — in the same SELECT, each wanted column by unique id (`c<id>`): its value cast to the
+   wanted type (no cast where the file has that type), or its DEFAULT in files that predate it;
 3. visible — delete predicates: a row written below a delete's version that matches it is gone;
 4. merged — Duplicate: all rows; Unique: per key the row with the highest sequence value (a NULL
    one lowest), then the newest (`__version`, `__seq`), unless it has a delete sign; Aggregate:
@@ -168,50 +169,67 @@ class MergeSpec:
         return f"{by_sequence}__version DESC, __seq DESC"
 
 
-def _raw(files: Sequence[RowsetFile], column_sets: list[frozenset[int]], delete_sign: bool) -> str:
-    groups = []
-    for compacted in (False, True):
-        group = [f for f in files if f.compacted == compacted]
-        if not group:
-            continue
-        paths = ", ".join(quote_literal(f.location) for f in group)
-        mapping = ", ".join(f"({quote_literal(f.location)}, {f.end_version}, {f.partition_id}, "
-                            f"{column_sets.index(f.column_ids)})" for f in group)
-        version = "r.__version" if compacted else "m.v"
-        sign = "r.__delete_sign" if delete_sign else "false"
-        # Only columns some file of this group holds: UNION ALL BY NAME fills the others with NULL.
-        cols = "".join(f"r.c{i}, " for i in sorted(set().union(*(f.column_ids for f in group))))
-        groups.append(f"SELECT {cols}{version} AS __version, r.__seq AS __seq, {sign} AS __delete_sign, "
-                      f"m.p AS __partition, m.cs AS __cs "
-                      f"FROM read_parquet([{paths}], filename = true, union_by_name = true) AS r "
-                      f"JOIN (VALUES {mapping}) AS m(f, v, p, cs) ON r.filename = m.f")
-    return " UNION ALL BY NAME ".join(f"({g})" for g in groups)
+def _group_key(file: RowsetFile, versioned: bool) -> tuple[object, ...]:
+    """Files read by one `read_parquet`: same column set, and when rows need their version and
+    partition, the same partition and (for single-version rowsets) version, which are then constants."""
+    if not versioned:
+        return (file.column_ids,)
+    return (file.column_ids, file.partition_id, file.compacted, None if file.compacted else file.end_version)
 
 
-def _logical(column: Column, column_sets: list[frozenset[int]], present: set[int]) -> str:
-    if column.unique_id not in present:
+def _value(column: Column, column_ids: frozenset[int]) -> str:
+    """A column of files holding `column_ids`: its value in the wanted type, or its DEFAULT when the
+    files predate it. A cast to the type a file already has is no cast (DuckDB drops it), so filters
+    on the column still reach the Parquet scan."""
+    if column.unique_id not in column_ids:
         return f"{default_sql(column)} AS {column.file_column}"
-    lacking = [i for i, ids in enumerate(column_sets) if column.unique_id not in ids]
-    value = f"CAST({column.file_column} AS {duck_type(column.type)})"
-    if lacking:
-        value = f"CASE WHEN __cs IN ({', '.join(map(str, lacking))}) THEN {default_sql(column)} ELSE {value} END"
-    return f"{value} AS {column.file_column}"
+    return f"CAST(r.{column.file_column} AS {duck_type(column.type)}) AS {column.file_column}"
 
 
-def visible_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule]) -> str | None:
-    """Stages 1–3: every row not deleted, columns `c<id>` plus the hidden ones. None if no files."""
+def _raw(files: Sequence[RowsetFile], wanted: Sequence[Column], delete_sign: bool, versioned: bool) -> str:
+    """Stages 1–2: per group of files (`_group_key`) one Parquet scan with constants for what the
+    group shares — no file-name join, so DuckDB pushes filters into the scans and counts from the
+    files' metadata. Every group yields the same columns in the same order."""
+    groups: dict[tuple[object, ...], list[RowsetFile]] = {}
+    for f in files:
+        groups.setdefault(_group_key(f, versioned), []).append(f)
+    selects = []
+    for group in groups.values():
+        first = group[0]
+        paths = ", ".join(quote_literal(f.location) for f in group)
+        # Files of one column set may still differ in a column's physical type (MODIFY COLUMN widens):
+        # union_by_name reads each by name in a type that holds both.
+        source = (f"read_parquet({quote_literal(first.location)})" if len(group) == 1
+                  else f"read_parquet([{paths}], union_by_name = true)")
+        sign = "r.__delete_sign" if delete_sign else "false"
+        hidden = f"r.__seq AS __seq, {sign} AS __delete_sign"
+        if versioned:
+            version = "r.__version" if first.compacted else str(first.end_version)
+            hidden += f", CAST({version} AS BIGINT) AS __version, {first.partition_id} AS __partition"
+        values = ", ".join(_value(c, first.column_ids) for c in wanted)
+        selects.append(f"SELECT {values}, {hidden} FROM {source} AS r")
+    return " UNION ALL ".join(selects)
+
+
+def needs_versions(spec: MergeSpec, deletes: Sequence[DeleteRule]) -> bool:
+    """Whether a read of `spec` needs each row's `__version` and `__partition`: to apply delete
+    predicates, to merge by key, or to show __DORIS_VERSION_COL__."""
+    return bool(deletes) or (spec.keys_model != "DUPLICATE" and spec.merge) or _shows_hidden(spec)
+
+
+def visible_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule], *,
+                     versioned: bool = True) -> str | None:
+    """Stages 1–3: every row not deleted, columns `c<id>` plus `__seq` and `__delete_sign` (and, when
+    `versioned`, `__version` and `__partition`). None if no files."""
     if not files:
         return None
-    column_sets = sorted({f.column_ids for f in files}, key=sorted)
-    present = {i for f in files for i in f.column_ids}
-    raw = _raw(files, column_sets, spec.delete_sign)
+    assert versioned or not deletes, "delete predicates need each row's version"
     extra = (*spec.extra_columns, *([spec.sequence] if spec.sequence is not None else []))
     wanted = (*spec.columns, *dict.fromkeys(c for c in extra if c not in spec.columns))
-    logical = (f"SELECT {', '.join(_logical(c, column_sets, present) for c in wanted)}, "
-               f"__version, __seq, __delete_sign, __partition FROM ({raw})")
+    raw = _raw(files, wanted, spec.delete_sign, versioned)
     conditions = [f"(__partition = {d.partition_id} AND __version < {d.version} "
                   f"AND coalesce(({d.predicate or 'true'}), false))" for d in deletes]
-    return f"SELECT * FROM ({logical})" + (f" WHERE NOT ({' OR '.join(conditions)})" if conditions else "")
+    return f"SELECT * FROM ({raw})" + (f" WHERE NOT ({' OR '.join(conditions)})" if conditions else "")
 
 
 def _fold(column: Column) -> str:
@@ -255,7 +273,7 @@ def _hidden_read(spec: MergeSpec) -> list[str]:
 def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule]) -> str:
     """The visible rows of a table, merged, with the user's column names and read types."""
     named = [_as_read(c, c.file_column) for c in spec.columns]
-    visible = visible_rows_sql(spec, files, deletes)
+    visible = visible_rows_sql(spec, files, deletes, versioned=needs_versions(spec, deletes))
     if visible is None:
         empty = [_as_read(c, default_sql(c)) for c in spec.columns]
         hidden = [f"CAST(0 AS {t}) AS {quote_ident(n)}" for n, t in _HIDDEN_TYPES] if _shows_hidden(spec) else []
