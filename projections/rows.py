@@ -376,6 +376,8 @@ class RowsetsWriter:
         self._open: dict[tuple[int, int], tuple[str, RowsetStream]] = {}
         self._next_seq = 0
         self._writing: Future[None] | None = None
+        # Files sorted by the table's key (Duplicate: its sort key), for the row groups' statistics.
+        self._sort_key = tuple(c.file_column for c in table.schema_now.columns if c.is_key)
 
     def append(self, data: pa.Table) -> None:
         data = self._sequenced(data)
@@ -387,7 +389,8 @@ class RowsetsWriter:
             if key not in self._open:
                 # New rows land hot, on the partition's local medium; cooldown moves them later.
                 tier = local_target(self.table, self.table.partitions[key[0]], now_ms, self.default_cooldown_s)
-                self._open[key] = (tier, RowsetStream(self.tiers.root(tier), self.table.table_id, *key))
+                self._open[key] = (tier, RowsetStream(self.tiers.root(tier), self.table.table_id, *key,
+                                                      sort_key=self._sort_key))
             mask = pc.and_(pc.equal(data["__partition"], key[0]), pc.equal(data["__bucket"], key[1]))
             parts.append((self._open[key][1], data.filter(mask).select(keep)))
         self._written()
