@@ -16,12 +16,16 @@ Queries (each: p50 of --runs after one warm-up, Strata and DuckDB alternating): 
 aggregate, GROUP BY a 21-value column and a 1000-value column, a top-10, a join of lineitem with orders,
 a point lookup by key on each table; then the same queries on Strata `FOR TIME AS OF 'T'` (ratio to
 latest; goal ≤ 1.2). Every Strata answer, latest and at T, must equal DuckDB's (else exit 1).
-Goal: each query within 1.3× of DuckDB, point lookups under 10 ms. Prints one JSON object.
+Goal: each query within 1.3× of DuckDB, point lookups under 10 ms. Also each query's mean CPU: the SQL
+server's (all its threads) against this process' for DuckDB — steadier than wall time on a shared
+machine. Prints one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import tempfile
 import time
@@ -33,7 +37,17 @@ from typing import Any
 import duckdb
 
 from bench.bulk_load import stream_load
-from bench.stack import add_stack_args, bench_stack, emit, fresh_database, log, machine, percentiles_ms, sql_connect
+from bench.stack import (
+    add_stack_args,
+    bench_stack,
+    emit,
+    fresh_database,
+    log,
+    machine,
+    percentiles_ms,
+    sql_connect,
+    stack_pids,
+)
 from bench.tt_vs_delta import timed
 
 GOAL_RATIO = 1.3
@@ -144,6 +158,21 @@ def duckdb_peer(paths: dict[str, Path]) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def process_cpu_s(pid: int | None) -> float:
+    """CPU seconds every thread of process `pid` has run (its tasks' schedstat): on a shared machine a
+    query's CPU is steadier than its wall time. 0 when the process is not readable."""
+    if pid is None:
+        return 0.0
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+    except OSError:
+        return 0.0
+    return total / 1e9
+
+
 def duck_timed(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[float, list]:
     t0 = time.perf_counter()
     rows = con.execute(sql).fetchall()
@@ -178,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         instant = datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
         time.sleep(0.005)
         peer = duckdb_peer(paths)
+        server = stack_pids(s)["sql"]
         conn = sql_connect(s, db)
         cur = conn.cursor()
         results: dict[str, dict[str, Any]] = {}
@@ -190,20 +220,30 @@ def main(argv: list[str] | None = None) -> int:
                 if got != expected:
                     wrong.append(f"{name} ({which}): Strata {got[:3]} != DuckDB {expected[:3]}")
             samples: dict[str, list[float]] = {"strata": [], "time_travel": [], "duckdb": []}
+            cpu = {"strata": 0.0, "time_travel": 0.0, "duckdb": 0.0}
             for _ in range(args.runs):
-                samples["strata"].append(timed(cur, latest_sql)[0])
-                samples["time_travel"].append(timed(cur, tt_sql)[0])
-                samples["duckdb"].append(duck_timed(peer, latest_sql)[0])
+                for which, sql in (("strata", latest_sql), ("time_travel", tt_sql), ("duckdb", latest_sql)):
+                    # The SQL server's CPU for Strata; this process' (DuckDB's threads) for the peer.
+                    peer_run = which == "duckdb"
+                    before = time.process_time() if peer_run else process_cpu_s(server)
+                    samples[which].append(duck_timed(peer, sql)[0] if peer_run else timed(cur, sql)[0])
+                    after = time.process_time() if peer_run else process_cpu_s(server)
+                    cpu[which] += after - before
+            cpu_ms = {k: round(v * 1000 / args.runs, 2) for k, v in cpu.items()}
             p = {k: percentiles_ms(v) for k, v in samples.items()}
             ratio = round(p["strata"]["p50_ms"] / p["duckdb"]["p50_ms"], 3)
             tt_ratio = round(p["time_travel"]["p50_ms"] / p["strata"]["p50_ms"], 3)
             point = name.startswith("point")
-            met = ratio <= GOAL_RATIO and tt_ratio <= GOAL_TT_RATIO and (not point or p["strata"]["p50_ms"] < GOAL_POINT_MS)
+            met = ratio <= GOAL_RATIO and tt_ratio <= GOAL_TT_RATIO and \
+                (not point or p["strata"]["p50_ms"] < GOAL_POINT_MS)
             results[name] = {"strata_p50_ms": p["strata"]["p50_ms"], "duckdb_p50_ms": p["duckdb"]["p50_ms"],
                              "ratio": ratio, "time_travel_p50_ms": p["time_travel"]["p50_ms"],
-                             "tt_over_latest": tt_ratio, "goal_met": met, "rows": len(expected), "percentiles": p}
+                             "tt_over_latest": tt_ratio, "goal_met": met, "rows": len(expected),
+                             "cpu_ms_per_query": cpu_ms,
+                             "cpu_ratio": round(cpu_ms["strata"] / cpu_ms["duckdb"], 3) if cpu_ms["duckdb"] else None,
+                             "percentiles": p}
             log(f"analytic: {name}: Strata {p['strata']['p50_ms']} ms, DuckDB {p['duckdb']['p50_ms']} ms "
-                f"({ratio}×), AS OF {p['time_travel']['p50_ms']} ms ({tt_ratio}×)")
+                f"({ratio}×), AS OF {p['time_travel']['p50_ms']} ms ({tt_ratio}×); CPU ms/query {cpu_ms}")
         conn.close()
         peer.close()
 

@@ -38,6 +38,7 @@ from query.parser import (
 )
 from query.parser.refs import TableRef, is_dual
 from query.parser.statements import HistoryRead, QualifiedName
+from query.partition_pruning import pruned
 from query.relation import snapshot_sql
 from query.s3_source import bind_s3_calls
 from query.sandbox import check_expression
@@ -295,6 +296,7 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
             snapshot = snapshot_for(ctx, session, QualifiedName(ref.name, ref.db), ref.as_of)
             if selected:
                 snapshot = only_partitions(snapshot, selected)
+            snapshot = pruned(snapshot, ref.node, cur)
             read = snapshot_sql(snapshot, ctx.locator, ReadOptions.of(session.system_variables))
             cur.execute(f"CREATE TEMP VIEW {view} AS {read}")
         ref.node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(

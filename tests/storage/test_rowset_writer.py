@@ -15,8 +15,8 @@ from storage.rowset_writer import ROW_GROUP_ROWS, RowsetStream, write_rowset
 def _part(start: int, rows: int) -> pa.Table:
     """Rows whose key (c1) comes in a scrambled order; c2 a decimal, c3 a nullable string."""
     keys = [(i * 7919) % 1_000_003 for i in range(start, start + rows)]
-    return pa.table({"c1": pa.array(keys, pa.int64()),
-                     "c2": pa.array([None if i % 5 == 0 else i for i in range(start, start + rows)], pa.decimal128(12, 2)),
+    prices = [None if i % 5 == 0 else i for i in range(start, start + rows)]
+    return pa.table({"c1": pa.array(keys, pa.int64()), "c2": pa.array(prices, pa.decimal128(12, 2)),
                      "c3": pa.array([f"v{i}" if i % 3 else None for i in range(start, start + rows)], pa.string()),
                      "__seq": pa.array(range(start, start + rows), pa.int64())})
 
