@@ -54,12 +54,10 @@ def pruned(snapshot: Snapshot, node: exp.Table, cur: duckdb.DuckDBPyConnection) 
     if not tests:
         return snapshot
     try:
-        found = cur.execute(f"SELECT [{', '.join(f'coalesce(({sql}), false)' for sql in tests.values())}]").fetchone()
+        found = cur.execute(f"SELECT [{', '.join(f'coalesce(({sql}), false)' for sql in tests.values())}]").fetchall()
     except duckdb.Error:
         return snapshot  # the query itself will say what is wrong with its constants
-    if found is None:
-        return snapshot
-    excluded = {pid for pid, out in zip(tests, found[0], strict=True) if out is True}
+    excluded = {pid for pid, out in zip(tests, found[0][0], strict=True) if out is True}
     if not excluded:
         return snapshot
     return replace(snapshot, partitions=tuple(p for p in snapshot.partitions if p.partition_id not in excluded))
