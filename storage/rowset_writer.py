@@ -70,8 +70,8 @@ class RowsetStream:
     its row groups cover disjoint key ranges and their statistics prune reads. The first part is held
     until a second comes or the file finishes: a file of one part is sorted in memory; the parts of a
     larger one are spooled unsorted (uncompressed) and sorted as a whole by `finish` (DuckDB,
-    spilling past `_SORT_MEMORY`). Readers never depend on the order (rows of one key are ordered by
-    `__seq`)."""
+    spilling past `_SORT_MEMORY`), which also writes sorted files past `_SMALL_PART_ROWS`. Readers never
+    depend on the order (rows of one key are ordered by `__seq`)."""
 
     def __init__(self, root: Path, table_id: int, partition_id: int, bucket: int,
                  sort_key: Sequence[str] = ()) -> None:
@@ -108,14 +108,19 @@ class RowsetStream:
     def finish(self) -> WrittenFile:
         if self._first is not None:
             first, self._first = self._first, None
-            with _parquet_writer(self.tmp, first.schema) as writer:
-                writer.write_table(_sorted(first, self.sort_key), row_group_size=ROW_GROUP_ROWS)
+            if first.num_rows <= _SMALL_PART_ROWS or any(pa.types.is_null(f.type) for f in first.schema):
+                with _parquet_writer(self.tmp, first.schema) as writer:
+                    writer.write_table(first.sort_by([(name, "ascending") for name in self.sort_key]),
+                                       row_group_size=ROW_GROUP_ROWS)
+            else:
+                self._write_sorted(first)
         elif self._writer is None:
             raise ValueError("a rowset needs at least one part")
         else:
             self._writer.close()
             if self.sort_key:
-                self._sort_spool(self._writer.schema)
+                self._write_sorted(None)
+                self._spool.unlink()
         with open(self.tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         checksum = file_sha256(self.tmp)
@@ -124,25 +129,22 @@ class RowsetStream:
         return WrittenFile(rowset_id=self.rowset_id, path=self.rel, num_rows=self.num_rows,
                            size_bytes=self.final.stat().st_size, checksum=checksum)
 
-    def _sort_spool(self, schema: pa.Schema) -> None:
-        """The spooled parts, sorted by DuckDB, written to the temp file with the parts' own schema
-        (so every column is stored as an unsorted file would store it)."""
+    def _write_sorted(self, part: pa.Table | None) -> None:
+        """The temp file written by DuckDB, sorted, from one part in memory or (None) from the spool.
+
+        DuckDB's Parquet (integer-backed decimals, dictionaries only where they pay) is about 40 % smaller
+        than pyarrow's and scans faster; files are only ever read by DuckDB."""
         con = duckdb.connect(config={"memory_limit": _SORT_MEMORY,
                                      "temp_directory": str(self.tmp.with_name(f"{self.tmp.name}.spill"))})
         try:
-            query = f"SELECT * FROM read_parquet({_literal(str(self._spool))}) ORDER BY {_order(self.sort_key)}"
-            with _parquet_writer(self.tmp, schema) as writer:
-                pending: list[pa.RecordBatch] = []
-                for batch in con.sql(query).to_arrow_reader(ROW_GROUP_ROWS):
-                    pending.append(batch)
-                    if sum(b.num_rows for b in pending) >= ROW_GROUP_ROWS:
-                        writer.write_table(pa.Table.from_batches(pending).cast(schema), row_group_size=ROW_GROUP_ROWS)
-                        pending = []
-                if pending:
-                    writer.write_table(pa.Table.from_batches(pending).cast(schema), row_group_size=ROW_GROUP_ROWS)
+            if part is not None:
+                con.register("part", part)
+            source = "part" if part is not None else f"read_parquet({_literal(str(self._spool))})"
+            con.execute(f"COPY (SELECT * FROM {source} ORDER BY {_order(self.sort_key)}) TO "
+                        f"{_literal(str(self.tmp))} (FORMAT PARQUET, COMPRESSION zstd, "
+                        f"ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
         finally:
             con.close()
-        self._spool.unlink()
 
     def abandon(self) -> None:
         self._first = None
@@ -160,26 +162,14 @@ def _order(sort_key: Sequence[str]) -> str:
     return ", ".join('"' + name.replace('"', '""') + '"' for name in sort_key)
 
 
-# Up to this many rows pyarrow sorts a part in place; DuckDB sorts larger ones faster (on every core).
-_SMALL_SORT_ROWS = 100_000
-
-
-def _sorted(data: pa.Table, sort_key: Sequence[str]) -> pa.Table:
-    if not sort_key or data.num_rows < 2:
-        return data
-    if data.num_rows <= _SMALL_SORT_ROWS:
-        return data.sort_by([(name, "ascending") for name in sort_key])
-    con = duckdb.connect(config={"memory_limit": _SORT_MEMORY})
-    try:
-        con.register("part", data)
-        return con.sql(f"SELECT * FROM part ORDER BY {_order(sort_key)}").to_arrow_table().cast(data.schema)
-    finally:
-        con.close()
+# A part up to this many rows is sorted and written by pyarrow (no DuckDB connection for a small INSERT);
+# a larger one by DuckDB.
+_SMALL_PART_ROWS = 100_000
 
 
 def _parquet_writer(path: Path, schema: pa.Schema) -> pq.ParquetWriter:
     return pq.ParquetWriter(path, schema, compression="zstd", dictionary_pagesize_limit=_DICTIONARY_PAGE_BYTES,
-                            write_statistics=True)
+                            write_statistics=True, store_decimal_as_integer=True)
 
 
 def write_rowset(root: Path, table_id: int, partition_id: int, bucket: int, data: pa.Table,

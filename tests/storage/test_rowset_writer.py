@@ -33,7 +33,7 @@ def _row_group_ranges(path: Path) -> list[tuple[int, int]]:
 
 def _check_sorted_file(path: Path, expected: pa.Table) -> None:
     found = pq.read_table(path)
-    assert found.schema == expected.schema
+    assert found.schema.names == expected.schema.names and found.schema.types == expected.schema.types
     assert found["c1"].to_pylist() == sorted(expected["c1"].to_pylist())
     # The same rows, each with its own __seq (rows of one key merge in __seq order, never file order).
     assert sorted(found.to_pylist(), key=lambda r: r["__seq"]) == expected.to_pylist()
@@ -44,12 +44,13 @@ def _check_sorted_file(path: Path, expected: pa.Table) -> None:
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temp, spool or spill left
 
 
-def test_one_part_is_sorted_in_row_groups(tmp_path: Path) -> None:
-    data = _part(0, ROW_GROUP_ROWS * 2 + 10)
+@pytest.mark.parametrize("rows", [ROW_GROUP_ROWS * 2 + 10, 1000])  # written by DuckDB; by pyarrow
+def test_one_part_is_sorted_in_row_groups(tmp_path: Path, rows: int) -> None:
+    data = _part(0, rows)
     written = write_rowset(tmp_path, 1, 2, 0, data, sort_key=["c1"])
     assert written.num_rows == data.num_rows
     _check_sorted_file(tmp_path / written.path, data)
-    assert len(_row_group_ranges(tmp_path / written.path)) == 3
+    assert len(_row_group_ranges(tmp_path / written.path)) == -(-rows // ROW_GROUP_ROWS)
 
 
 @pytest.mark.parametrize("parts", [2, 4])
