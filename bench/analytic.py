@@ -36,18 +36,8 @@ from typing import Any
 
 import duckdb
 
+from bench import stack
 from bench.bulk_load import stream_load
-from bench.stack import (
-    add_stack_args,
-    bench_stack,
-    emit,
-    fresh_database,
-    log,
-    machine,
-    percentiles_ms,
-    sql_connect,
-    stack_pids,
-)
 from bench.tt_vs_delta import timed
 
 GOAL_RATIO = 1.3
@@ -135,14 +125,14 @@ def generate(folder: Path, lineitem_rows: int, orders_rows: int, upserts: int) -
 
 
 def load(s: Any, db: str, paths: dict[str, Path]) -> dict[str, float]:
-    conn = sql_connect(s, db)
+    conn = stack.sql_connect(s, db)
     with conn.cursor() as cur:
         cur.execute(f"CREATE TABLE lineitem {LINEITEM} {PROPERTIES}")
         cur.execute(f"CREATE TABLE orders {ORDERS} {PROPERTIES}")
     conn.close()
     seconds = {}
     for table, file in (("lineitem", "lineitem"), ("orders", "orders"), ("orders", "upserts")):
-        log(f"analytic: Stream Load of {file} into {table} …")
+        stack.log(f"analytic: Stream Load of {file} into {table} …")
         t0 = time.perf_counter()
         error = stream_load(s, db, table, paths[file], "parquet")
         if error is not None:
@@ -189,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--database", default=None,
                     help="query the tables an earlier run of the same sizes loaded into this database (no load)")
     ap.add_argument("--env-stack", action="store_true", help="run on the stack this environment's STRATA_* name")
-    add_stack_args(ap)
+    stack.add_stack_args(ap)
     args = ap.parse_args(argv)
     if args.upserts > args.orders_rows or args.orders_rows % 9973 == 0:
         raise SystemExit("bench/analytic: --upserts must not exceed --orders-rows, which 9973 must not divide")
@@ -198,17 +188,17 @@ def main(argv: list[str] | None = None) -> int:
         chosen = {k: v for k, v in chosen.items() if k in args.only.split(",")}
 
     with tempfile.TemporaryDirectory(prefix="bench_analytic_") as tmp, \
-            bench_stack(args.keep_stack, env_stack=args.env_stack) as s:
-        log(f"analytic: generating {args.lineitem_rows} lineitem and {args.orders_rows} orders rows …")
+            stack.bench_stack(args.keep_stack, env_stack=args.env_stack) as s:
+        stack.log(f"analytic: generating {args.lineitem_rows} lineitem and {args.orders_rows} orders rows …")
         paths = generate(Path(tmp), args.lineitem_rows, args.orders_rows, args.upserts)
-        db = args.database or fresh_database(s, "bench_analytic")
+        db = args.database or stack.fresh_database(s, "bench_analytic")
         load_s = {} if args.database else load(s, db, paths)
         time.sleep(0.005)
         instant = datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
         time.sleep(0.005)
         peer = duckdb_peer(paths)
-        server = stack_pids(s)["sql"]
-        conn = sql_connect(s, db)
+        server = stack.stack_pids(s)["sql"]
+        conn = stack.sql_connect(s, db)
         cur = conn.cursor()
         results: dict[str, dict[str, Any]] = {}
         wrong: list[str] = []
@@ -230,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
                     after = time.process_time() if peer_run else process_cpu_s(server)
                     cpu[which] += after - before
             cpu_ms = {k: round(v * 1000 / args.runs, 2) for k, v in cpu.items()}
-            p = {k: percentiles_ms(v) for k, v in samples.items()}
+            p = {k: stack.percentiles_ms(v) for k, v in samples.items()}
             ratio = round(p["strata"]["p50_ms"] / p["duckdb"]["p50_ms"], 3)
             tt_ratio = round(p["time_travel"]["p50_ms"] / p["strata"]["p50_ms"], 3)
             point = name.startswith("point")
@@ -242,12 +232,12 @@ def main(argv: list[str] | None = None) -> int:
                              "cpu_ms_per_query": cpu_ms,
                              "cpu_ratio": round(cpu_ms["strata"] / cpu_ms["duckdb"], 3) if cpu_ms["duckdb"] else None,
                              "percentiles": p}
-            log(f"analytic: {name}: Strata {p['strata']['p50_ms']} ms, DuckDB {p['duckdb']['p50_ms']} ms "
+            stack.log(f"analytic: {name}: Strata {p['strata']['p50_ms']} ms, DuckDB {p['duckdb']['p50_ms']} ms "
                 f"({ratio}×), AS OF {p['time_travel']['p50_ms']} ms ({tt_ratio}×); CPU ms/query {cpu_ms}")
         conn.close()
         peer.close()
 
-    emit({
+    stack.emit({
         "bench": "analytic",
         "goal": f"each query p50 within {GOAL_RATIO}× of DuckDB over the same rows as Parquet, point lookups "
                 f"under {GOAL_POINT_MS} ms, FOR TIME AS OF ÷ latest ≤ {GOAL_TT_RATIO}",
@@ -259,10 +249,10 @@ def main(argv: list[str] | None = None) -> int:
         "instant": instant,
         "sizes": {"lineitem_rows": args.lineitem_rows, "orders_rows": args.orders_rows, "upserts": args.upserts,
                   "runs": args.runs, "database": db},
-        "machine": machine(),
+        "machine": stack.machine(),
     })
     if wrong:
-        log("analytic: WRONG ANSWERS:\n  " + "\n  ".join(wrong))
+        stack.log("analytic: WRONG ANSWERS:\n  " + "\n  ".join(wrong))
         return 1
     return 0
 
