@@ -169,12 +169,37 @@ class MergeSpec:
         return f"{by_sequence}__version DESC, __seq DESC"
 
 
-def _group_key(file: RowsetFile, versioned: bool) -> tuple[object, ...]:
-    """Files read by one `read_parquet`: same column set, and when rows need their version and
-    partition, the same partition and (for single-version rowsets) version, which are then constants."""
+# Up to this many single-version rowsets of one column set and partition are read by a scan each with
+# their version as a constant; more are read by one scan joined to a map of file → version (a UNION
+# of hundreds of scans costs more to plan and run than the join).
+_CONSTANT_VERSION_SCANS = 8
+
+
+def _groups(files: Sequence[RowsetFile], versioned: bool) -> list[tuple[list[RowsetFile], bool]]:
+    """Files read by one `read_parquet`, and whether the scan maps each file to its version by name.
+
+    Same column set always; when rows need their version and partition, the same partition, and
+    single-version rowsets a scan each (version a constant) unless there are many (one mapped scan)."""
     if not versioned:
-        return (file.column_ids,)
-    return (file.column_ids, file.partition_id, file.compacted, None if file.compacted else file.end_version)
+        by_columns: dict[frozenset[int], list[RowsetFile]] = {}
+        for f in files:
+            by_columns.setdefault(f.column_ids, []).append(f)
+        return [(group, False) for group in by_columns.values()]
+    by_tablet: dict[tuple[frozenset[int], int, bool], list[RowsetFile]] = {}
+    for f in files:
+        by_tablet.setdefault((f.column_ids, f.partition_id, f.compacted), []).append(f)
+    groups: list[tuple[list[RowsetFile], bool]] = []
+    for (_, _, compacted), group in by_tablet.items():
+        by_version: dict[int, list[RowsetFile]] = {}
+        for f in group:
+            by_version.setdefault(f.end_version, []).append(f)
+        if compacted or len(by_version) == 1:
+            groups.append((group, False))
+        elif len(by_version) > _CONSTANT_VERSION_SCANS:
+            groups.append((group, True))
+        else:
+            groups.extend((same, False) for same in by_version.values())
+    return groups
 
 
 def _value(column: Column, column_ids: frozenset[int]) -> str:
@@ -187,27 +212,28 @@ def _value(column: Column, column_ids: frozenset[int]) -> str:
 
 
 def _raw(files: Sequence[RowsetFile], wanted: Sequence[Column], delete_sign: bool, versioned: bool) -> str:
-    """Stages 1–2: per group of files (`_group_key`) one Parquet scan with constants for what the
-    group shares — no file-name join, so DuckDB pushes filters into the scans and counts from the
-    files' metadata. Every group yields the same columns in the same order."""
-    groups: dict[tuple[object, ...], list[RowsetFile]] = {}
-    for f in files:
-        groups.setdefault(_group_key(f, versioned), []).append(f)
+    """Stages 1–2: per group of files (`_groups`) one Parquet scan with constants for what the group
+    shares — no file-name join (but for many versions of one tablet), so DuckDB pushes filters into the
+    scans and counts from the files' metadata. Every group yields the same columns in the same order."""
     selects = []
-    for group in groups.values():
+    for group, mapped in _groups(files, versioned):
         first = group[0]
         paths = ", ".join(quote_literal(f.location) for f in group)
         # Files of one column set may still differ in a column's physical type (MODIFY COLUMN widens):
         # union_by_name reads each by name in a type that holds both.
         source = (f"read_parquet({quote_literal(first.location)})" if len(group) == 1
-                  else f"read_parquet([{paths}], union_by_name = true)")
+                  else f"read_parquet([{paths}], union_by_name = true{', filename = true' if mapped else ''})")
         sign = "r.__delete_sign" if delete_sign else "false"
         hidden = f"r.__seq AS __seq, {sign} AS __delete_sign"
         if versioned:
-            version = "r.__version" if first.compacted else str(first.end_version)
+            version = "m.v" if mapped else "r.__version" if first.compacted else str(first.end_version)
             hidden += f", CAST({version} AS BIGINT) AS __version, {first.partition_id} AS __partition"
+        scan = f"{source} AS r"
+        if mapped:
+            mapping = ", ".join(f"({quote_literal(f.location)}, {f.end_version})" for f in group)
+            scan += f" JOIN (VALUES {mapping}) AS m(f, v) ON r.filename = m.f"
         values = ", ".join(_value(c, first.column_ids) for c in wanted)
-        selects.append(f"SELECT {values}, {hidden} FROM {source} AS r")
+        selects.append(f"SELECT {values}, {hidden} FROM {scan}")
     return " UNION ALL ".join(selects)
 
 

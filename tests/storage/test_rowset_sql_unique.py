@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from schemas.model import Column
-from storage.rowset_sql import MergeSpec, RowsetFile, compacted_rows_sql, table_rows_sql
+from storage.rowset_sql import DeleteRule, MergeSpec, RowsetFile, compacted_rows_sql, table_rows_sql
 
 K = Column(unique_id=1, name="k", type="INT", is_key=True)
 V = Column(unique_id=2, name="v", type="VARCHAR(8)")
@@ -59,3 +59,20 @@ def test_compaction_merges_the_same_way(tmp_path: Path) -> None:
     later = _rowset(tmp_path, 4, [(4, "again", 1, False), (1, "up", 6, False)])
     found = cur.execute(f"SELECT * FROM ({table_rows_sql(SPEC, [compacted, later], [])}) ORDER BY k").fetchall()
     assert found == [(1, "up", 6), (2, "tie", 5), (3, "null", None), (5, "x", 9)]
+
+
+def test_many_versions_of_a_tablet_merge_as_few_do(tmp_path: Path) -> None:
+    """Past _CONSTANT_VERSION_SCANS versions one scan maps files to versions by name; the merge and the
+    delete predicates see each row's version all the same."""
+    plain = MergeSpec(keys_model="UNIQUE", columns=(K, V, S), delete_sign=True)
+    # Version n writes keys 0 … n-1 with value 'v<n>': key k's newest row is version 12's; key 11 is deleted
+    # by a sign in version 12, key 0's rows below version 6 by a delete predicate (its row is version 12's).
+    files = [_rowset(tmp_path, n, [(k, f"v{n}", None, n == 12 and k == 11) for k in range(n)]) for n in range(1, 13)]
+    deletes = [DeleteRule(1, 6, "c1 = 0")]
+    sql = table_rows_sql(plain, files, deletes)
+    assert "filename = true" in sql  # the mapped scan is the one under test
+    found = duckdb.connect().execute(f"SELECT k, v FROM ({sql}) ORDER BY k").fetchall()
+    assert found == [(k, "v12") for k in range(11)]
+    few = table_rows_sql(plain, files[-3:], [])
+    assert "filename" not in few
+    assert duckdb.connect().execute(f"SELECT count(*) FROM ({few})").fetchall() == [(11,)]
