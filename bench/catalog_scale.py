@@ -165,8 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peer-runs", type=int, default=3, help="timed runs of each full-build peer query")
     ap.add_argument("--cpu-window-s", type=float, default=10.0, help="seconds of each worker CPU window")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds to wait for the sequencer / replica")
-    add_stack_args(ap)
-    ap.add_argument("--env-stack", action="store_true", help="run on the stack this environment names")
+    add_stack_args(ap, env_stack=True)
     args = ap.parse_args(argv)
     run_id = uuid.uuid4().hex[:8]
 

@@ -96,10 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=2, help="fetches per client (the best counts)")
-    ap.add_argument("--env-stack", action="store_true",
-                    help="measure the stack the environment points at instead of the bench stack")
     ap.add_argument("--database", help="a database an earlier run loaded (--rows of them): no load")
-    add_stack_args(ap)
+    add_stack_args(ap, env_stack=True)
     args = ap.parse_args(argv)
     with bench_stack(args.keep_stack, env_stack=args.env_stack) as s:
         result = run(s, args.rows, args.runs, args.database)

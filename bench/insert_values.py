@@ -80,9 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--statements", type=int, default=20)
     ap.add_argument("--rows-per-statement", type=int, default=5000)
     ap.add_argument("--connections", type=int, default=4)
-    ap.add_argument("--env-stack", action="store_true",
-                    help="measure the running stack this environment's STRATA_* variables name")
-    add_stack_args(ap)
+    add_stack_args(ap, env_stack=True)
     args = ap.parse_args(argv)
     texts = statements(args.statements, args.rows_per_statement)
     total = args.statements * args.rows_per_statement

@@ -303,14 +303,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--label", default="", help="names the run (e.g. the server's sql_stream_results)")
-    ap.add_argument("--env-stack", action="store_true",
-                    help="measure the stack the environment points at instead of the bench stack")
     ap.add_argument("--server-encoding", action="store_true",
                     help="also time the server's fetch + encoding alone, in this process (both paths)")
     ap.add_argument("--database", help="a database an earlier run loaded (--rows of them): no load")
     ap.add_argument("--no-mariadb", action="store_true",
                     help="skip the peer: a stock MariaDB server (Debian's mariadb-server) serving the same rows")
-    add_stack_args(ap)
+    add_stack_args(ap, env_stack=True)
     args = ap.parse_args(argv)
     if args.env_stack:
         result = run(load_settings(), args.rows, args.database, args.server_encoding, not args.no_mariadb)

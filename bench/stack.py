@@ -67,9 +67,14 @@ def apply_env() -> Settings:
     return s
 
 
-def add_stack_args(parser: argparse.ArgumentParser) -> None:
+def add_stack_args(parser: argparse.ArgumentParser, *, env_stack: bool = False) -> None:
+    """--keep-stack, and with `env_stack` --env-stack (for `bench_stack(env_stack=…)`)."""
     parser.add_argument("--keep-stack", action="store_true",
                         help="leave the bench stack running afterwards (next runs start faster)")
+    if env_stack:
+        parser.add_argument("--env-stack", action="store_true",
+                            help="run on the healthy stack this shell's STRATA_* settings name (left as it is) "
+                                 "instead of the bench stack")
 
 
 def _seed_opt(s: Settings) -> None:

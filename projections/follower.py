@@ -17,11 +17,12 @@ from collections.abc import Callable
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
-from projections.kafka_batch import consume_available
+from projections.kafka_batch import IDLE_FETCH_WAIT_MS, consume_available
 from projections.projection import Projection
 from schemas.config import Settings
 from schemas.envelope import DecodeError, EventEnvelope, decode_event
 from schemas.topics import EVENTS_TOPIC
+from storage.grouped_calls import GroupedCalls
 
 # Answers while a partition's leadership moves to another broker: worth a retry, not an error.
 _LEADER_MOVED = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError._TIMED_OUT,
@@ -48,7 +49,7 @@ class EventFollower:
             "group.id": f"strata-follower-{name}",
             "enable.auto.commit": False,
             "isolation.level": "read_committed",
-            "fetch.wait.max.ms": 10,
+            "fetch.wait.max.ms": IDLE_FETCH_WAIT_MS,
             "fetch.min.bytes": 1,
             "enable.partition.eof": False,
         })
@@ -56,7 +57,10 @@ class EventFollower:
         # is blocked in consume(), they stall until that call returns.
         self._probe = Consumer({**config.kafka_client(), "group.id": f"strata-probe-{name}",
                                 "enable.auto.commit": False, "isolation.level": "read_committed"})
-        self._probe_lock = threading.Lock()
+        # Every statement asks for the log's end (read-your-writes), and a probe is a broker round
+        # trip on one consumer: concurrent callers share probes instead of queueing for it.
+        self._probes: GroupedCalls[None, dict[int, int]] = GroupedCalls(
+            lambda _: {None: {p: self._end_offset(p) for p in self._partitions}})
         self._applied = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -102,12 +106,9 @@ class EventFollower:
             self._applied.notify_all()
 
     def end_offsets(self) -> dict[int, int]:
-        """The log's current end per partition (the last stable offset, for read_committed)."""
-        ends = {}
-        with self._probe_lock:
-            for p in self._partitions:
-                ends[p] = self._end_offset(p)
-        return ends
+        """The log's end per partition (the last stable offset, for read_committed) as of this call:
+        from a probe begun after the call (shared with the calls made meanwhile, `GroupedCalls`)."""
+        return self._probes(None)
 
     def _end_offset(self, partition: int, retry_for_s: float = 15.0) -> int:
         """One partition's end; a leader that just moved (a broker of the cluster died) is waited

@@ -59,6 +59,15 @@ def delete_key(table_id: int, partition_id: int, version: int) -> bytes:
     return delete_prefix(table_id, partition_id) + f"{version:010d}".encode()
 
 
+def bitmap_prefix(table_id: int, partition_id: int) -> bytes:
+    """A merge-on-write partition's delete bitmaps, by version."""
+    return f"mb/{table_id:010d}/{partition_id:010d}/".encode()
+
+
+def bitmap_key(table_id: int, partition_id: int, version: int) -> bytes:
+    return bitmap_prefix(table_id, partition_id) + f"{version:010d}".encode()
+
+
 def commit_prefix(table_id: int) -> bytes:
     return f"c/{table_id:010d}/".encode()
 
@@ -103,9 +112,9 @@ def file_holder_key(file_rowset_id: str, rowset_id: str) -> bytes:
 
 def table_prefixes(table_id: int) -> tuple[bytes, ...]:
     """Every per-commit key range of one table (rowsets, versions, deletes, history, labels, moves,
-    the stale-rowset index)."""
+    the stale-rowset index, delete bitmaps)."""
     t = f"{table_id:010d}/".encode()
-    return (b"r/" + t, b"v/" + t, b"x/" + t, b"c/" + t, b"l/" + t, b"mv/" + t, b"sx/" + t)
+    return (b"r/" + t, b"v/" + t, b"x/" + t, b"c/" + t, b"l/" + t, b"mv/" + t, b"sx/" + t, b"mb/" + t)
 
 
 def move_prefix(table_id: int) -> bytes:

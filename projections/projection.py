@@ -33,6 +33,7 @@ from projections.routine_loads import RoutineLoadJob, job_key
 from projections.state import (
     CommitRecord,
     DatabaseState,
+    DeleteBitmapRecord,
     DeleteRecord,
     LabelRecord,
     MoveRecord,
@@ -58,16 +59,17 @@ USER_PREFIX = b"usr/"
 VIEW_PREFIX = b"vw/"
 # Bump when the key layout or a stored value's shape changes: a projection written in another
 # format is rebuilt from the log (the truth) instead of being misread.
-FORMAT_VERSION = b"11"  # 8: views (vw/), name takeovers, AUTO PARTITION, AUTO_INCREMENT, sequence columns;
+FORMAT_VERSION = b"12"  # 8: views (vw/), name takeovers, AUTO PARTITION, AUTO_INCREMENT, sequence columns;
 #                         9: tags and the recycled-through instant on TableState; 10: file holders (fh/);
-#                         11: the stale-rowset index (sx/)
+#                         11: the stale-rowset index (sx/); 12: delete bitmaps (mb/)
 FORMAT_KEY = b"m/format"
 # Events that change only a table's data or where it lies, never what a statement's names resolve
 # to, its columns' types or who may read it: they leave `catalog_generation` alone. Every other kind,
 # a new one included, counts as a catalog change.
 _DATA_ONLY_EVENTS: tuple[type[ev.Event], ...] = (
     ev.RowsetsCommitted, ev.DeleteCommitted, ev.CompactionCommitted, ev.RowsetsMoved, ev.RowsetsRecycled,
-    ev.RoutineLoadProgressed, ev.BulkJobChanged, ev.CommandRejected, ev.LoadPrepared, ev.LoadAborted)
+    ev.RoutineLoadProgressed, ev.BulkJobChanged, ev.CommandRejected, ev.LoadPrepared, ev.LoadAborted,
+    ev.DeleteBitmapsCommitted)
 
 
 def _dump(model: BaseModel) -> bytes:
@@ -128,6 +130,7 @@ class Projection:
             ev.AutoIncrementAllocated: self._auto_increment_allocated,
             ev.DeleteCommitted: self._delete_committed,
             ev.CompactionCommitted: self._compaction_committed,
+            ev.DeleteBitmapsCommitted: self._delete_bitmaps_committed,
             ev.TableRestored: self._table_restored,
             ev.TableOverwritten: self._table_overwritten,
             ev.RowsetsMoved: self._rowsets_moved,
@@ -324,6 +327,16 @@ class Projection:
     def deletes(self, table_id: int, partition_id: int) -> list[DeleteRecord]:
         return [DeleteRecord.model_validate_json(raw)
                 for _, raw in self.store.scan(keys.delete_prefix(table_id, partition_id))]
+
+    def delete_bitmaps(self, table_id: int, partition_id: int, above: int, through: int) -> list[DeleteBitmapRecord]:
+        """A merge-on-write partition's delete bitmaps of the versions in (`above`, `through`], by version."""
+        prefix = keys.bitmap_prefix(table_id, partition_id)
+        found = []
+        for key, raw in self.store.scan(prefix, start=keys.bitmap_key(table_id, partition_id, above + 1)):
+            if int(key[len(prefix):]) > through:
+                break
+            found.append(DeleteBitmapRecord.model_validate_json(raw))
+        return found
 
     def commits(self, table_id: int) -> list[CommitRecord]:
         return [CommitRecord.model_validate_json(raw) for _, raw in self.store.scan(keys.commit_prefix(table_id))]
@@ -624,6 +637,14 @@ class Projection:
             if record is not None:
                 self._set_stale(e.table_id, record, ts)
         self._put_rowset(e.table_id, RowsetRecord(rowset=e.output))
+
+    def _delete_bitmaps_committed(self, e: ev.DeleteBitmapsCommitted, ts: int) -> None:
+        # The first bitmap of a version stays unless replaced: any computation of a version marks the
+        # same rows, named in the rowsets of its cover (a replacement names a compaction's output).
+        key = keys.bitmap_key(e.table_id, e.partition_id, e.version)
+        if e.table_id in self.tables and (e.replace or self.store.get(key) is None):
+            record = DeleteBitmapRecord(partition_id=e.partition_id, version=e.version, tablets=e.tablets)
+            self.store.put(key, _dump(record))
 
     def _hide_versions(self, table: TableState, pid: int, restored: int, version: int, ts: int) -> None:
         """Masks versions (restored, version] of a partition from every read at `version` or later.

@@ -10,15 +10,23 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, Producer
 
 from schemas import events as ev
 from schemas.commands import Command
 from schemas.config import Settings
 from schemas.envelope import EventEnvelope, encode, wrap_command
 from schemas.topics import COMMANDS_TOPIC
+
+# How long a command may take to reach the broker before the proposal fails as unsent.
+_DELIVERY_TIMEOUT_S = 10.0
+# How many recent answers a proposer remembers, so a proposal of a command_id already answered (a
+# retry, or another writer proposing the same id) learns that answer: the sequencer skips the
+# duplicate, so no second answer would ever come.
+_RECENT_ANSWERS = 4096
 
 
 class CommandFailed(Exception):
@@ -45,6 +53,7 @@ class Proposer:
         self.config = config
         self.origin = origin
         self._waiters: dict[str, _Waiter] = {}
+        self._recent: OrderedDict[str, EventEnvelope] = OrderedDict()
         self._lock = threading.Lock()
         self._producer = Producer({
             **config.kafka_client(),
@@ -58,10 +67,29 @@ class Proposer:
         if envelope.command_id is None:
             return
         with self._lock:
+            # Under the lock with the waiters: a proposal either finds this answer here or is
+            # waiting when it comes, never neither.
+            self._recent[envelope.command_id] = envelope
+            if len(self._recent) > _RECENT_ANSWERS:
+                self._recent.popitem(last=False)
             waiter = self._waiters.get(envelope.command_id)
         if waiter is not None:
             waiter.envelope = envelope
             waiter.done.set()
+
+    def _await_delivery(self, delivered: threading.Event, timeout: float) -> None:
+        """Serves the producer's delivery reports until this command's has come (or `timeout`).
+
+        Not `flush()`: it waits until the producer's whole queue is empty, so with many writers
+        sharing the producer each one waited for the others' commands too — one more statement's
+        command always being in flight. A report served here may be another writer's; each sets
+        its own event."""
+        deadline = time.monotonic() + timeout
+        while not delivered.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self._producer.poll(min(left, 0.05))
 
     def propose(self, command: Command, *, table_id: int | None = None, timeout: float | None = None,
                 transaction: Producer | None = None, command_id: str | None = None) -> EventEnvelope:
@@ -73,22 +101,35 @@ class Proposer:
         records become visible together or not at all.
 
         With `command_id` (default: a new one), a retry of the same proposal is answered with the
-        first outcome: the sequencer decides each command_id once."""
+        first outcome: the sequencer decides each command_id once. A retry whose first answer this
+        replica has already applied is answered from the replica's recent answers without sending;
+        one older than the last `_RECENT_ANSWERS` answers waits out `timeout`."""
         envelope = wrap_command(command, table_id=table_id, issued_ts_ms=int(time.time() * 1000),
                                 origin=self.origin, command_id=command_id)
         waiter = _Waiter(threading.Event())
         with self._lock:
-            self._waiters[envelope.command_id] = waiter
+            # A transaction's own records must still be committed, so it is always sent.
+            known = self._recent.get(command_id) if command_id is not None and transaction is None else None
+            if known is None:
+                self._waiters[envelope.command_id] = waiter
+        if known is not None:
+            return _outcome(known)
         errors: list[str] = []
+        delivered = threading.Event()
+
+        def on_delivery(err: KafkaError | None, _msg: object) -> None:
+            if err is not None:
+                errors.append(str(err))
+            delivered.set()
+
         try:
             producer = transaction or self._producer
             producer.produce(COMMANDS_TOPIC, key=str(table_id if table_id is not None else "catalog").encode(),
-                             value=encode(envelope),
-                             on_delivery=lambda err, _msg: errors.append(str(err)) if err else None)
+                             value=encode(envelope), on_delivery=on_delivery)
             if transaction is not None:
                 transaction.commit_transaction(30)
             else:
-                producer.flush(10)
+                self._await_delivery(delivered, _DELIVERY_TIMEOUT_S)
             if errors:
                 raise CommandFailed(1105, f"could not send the command to {COMMANDS_TOPIC}: {errors[0]}")
             if not waiter.done.wait(timeout or self.config.command_timeout_s):
@@ -97,8 +138,11 @@ class Proposer:
         finally:
             with self._lock:
                 self._waiters.pop(envelope.command_id, None)
-        answer = waiter.envelope
-        assert answer is not None
-        if isinstance(answer.payload, ev.CommandRejected):
-            raise CommandFailed(answer.payload.code, answer.payload.reason)
-        return answer
+        assert waiter.envelope is not None
+        return _outcome(waiter.envelope)
+
+
+def _outcome(answer: EventEnvelope) -> EventEnvelope:
+    if isinstance(answer.payload, ev.CommandRejected):
+        raise CommandFailed(answer.payload.code, answer.payload.reason)
+    return answer

@@ -142,20 +142,33 @@ def bucket_expr(table: TableState) -> str:
     return f"CAST(CASE __partition {cases} END AS INTEGER)"
 
 
-def _routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
-            strict: bool, partitions: tuple[int, ...], passthrough: Sequence[str],
-            sign_from: int | None = None) -> tuple[pa.Table, list[_Check]]:
-    """The typed, routed rows with one `__chk<i>` column per check (true where the row fails it), and
-    with `sign_from`, each row's own delete sign (`__DORIS_DELETE_SIGN__` given as source column a<i>)."""
+@dataclass(frozen=True)
+class RoutedQuery:
+    """The query typing, checking and routing a load's rows (`routed_query`) and its checks: the
+    query gives one `__chk<i>` column per check (true where the row fails it)."""
+
+    sql: str
+    checks: list[_Check]
+
+
+def routed_query(table: TableState, source_sql: str, targets: Sequence[Column], *, strict: bool,
+                 partitions: tuple[int, ...], passthrough: Sequence[str], sign_from: int | None = None,
+                 seq_sql: str = "row_number() OVER () - 1") -> RoutedQuery:
+    """The typed, routed rows of `source_sql` with their checks, and with `sign_from`, each row's own
+    delete sign (`__DORIS_DELETE_SIGN__` given as source column a<i>). `seq_sql` gives `__seq` (rows
+    of one key merge in its order): the rows' order by default, which reads the whole source before
+    the first row comes; a reader streaming the rows numbers them itself."""
     schema = table.schema_now
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
     given = {c.unique_id: i for i, c in enumerate(targets)}
     typed: list[str] = []
+    converted: list[str] = []  # each given value converted once, below the rounding and checks that use it
     checks: list[_Check] = []
     for column in schema.columns:
         if column.unique_id in given:
             src = f"a{given[column.unique_id]}"
-            value = rounded_sql(converted_sql(src, column.type), column.type)
+            converted.append(f"{converted_sql(src, column.type)} AS __converted{len(converted)}")
+            value = rounded_sql(f"__converted{len(converted) - 1}", column.type)
             if strict:
                 checks.append(_Check(column, f"{src} IS NOT NULL AND {value} IS NULL", "value"))
             if column.type.upper().startswith(("VARCHAR", "CHAR")) and "(" in column.type:
@@ -174,12 +187,22 @@ def _routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, 
         # Doris' delete sign is a TINYINT: any value but 0 (or NULL) deletes the row's key.
         carried += f", coalesce(TRY_CAST(a{sign_from} AS TINYINT), 0) <> 0 AS {HIDDEN_DELETE_SIGN}"
     check_cols = "".join(f", ({check.condition}) AS __chk{i}" for i, check in enumerate(checks))
-    typed_sql = (f"SELECT {', '.join(typed)}, row_number() OVER () - 1 AS {HIDDEN_SEQ}{carried}{check_cols} "
+    source_sql = f"SELECT *{''.join(', ' + c for c in converted)} FROM ({source_sql})"
+    typed_sql = (f"SELECT {', '.join(typed)}, {seq_sql} AS {HIDDEN_SEQ}{carried}{check_cols} "
                  f"FROM ({source_sql})")
     routed_sql = f"SELECT *, {partition_case(table, partitions)} AS __partition FROM ({typed_sql})"
+    return RoutedQuery(f"SELECT *, {bucket_expr(table)} AS __bucket FROM ({routed_sql})", checks)
+
+
+def _routed(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column], *,
+            strict: bool, partitions: tuple[int, ...], passthrough: Sequence[str],
+            sign_from: int | None = None) -> tuple[pa.Table, list[_Check]]:
+    """`routed_query`'s rows, read whole."""
+    query = routed_query(table, source_sql, targets, strict=strict, partitions=partitions, passthrough=passthrough,
+                         sign_from=sign_from)
     # A DuckDB error (a bad expression in the source) is left to the writer, which knows how to name it.
-    data: pa.Table = cur.sql(f"SELECT *, {bucket_expr(table)} AS __bucket FROM ({routed_sql})").to_arrow_table()
-    return data, checks
+    data: pa.Table = cur.sql(query.sql).to_arrow_table()
+    return data, query.checks
 
 
 def _numbered(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str, targets: Sequence[Column],
@@ -306,7 +329,7 @@ def split_rows(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: st
     source_sql, targets = _numbered(cur, table, source_sql, targets, allocate)
     data, checks = _routed(cur, table, source_sql, targets, strict=strict, partitions=partitions,
                            passthrough=passthrough, sign_from=sign_from)
-    return _split(table, data, checks, partitions, passthrough)
+    return split_routed(table, data, checks, partitions, passthrough)
 
 
 def split_rows_creating_partitions(cur: duckdb.DuckDBPyConnection, table: TableState, source_sql: str,
@@ -318,7 +341,7 @@ def split_rows_creating_partitions(cur: duckdb.DuckDBPyConnection, table: TableS
     source_sql, targets = _numbered(cur, table, source_sql, targets, allocate)
     table, data, checks, new = _auto_routed(cur, table, source_sql, targets, strict=strict, passthrough=passthrough,
                                             next_partition_id=next_partition_id, clash_fails=False)
-    good, bad = _split(table, data, checks, (), passthrough)
+    good, bad = split_routed(table, data, checks, (), passthrough)
     return AutoRouted(table, good, new), bad
 
 
@@ -330,13 +353,19 @@ def kept_rows(data: pa.Table, mask: pa.ChunkedArray | pa.Array) -> pa.Table:
     return data.filter(mask)
 
 
-def _split(table: TableState, data: pa.Table, checks: list[_Check], partitions: tuple[int, ...],
-           passthrough: Sequence[str]) -> tuple[pa.Table, pa.Table]:
+def split_routed(table: TableState, data: pa.Table, checks: Sequence[_Check], partitions: tuple[int, ...],
+                 passthrough: Sequence[str]) -> tuple[pa.Table, pa.Table]:
+    """`routed_query`'s rows as the good rows, ready to write, and the bad ones (their `passthrough`
+    columns and `__reason`)."""
+    unrouted = pc.is_null(data.column("__partition"))
+    if not pc.any(unrouted).as_py() and not any(pc.any(data.column(f"__chk{i}")).as_py() for i in range(len(checks))):
+        # Most batches fail no check: no reasons to build, nothing to filter.
+        none = data.slice(0, 0).select(list(passthrough)).append_column(REASON, pa.array([], pa.string()))
+        return _finish(table, data, delete_sign=False), none
     reason = pa.nulls(data.num_rows, pa.string())
     for i, check in enumerate(checks):
         failed = pc.fill_null(data.column(f"__chk{i}"), False)
         reason = pc.if_else(pc.and_(pc.is_null(reason), failed), pa.scalar(check.failure().message), reason)
-    unrouted = pc.is_null(data.column("__partition"))
     reason = pc.if_else(pc.and_(pc.is_null(reason), unrouted), pa.scalar(_no_partition(table, partitions)), reason)
     good = pc.is_null(reason)
     failed_rows = pc.invert(good)
@@ -350,7 +379,7 @@ def write_rowsets(tiers: LocalTiers, table: TableState, data: pa.Table, *,
     partition belongs on now (`default_cooldown_s`: see `cooldown.local_target`); returns them ready
     to be named in a `CommitRowsets`."""
     writer = RowsetsWriter(tiers, table, default_cooldown_s=default_cooldown_s)
-    writer.append(data)
+    writer.append(data, overlap=False)
     return writer.finish()
 
 
@@ -379,7 +408,10 @@ class RowsetsWriter:
         # Files sorted by the table's key (Duplicate: its sort key), for the row groups' statistics.
         self._sort_key = tuple(c.file_column for c in table.schema_now.columns if c.is_key)
 
-    def append(self, data: pa.Table) -> None:
+    def append(self, data: pa.Table, *, overlap: bool = True) -> None:
+        """Appends a part; written on a writer thread unless `overlap` is false (the load's last
+        part, followed by `finish` at once: nothing to overlap with, and a hop through the shared
+        writers would queue a small INSERT behind other loads' parts)."""
         data = self._sequenced(data)
         keep = [name for name in data.column_names if name not in ("__partition", "__bucket")]
         now_ms = int(time.time() * 1000)
@@ -394,7 +426,10 @@ class RowsetsWriter:
             mask = pc.and_(pc.equal(data["__partition"], key[0]), pc.equal(data["__bucket"], key[1]))
             parts.append((self._open[key][1], data.filter(mask).select(keep)))
         self._written()
-        self._writing = _PART_WRITERS.submit(_write_parts, parts)
+        if overlap:
+            self._writing = _PART_WRITERS.submit(_write_parts, parts)
+        else:
+            _write_parts(parts)
 
     def _written(self) -> None:
         """Waits for the part in flight; its write's error is raised here."""

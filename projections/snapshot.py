@@ -7,9 +7,11 @@ of [1, V] by the fewest, largest rowsets.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from projections import keys
+from projections.merge_on_write import read_plan
 from projections.projection import Projection
 from projections.state import DeleteRecord, PartitionState, RowsetRecord, SchemaAt, TableState, unmask
 from schemas.model import Rowset, TableSchema
@@ -22,6 +24,9 @@ class PartitionSnapshot:
     version: int
     rowsets: tuple[Rowset, ...]
     deletes: tuple[DeleteRecord, ...]
+    # Merge-on-write Unique Key: per bucket read merge-on-write, the delete bitmap files (relative to
+    # the ssd tier root) the read subtracts; a bucket left out is merged on read.
+    bitmaps: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -88,9 +93,12 @@ def resolve(projection: Projection, table: TableState, ts_ms: int | None = None)
             schema_history = tuple(s for s in table.schemas if s.ts_ms <= ts_ms)
         result = []
         for partition, version in sorted(partitions, key=lambda pv: pv[0].partition_id):
-            rowsets = tuple(r for bucket in range(partition.partition.buckets)
-                            for r in cover_tablet(projection, table.table_id, partition, bucket, version))
+            covers = {bucket: cover_tablet(projection, table.table_id, partition, bucket, version)
+                      for bucket in range(partition.partition.buckets)}
+            rowsets = tuple(r for cover in covers.values() for r in cover)
             deletes = visible_deletes(projection, table.table_id, partition, version)
-            result.append(PartitionSnapshot(partition.partition_id, partition.name, version, rowsets, deletes))
+            bitmaps = read_plan(projection, table, partition, version, covers, deletes)
+            result.append(PartitionSnapshot(partition.partition_id, partition.name, version, rowsets, deletes,
+                                            bitmaps))
         return Snapshot(table=table, schema=schema_history[-1].table_schema,
                         schema_history=schema_history, partitions=tuple(result), ts_ms=ts_ms)

@@ -19,6 +19,7 @@ from schemas.model import (
     Rowset,
     RowsetMove,
     TableSchema,
+    TabletBitmap,
     ViewColumn,
 )
 
@@ -197,6 +198,14 @@ class DeleteRecord(BaseModel):
     version: int
     predicate: str | None
     ts_ms: int
+
+
+class DeleteBitmapRecord(BaseModel):
+    """The delete bitmaps of one partition's commit (merge-on-write Unique Key): one per tablet it wrote."""
+
+    partition_id: int
+    version: int
+    tablets: tuple[TabletBitmap, ...]
 
 
 class CommitRecord(BaseModel):

@@ -90,11 +90,14 @@ class ProjectionStore:
             found.append((key, self._pending[key]))
         return found
 
-    def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
-        """Entries whose key starts with `prefix`, in key order, pending writes included."""
+    def scan(self, prefix: bytes, start: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
+        """Entries whose key starts with `prefix` (from `start` on, when given), in key order, pending
+        writes included."""
         pending = self._pending_in(prefix) if self._pending else []
+        if start is not None:
+            pending = [entry for entry in pending if entry[0] >= start]
         it = self._db.iter()
-        it.seek(prefix)
+        it.seek(max(prefix, start or prefix))
         committed: Iterator[tuple[bytes, bytes]] = self._committed(it, prefix)
         yield from _merge(committed, pending)
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,22 +33,22 @@ import pyarrow.parquet as pq
 import sqlglot
 
 from projections.bulk_jobs import BulkJob
-from projections.load_source import LoadedBatch, source_fields
+from projections.load_source import source_fields
 from projections.rows import RowsetsWriter, RowsRejected
 from projections.state import TableState
 from query import bulk_jobs, dml
 from query.context import Context, Done, SessionState, SqlFailure
-from query.file_formats import READ_FORMATS, check_format, decode, text_options
+from query.file_formats import READ_FORMATS, check_format, text_options
 from query.parser import DIALECT
 from query.parser import statements as st
 from query.reads import duck_error
 from query.s3_location import CONNECTION_KEYS, S3Target, connection_properties, lowered, store_errors, target
 from query.s3_source import matching_objects
 from query.sandbox import check_expression
-from query.spool import spool_dir
-from query.stream_load import quality
+from query.spool import spool_file
+from query.stream_load import error_log, quality, scan
 from query.stream_load.job import loaded_batch
-from query.stream_load.readers import Source, fields_source, read_sources
+from query.stream_load.readers import Source, read_sources
 from query.stream_load.request import BadRequest, StreamLoadRequest, parse_request
 from schemas.errors import ErrorCode
 
@@ -58,7 +57,7 @@ DEFAULT_TIMEOUT_S = 14400  # Doris' broker load timeout, 4 hours
 WHAT = "Broker Load"
 QUALITY_ERROR = "type:ETL_QUALITY_UNSATISFIED; msg:quality not good enough to cancel"  # Doris' words
 # Formats whose decoded columns are matched to the load's fields by name (Stream Load's Parquet path).
-_BY_NAME = ("parquet", "orc", "csv_with_names", "csv_with_names_and_types")
+_BY_NAME = ("parquet", "orc")  # formats whose columns the file names: matched to the table by name
 _REPORT_EVERY_S = 2.0  # how often SHOW LOAD's progress of a running job is brought up to date
 
 
@@ -80,7 +79,7 @@ def _check_properties(properties: dict[str, str], s3: dict[str, str]) -> None:
 def _headers(spec: dict[str, Any], d: dict[str, Any], fields: list[str]) -> dict[str, str]:
     """The data description as Stream Load headers; `fields` are the file's columns as the load names them."""
     assignments = [f"{_quoted(name)} = {expr}" for name, expr in d["set"]]
-    headers = {"format": "parquet" if d["format"] in _BY_NAME else d["format"],
+    headers = {"format": d["format"],
                "columns": ", ".join([_quoted(f) for f in fields] + assignments),
                "merge_type": d.get("merge_type", "APPEND"),
                "max_filter_ratio": str(spec.get("max_filter_ratio", "0")),
@@ -181,11 +180,11 @@ class _Tally:
     """What the job has read so far: SHOW LOAD's counts, reported as it goes (`_Tally.report`)."""
 
     total_bytes: int
+    rejected: error_log.ErrorLog
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
         ("files", "bytes", "scanned", "unselected", "normal", "abnormal"), 0))
-    rejected: list[tuple[str, str]] = field(default_factory=list)
     done_bytes: int = 0  # of the files read to their end
-    reading_bytes: int = 0  # of the file being read, about (a chunk's bytes per chunk read)
+    reading_bytes: int = 0  # of the file being read, read so far (Source.read_share)
     reported_at: float = 0.0
 
     def report(self, ctx: Context, job: BulkJob) -> None:
@@ -203,7 +202,7 @@ class _Tally:
 @contextlib.contextmanager
 def _spooled(ctx: Context, where: S3Target, key: str) -> Iterator[Path]:
     """The object in a spool file on local disk, streamed there (never whole in memory); removed after."""
-    path = spool_dir(ctx.config.home) / f"{uuid.uuid4().hex}.object"
+    path = spool_file(ctx.config.home, ".object")
     try:
         with store_errors(WHAT):
             where.store.download(key, path)
@@ -212,38 +211,50 @@ def _spooled(ctx: Context, where: S3Target, key: str) -> Iterator[Path]:
         path.unlink(missing_ok=True)
 
 
-def _sources(ctx: Context, spec: dict[str, Any], d: dict[str, Any], table: TableState,
-             request: StreamLoadRequest | None, path: Path, uri: str) -> Iterator[tuple[StreamLoadRequest, Source]]:
-    """One spooled file as the load's sources, a chunk at a time (`stream_load_chunk_bytes`): CSV and
-    JSON lines by lines, Parquet by row groups. ORC and CSV with a header line are decoded whole,
-    refused beyond STRATA_S3_TRANSFER_MAX_BYTES."""
-    if request is None and d["format"] == "parquet":
-        try:
-            names = pq.ParquetFile(str(path)).schema_arrow.names
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{WHAT}: {uri}: not a readable parquet file ({exc})") from None
-        request = _request(spec, d, table, _default_fields(d, table, names))
-    if request is not None:  # text formats, whose fields are known before reading, and Parquet
-        try:
-            chunk = ctx.config.stream_load_chunk_bytes
-            for source in read_sources(request, path, source_fields(request, table), chunk):
-                yield request, source
-        except BadRequest as exc:
-            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{WHAT}: {uri}: {exc}") from None
-        return
-    size, limit = path.stat().st_size, ctx.config.s3_transfer_max_bytes
-    if size > limit:
-        raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"{WHAT}: {uri} holds {size} bytes; a {d['format']} file is "
-                                                      f"read whole, up to {limit} (STRATA_S3_TRANSFER_MAX_BYTES)")
-    decoded = decode(path.read_bytes(), d["format"], text_options(d["options"]), uri)
-    fields = _default_fields(d, table, decoded.column_names)
-    yield _request(spec, d, table, fields), fields_source(decoded, fields, f"file {uri}")
-
-
-def _loaded(ctx: Context, table: TableState, request: StreamLoadRequest, source: Source) -> LoadedBatch:
-    """Stream Load's mapping and checks, their failures as the job's."""
+def _sources(ctx: Context, table: TableState, request: StreamLoadRequest, path: Path, uri: str) -> Iterator[Source]:
+    """One spooled file as the load's sources, a chunk at a time (`stream_load_chunk_bytes`): CSV
+    (a header skipped, as Doris loads csv_with_names) and JSON lines by lines, Parquet by row groups,
+    ORC by stripes."""
     try:
-        return loaded_batch(ctx, table, request, source)
+        yield from read_sources(request, path, source_fields(request, table), ctx.config.stream_load_chunk_bytes)
+    except BadRequest as exc:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{WHAT}: {uri}: {exc}") from None
+
+
+def _file_columns(path: Path, fmt: str) -> list[str]:
+    if fmt == "parquet":
+        return list(pq.ParquetFile(str(path)).schema_arrow.names)
+    from pyarrow import orc  # optional part of pyarrow: imported only when asked for
+    return list(orc.ORCFile(str(path)).schema.names)
+
+
+def _checked(ctx: Context, spec: dict[str, Any], d: dict[str, Any], table: TableState,
+             request: StreamLoadRequest | None, path: Path, uri: str) -> Iterator[scan.Checked]:
+    """One spooled file's rows checked by Stream Load's mapping and checks, a batch at a time, each
+    with the (reason, source text) of the rows it rejects and the share of the file read: a plain CSV
+    or a Parquet file by one DuckDB statement (`scan`), the others a chunk at a time (`_sources`)."""
+    if request is None:  # Parquet and ORC: the file names its columns
+        try:
+            names = _file_columns(path, d["format"])
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                             f"{WHAT}: {uri}: not a readable {d['format']} file ({exc})") from None
+        request = _request(spec, d, table, _default_fields(d, table, names))
+    if scan.usable(table, request, path, ctx.config.home):
+        with _job_errors():
+            yield from scan.batches(table, request, path, ctx.config.stream_load_chunk_bytes)
+        return
+    for source in _sources(ctx, table, request, path, uri):
+        with _job_errors():
+            loaded = loaded_batch(ctx, table, request, source)
+        yield loaded, quality.rejected_rows(source, loaded.bad), source.read_share
+
+
+@contextlib.contextmanager
+def _job_errors() -> Iterator[None]:
+    """Stream Load's mapping and checks' failures as the job's."""
+    try:
+        yield
     except (RowsRejected, BadRequest) as exc:
         message = exc.message if isinstance(exc, RowsRejected) else str(exc)
         raise SqlFailure(exc.code if isinstance(exc, RowsRejected) else ErrorCode.WRONG_ARGUMENTS,
@@ -273,18 +284,17 @@ def _load_description(ctx: Context, job: BulkJob, spec: dict[str, Any], d: dict[
         tally.counts["files"] += 1
         with _spooled(ctx, where, key) as path:
             tally.counts["bytes"] += size
-            for chunk_request, source in _sources(ctx, spec, d, table, request, path, uri):
-                loaded = _loaded(ctx, table, chunk_request, source)
+            for loaded, rejected, read_share in _checked(ctx, spec, d, table, request, path, uri):
                 if loaded.rows.num_rows:
                     writer.append(loaded.rows)
-                tally.rejected.extend(quality.rejected_rows(source, loaded.bad))
+                tally.rejected.add(rejected)
                 tally.counts["scanned"] += loaded.rows.num_rows + loaded.bad.num_rows + loaded.unselected
                 tally.counts["unselected"] += loaded.unselected
                 tally.counts["normal"] += loaded.rows.num_rows
                 tally.counts["abnormal"] += loaded.bad.num_rows
                 bulk_jobs.still_running(ctx, job)
                 _check_deadline(spec, deadline_ms)
-                tally.reading_bytes = min(size, tally.reading_bytes + ctx.config.stream_load_chunk_bytes)
+                tally.reading_bytes = int(size * read_share)
                 tally.report(ctx, job)
         tally.done_bytes += size
         tally.reading_bytes = 0
@@ -324,7 +334,8 @@ def run_load(ctx: Context, job: BulkJob) -> None:
             if text:
                 _expression(text)
     listed = [_listed(ctx, d, s3) for d in spec["data"]]
-    tally = _Tally(total_bytes=sum(size for files in listed for _, _, size in files))
+    tally = _Tally(total_bytes=sum(size for files in listed for _, _, size in files),
+                   rejected=error_log.ErrorLog(ctx.config.home))
     writers: dict[int, RowsetsWriter] = {}  # by table: one commit each, whatever the files and chunks
     try:
         for d, files in zip(spec["data"], listed, strict=True):
@@ -334,6 +345,7 @@ def run_load(ctx: Context, job: BulkJob) -> None:
                               job.created_ts_ms + int(spec["timeout"]) * 1000)
         _commit(ctx, job, spec, writers, tally)
     finally:
+        tally.rejected.close()
         for writer in writers.values():
             writer.abandon()  # the files of a load that failed (once committed, none is left open)
 
@@ -342,8 +354,8 @@ def _commit(ctx: Context, job: BulkJob, spec: dict[str, Any], writers: dict[int,
             tally: _Tally) -> None:
     counts = tally.counts
     info = {k: str(v) for k, v in counts.items()}
-    if tally.rejected:
-        info["url"] = quality.error_url(ctx, tally.rejected, quality.server_url(ctx))
+    if (url := quality.error_url(tally.rejected.close(), quality.server_url(ctx))) is not None:
+        info["url"] = url
     if quality.too_many_filtered(counts["abnormal"], counts["normal"], float(spec.get("max_filter_ratio", "0"))):
         if not bulk_jobs.move(ctx, job, "CANCELLED", ("LOADING", "PENDING"), info=info, error=QUALITY_ERROR):
             raise bulk_jobs.JobCancelled()

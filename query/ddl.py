@@ -67,6 +67,7 @@ def create_table(ctx: Context, session: SessionState, s: st.CreateTable) -> Done
     keys_model, columns = build_columns(s)
     check = _property_check(ctx, session)
     properties = check(s.properties)
+    unique_key.check_merge_on_write(keys_model, properties)
     hidden_sequence = unique_key.sequence_column(keys_model, columns, properties)
     if hidden_sequence is not None:
         columns = (*columns, hidden_sequence)
@@ -202,7 +203,7 @@ def alter_table(ctx: Context, session: SessionState, s: st.AlterTable) -> Done:
     for action in s.actions:
         if isinstance(action, st.SetTableProperties):
             changes = check(action.properties)
-            unique_key.refuse_sequence_property_change(changes)
+            unique_key.refuse_fixed_property_change(changes)
             merged.update(changes)
             dynamic_changed = dynamic_changed or has_dynamic(changes)
             commands.append(cmd.AlterTableProperties(table_id=table.table_id, changes=dict(changes)))

@@ -106,8 +106,15 @@ def _merge_text(snapshot: Snapshot, options: ReadOptions) -> str:
         order = f"{sequence.name}, " if sequence is not None else ""
         signs = "rows whose __DORIS_DELETE_SIGN__ is 1 drop their key" if options.delete_signs \
             else "delete signs kept (skip_delete_sign)"
-        return (f"Unique Key merge-on-read: per key ({keys}) the row with the highest ({order}__version, __seq); "
-                f"{signs}")
+        on_read = (f"per key ({keys}) the row with the highest ({order}__version, __seq); {signs}")
+        tablets = sum(_buckets(snapshot, p.partition_id) for p in snapshot.partitions)
+        on_write = sum(len(p.bitmaps) for p in snapshot.partitions)
+        if not on_write:
+            return f"Unique Key merge-on-read: {on_read}"
+        bitmaps = sum(len(paths) for p in snapshot.partitions for paths in p.bitmaps.values())
+        text = (f"Unique Key merge-on-write: {on_write} of {tablets} tablets subtract the rows their "
+                f"{bitmaps} delete bitmaps mark")
+        return text if on_write == tablets else f"{text}; the others merge on read: {on_read}"
     folds = ", ".join(f"{c.name} {c.aggregation}" for c in snapshot.schema.visible_columns if c.aggregation)
     return f"Aggregate Key merge: per key ({keys}) in version order: {folds}"
 

@@ -14,8 +14,9 @@ import bz2
 import gzip
 import io
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -80,37 +81,68 @@ def check_format(name: str, allowed: tuple[str, ...], what: str) -> str:
     return fmt
 
 
-def _decompressed(data: bytes, key: str, compress: str) -> bytes:
+def _codec(key: str, compress: str) -> str | None:
+    """The codec a file is read through: `compress` (gz, bz2), or with `unknown` the key's suffix; None: plain."""
     if compress in ("gz", "gzip") or (compress == "unknown" and key.endswith(".gz")):
-        return gzip.decompress(data)
+        return "gz"
     if compress == "bz2" or (compress == "unknown" and key.endswith(".bz2")):
-        return bz2.decompress(data)
-    return data
+        return "bz2"
+    return None
 
 
-def _csv(text: str, fmt: str, options: TextOptions) -> pa.Table:
-    lines = text.split(options.line_delimiter)
-    if lines and lines[-1] == "":
-        lines.pop()  # the delimiter ends the last line
-    lines = lines[options.skip_lines:]
-    names: list[str] | None = None
-    if fmt in ("csv_with_names", "csv_with_names_and_types") and lines:
-        names = lines.pop(0).split(options.column_separator)
-        if fmt == "csv_with_names_and_types" and lines:
-            lines.pop(0)
-    rows = [line.split(options.column_separator) for line in lines]
-    width = len(names) if names is not None else (len(rows[0]) if rows else 0)
-    names = names or [f"c{i}" for i in range(1, width + 1)]
+def _decompressed(data: bytes, key: str, compress: str) -> bytes:
+    codec = _codec(key, compress)
+    return gzip.decompress(data) if codec == "gz" else bz2.decompress(data) if codec == "bz2" else data
 
-    def value(row: list[str], i: int) -> str | None:
+
+class _CsvDecoder:
+    """A CSV file's rows, fed a piece at a time (each piece whole lines): the lines to skip and the
+    header may fall in any piece, and the first row (or the header) fixes the columns for the rest."""
+
+    def __init__(self, fmt: str, options: TextOptions) -> None:
+        self.options = options
+        self.skip = options.skip_lines
+        self.header = 2 if fmt == "csv_with_names_and_types" else 1 if fmt == "csv_with_names" else 0
+        self.names: list[str] | None = None
+
+    def table(self, lines: list[str]) -> pa.Table | None:
+        """The rows of `lines` (None while no column is known yet: no row came)."""
+        skipped = min(self.skip, len(lines))
+        self.skip -= skipped
+        lines = lines[skipped:]
+        separator = self.options.column_separator
+        while self.header and lines:  # the names line, then (csv_with_names_and_types) the types line
+            if self.names is None:
+                self.names = lines[0].split(separator)
+            self.header -= 1
+            lines = lines[1:]
+        rows = [line.split(separator) for line in lines]
+        if self.names is None and rows:
+            self.names = [f"c{i}" for i in range(1, len(rows[0]) + 1)]
+        if self.names is None:
+            return None
+        return pa.table({name: pa.array([self._value(r, i) for r in rows], pa.string())
+                         for i, name in enumerate(self.names)})
+
+    def _value(self, row: list[str], i: int) -> str | None:
         if i >= len(row) or row[i] == NULL_TEXT:
             return None
         text = row[i]
-        if options.trim_double_quotes and len(text) >= 2 and text[0] == text[-1] == '"':
+        if self.options.trim_double_quotes and len(text) >= 2 and text[0] == text[-1] == '"':
             return text[1:-1]
         return text
 
-    return pa.table({name: pa.array([value(r, i) for r in rows], pa.string()) for i, name in enumerate(names)})
+
+def _lines(text: str, delimiter: str) -> list[str]:
+    lines = text.split(delimiter)
+    if lines and lines[-1] == "":
+        lines.pop()  # the delimiter ends the last line
+    return lines
+
+
+def _csv(text: str, fmt: str, options: TextOptions) -> pa.Table:
+    decoded = _CsvDecoder(fmt, options).table(_lines(text, options.line_delimiter))
+    return decoded if decoded is not None else pa.table({})
 
 
 def _json_text(value: Any) -> str | None:
@@ -121,9 +153,14 @@ def _json_text(value: Any) -> str | None:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def whole_document(fmt: str, options: TextOptions) -> bool:
+    """Whether a file of `fmt` is one JSON document, parsed whole (not a line at a time)."""
+    return fmt == "json" and (options.strip_outer_array or not options.read_json_by_line)
+
+
 def _json(text: str, options: TextOptions, what: str) -> pa.Table:
     try:
-        if options.strip_outer_array or not options.read_json_by_line:
+        if whole_document("json", options):
             parsed = json.loads(text)
             records = parsed if isinstance(parsed, list) else [parsed]
         else:
@@ -154,6 +191,48 @@ def decode(data: bytes, fmt: str, options: TextOptions, what: str) -> pa.Table:
     except UnicodeDecodeError:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: not UTF-8 text") from None
     return _json(text, options, what) if fmt == "json" else _csv(text, fmt, options)
+
+
+def _text_pieces(stream: BinaryIO, delimiter: bytes, piece_bytes: int, what: str) -> Iterator[str]:
+    """The stream's text about `piece_bytes` at a time, each piece ending where a line does. Lines are
+    cut left to right, the last part kept for the next piece, so a delimiter of several bytes splits
+    as it would in the whole text ("||" in "|||")."""
+    rest = b""
+    while chunk := stream.read(piece_bytes):
+        parts = (rest + chunk).split(delimiter)
+        rest = parts.pop()
+        if parts:
+            yield _utf8(delimiter.join(parts) + delimiter, what)
+    if rest:
+        yield _utf8(rest, what)
+
+
+def _utf8(data: bytes, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: not UTF-8 text") from None
+
+
+def decode_pieces(stream: BinaryIO, fmt: str, options: TextOptions, what: str, piece_bytes: int) -> Iterator[pa.Table]:
+    """A CSV or JSON-lines file's rows as tables of about `piece_bytes` of text each (`stream` already
+    decompressed), decoded as `decode` decodes the whole file. JSON tables name the keys of their own
+    records: a reader unifies them by name, as `concatenated` does."""
+    assert not whole_document(fmt, options) and fmt not in ("parquet", "orc")
+    delimiter = options.line_delimiter
+    csv = _CsvDecoder(fmt, options) if fmt != "json" else None
+    for text in _text_pieces(stream, delimiter.encode(), piece_bytes, what):
+        table = _json(text, options, what) if csv is None else csv.table(_lines(text, delimiter))
+        if table is not None and table.num_columns:
+            yield table
+
+
+def decompressed_stream(raw: BinaryIO, key: str, compress: str) -> BinaryIO:
+    """`raw` read through its codec (`_codec`), as `decode` reads a whole file."""
+    codec = _codec(key, compress)
+    if codec == "gz":
+        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+    return bz2.BZ2File(raw) if codec == "bz2" else raw  # type: ignore[return-value]
 
 
 def concatenated(tables: list[pa.Table], what: str) -> pa.Table:

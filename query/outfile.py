@@ -26,7 +26,7 @@ from query.file_formats import WRITE_FORMATS, TextOptions, check_format, text_he
 from query.parser import statements as st
 from query.reads import query_batches
 from query.s3_location import CONNECTION_KEYS, S3Target, store_errors, target
-from query.spool import spool_dir
+from query.spool import spool_file
 from schemas.errors import ErrorCode
 from storage.object_store import file_digests
 
@@ -67,8 +67,8 @@ def _directory(key: str) -> str:
 class _StagedFile:
     """One output file being written on local disk, a batch at a time (Parquet: a row group each)."""
 
-    def __init__(self, folder: Path, schema: pa.Schema, fmt: str, options: TextOptions) -> None:
-        self.path = folder / f"{uuid.uuid4().hex}.out"
+    def __init__(self, home: Path, schema: pa.Schema, fmt: str, options: TextOptions) -> None:
+        self.path = spool_file(home, ".out")
         self.fmt, self.options = fmt, options
         self.rows = 0
         self._sink = pa.OSFile(str(self.path), "wb")
@@ -134,7 +134,6 @@ def write_files(ctx: Context, where: S3Target, batches: pa.RecordBatchReader, fm
     """Writes the batches as files `<key><name>_<n>.<ext>` (one at least, even for no rows), a new
     file before one would pass `limit` bytes. Never the whole result in memory: each file is staged
     on local disk and uploaded once complete (in parts, beyond object_store.PART_SIZE)."""
-    folder = spool_dir(ctx.config.home)
     files = rows = size = 0
 
     def upload(staged: _StagedFile) -> None:
@@ -147,13 +146,13 @@ def write_files(ctx: Context, where: S3Target, batches: pa.RecordBatchReader, fm
         staged.discard()
         files += 1
 
-    staged = _StagedFile(folder, batches.schema, fmt, options)
+    staged = _StagedFile(ctx.config.home, batches.schema, fmt, options)
     try:
         for batch in batches:
             for piece, encoded, foreseen in _pieces(batch, staged, limit):
                 if staged.rows and staged.size + foreseen > limit:
                     upload(staged)
-                    staged = _StagedFile(folder, batches.schema, fmt, options)
+                    staged = _StagedFile(ctx.config.home, batches.schema, fmt, options)
                 staged.write(piece, encoded)
         upload(staged)
     finally:

@@ -7,13 +7,16 @@ import sqlglot
 from sqlglot import exp
 
 from projections.compaction import column_definitions, rowset_file
+from projections.merge_on_write import BITMAP_TIER
 from projections.snapshot import Snapshot
 from query.doris_variables import PLAIN_READ, ReadOptions
 from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, VERSION_COLUMN, Column, TableSchema
+from storage.delete_bitmaps import checked_bitmap_path, superseded_sql
 from storage.locator import RowsetLocator
 from storage.rowset_sql import (
     DeleteRule,
     MergeSpec,
+    RowsetFile,
     default_sql,
     duck_type,
     quote_ident,
@@ -33,6 +36,27 @@ def _dropped_since(schema: TableSchema, defined: dict[int, Column], deletes: lis
              if c.name[:1] == "c" and c.name[1:].isdigit()}
     named -= {c.unique_id for c in schema.columns}
     return [defined[i] for i in sorted(named) if i in defined]
+
+
+def _merged_rows_sql(snapshot: Snapshot, locator: RowsetLocator, spec: MergeSpec, files: list[RowsetFile],
+                     deletes: list[DeleteRule]) -> str:
+    """`table_rows_sql` over the snapshot's files; on a merge-on-write Unique Key table, the tablets whose
+    delete bitmaps apply (projections.merge_on_write) subtract them and the others merge by key — the
+    same rows either way, as a key's rows are all in one tablet."""
+    on_write = {(p.partition_id, bucket): paths for p in snapshot.partitions for bucket, paths in p.bitmaps.items()}
+    if not on_write or not spec.merge:
+        return table_rows_sql(spec, files, deletes)
+    rowsets = snapshot.rowsets
+    written = [i for i, r in enumerate(rowsets) if (r.partition_id, r.bucket) in on_write]
+    merged = [i for i, r in enumerate(rowsets) if (r.partition_id, r.bucket) not in on_write]
+    root = locator.tiers.root(BITMAP_TIER)
+    bitmaps = [str(root / checked_bitmap_path(path, snapshot.table.table_id, partition_id, bucket))
+               for (partition_id, bucket), paths in on_write.items() for path in paths]
+    superseded = superseded_sql(bitmaps, {rowsets[i].rowset_id: n for n, i in enumerate(written)})
+    parts = [table_rows_sql(spec, [files[i] for i in written], deletes, superseded=superseded)]
+    if merged:
+        parts.append(table_rows_sql(spec, [files[i] for i in merged], deletes))
+    return " UNION ALL ".join(f"({part})" for part in parts)
 
 
 def snapshot_sql(snapshot: Snapshot, locator: RowsetLocator, options: ReadOptions = PLAIN_READ) -> str:
@@ -55,7 +79,7 @@ def snapshot_sql(snapshot: Snapshot, locator: RowsetLocator, options: ReadOption
                      extra_columns=tuple(_dropped_since(schema, column_definitions(table), deletes)),
                      delete_sign=table.keys_model == "UNIQUE", sequence=table.sequence_column(schema),
                      show_hidden=show_hidden, merge=options.merge, hide_delete_signs=options.delete_signs)
-    rows = table_rows_sql(spec, files, deletes)
+    rows = _merged_rows_sql(snapshot, locator, spec, files, deletes)
     if not show_hidden or table.keys_model != "UNIQUE":
         return rows
     # Doris' order: the table's columns, the delete sign and version, then the sequence column (a

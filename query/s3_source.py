@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import uuid
 import weakref
 from pathlib import Path
 
@@ -23,9 +22,19 @@ import pyarrow.parquet as pq
 from sqlglot import exp
 
 from query.context import Context, SqlFailure
-from query.file_formats import READ_FORMATS, TextOptions, check_format, concatenated, decode, text_options
+from query.file_formats import (
+    READ_FORMATS,
+    TextOptions,
+    check_format,
+    concatenated,
+    decode,
+    decode_pieces,
+    decompressed_stream,
+    text_options,
+    whole_document,
+)
 from query.s3_location import CONNECTION_KEYS, S3Target, lowered, store_errors, target
-from query.spool import spool_dir
+from query.spool import spool_file
 from schemas.errors import ErrorCode
 
 FUNCTION = "s3"
@@ -127,7 +136,9 @@ def read_objects(where: S3Target, keys: list[str], fmt: str, options: TextOption
 
 def read_call(ctx: Context, properties: dict[str, str]) -> pa.Table | ds.Dataset:
     """The rows of one S3(…) call: Parquet and ORC objects as a dataset over their spooled copies
-    (`spooled_dataset`), other formats decoded whole, up to STRATA_S3_TRANSFER_MAX_BYTES."""
+    (`spooled_dataset`), CSV and JSON lines decoded a piece at a time into spooled Arrow files
+    (`decoded_dataset`); a JSON document (and a compressed Parquet or ORC object) is decoded whole, up
+    to STRATA_S3_TRANSFER_MAX_BYTES."""
     what = "S3()"
     unknown = sorted(k for k in properties if k not in CONNECTION_KEYS and k not in _FORMAT_KEYS and k != "uri")
     if unknown:
@@ -142,20 +153,19 @@ def read_call(ctx: Context, properties: dict[str, str]) -> pa.Table | ds.Dataset
     options = text_options(properties)
     where = target(ctx, properties["uri"], properties, what)
     if fmt in _SPOOLED and options.compress_type in ("plain", "unknown"):
-        return spooled_dataset(spool_dir(ctx.config.home), where, matching_objects(where, what), fmt, what)
+        return spooled_dataset(ctx.config.home, where, matching_objects(where, what), fmt, what)
+    if fmt not in _SPOOLED and not whole_document(fmt, options):
+        return decoded_dataset(ctx.config.home, where, matching_objects(where, what), fmt, options, what,
+                               ctx.config.stream_load_chunk_bytes)
     limit = ctx.config.s3_transfer_max_bytes
     return read_objects(where, matching_keys(where, what, limit), fmt, options, what, limit)
 
 
-def spooled_dataset(folder: Path, where: S3Target, found: list[tuple[str, int]], fmt: str, what: str) -> ds.Dataset:
-    """The objects (Parquet or ORC) downloaded to `folder` a buffer at a time, as one dataset DuckDB
+def spooled_dataset(home: Path, where: S3Target, found: list[tuple[str, int]], fmt: str, what: str) -> ds.Dataset:
+    """The objects (Parquet or ORC) downloaded to the spool folder a buffer at a time, as one dataset DuckDB
     scans lazily, a batch at a time (so an object larger than memory is read too). The copies are
     removed once nothing holds the dataset (the statement's cursor closed)."""
-    paths = [folder / f"{uuid.uuid4().hex}.{fmt}" for _ in found]
-
-    def remove() -> None:
-        for path in paths:
-            path.unlink(missing_ok=True)
+    paths = [spool_file(home, f".{fmt}") for _ in found]
     try:
         schemas = []
         for (key, _), path in zip(found, paths, strict=True):
@@ -166,15 +176,58 @@ def spooled_dataset(folder: Path, where: S3Target, found: list[tuple[str, int]],
             except (pa.ArrowException, OSError) as exc:
                 raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: s3://{where.bucket}/{key}: not a readable "
                                                             f"{fmt} file ({exc})") from None
-        try:
-            dataset = ds.dataset([str(p) for p in paths], format=fmt, schema=pa.unify_schemas(schemas))
-        except pa.ArrowException as exc:
-            raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: the files' columns differ ({exc})") from None
+        return _spooled_files_dataset(paths, fmt, schemas, what)
     except BaseException:
-        remove()
+        _remove(paths)
         raise
-    weakref.finalize(dataset, remove)
+
+
+def decoded_dataset(home: Path, where: S3Target, found: list[tuple[str, int]], fmt: str, options: TextOptions,
+                    what: str, piece_bytes: int) -> pa.Table | ds.Dataset:
+    """CSV and JSON-lines objects, each downloaded to the spool folder and decoded about `piece_bytes` of
+    text at a time into Arrow files there, as one dataset DuckDB scans a file at a time (and again, for
+    a query that reads the call twice); columns unified by name as `concatenated` unifies them. Memory
+    holds one piece, whatever the objects' size. The files go once nothing holds the dataset."""
+    decoded: list[Path] = []
+    schemas: list[pa.Schema] = []
+    try:
+        for key, _ in found:
+            uri = f"s3://{where.bucket}/{key}"
+            copy = spool_file(home, ".object")
+            try:
+                with store_errors(what):
+                    where.store.download(key, copy)
+                with open(copy, "rb") as raw:
+                    stream = decompressed_stream(raw, key, options.compress_type)
+                    for table in decode_pieces(stream, fmt, options, uri, piece_bytes):
+                        decoded.append(spool_file(home, ".arrow"))
+                        with pa.OSFile(str(decoded[-1]), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+                            out.write_table(table)
+                        schemas.append(table.schema)
+            except (OSError, EOFError, pa.ArrowException) as exc:  # a corrupt gzip or bz2 stream
+                raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: {uri}: cannot be read ({exc})") from None
+            finally:
+                copy.unlink(missing_ok=True)
+        return _spooled_files_dataset(decoded, "ipc", schemas, what) if schemas else pa.table({})
+    except BaseException:
+        _remove(decoded)
+        raise
+
+
+def _spooled_files_dataset(paths: list[Path], fmt: str, schemas: list[pa.Schema], what: str) -> ds.Dataset:
+    """One dataset over spooled files of `fmt`, their columns unified by name; the files are removed once
+    nothing holds the dataset (the statement's cursor closed). On failure the caller removes them."""
+    try:
+        dataset = ds.dataset([str(p) for p in paths], format=fmt, schema=pa.unify_schemas(schemas))
+    except pa.ArrowException as exc:
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"{what}: the files' columns differ ({exc})") from None
+    weakref.finalize(dataset, _remove, list(paths))
     return dataset
+
+
+def _remove(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
 
 
 def _orc_schema(path: Path) -> pa.Schema:

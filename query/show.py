@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from projections.merge_on_write import PROPERTY as MERGE_ON_WRITE_PROPERTY
 from projections.state import TableState
 from query import information_schema, show_filter, views
 from query.catalog_facts import COLLATION, ENGINE
@@ -210,7 +211,12 @@ def create_table_text(table: TableState) -> str:
         text += f"DISTRIBUTED BY HASH({', '.join(f'`{c}`' for c in d.columns)}) BUCKETS {d.buckets}\n"
     else:
         text += f"DISTRIBUTED BY RANDOM BUCKETS {d.buckets}\n"
-    props = {"replication_allocation": "tag.location.default: 1", **table.properties}
+    props = {"replication_allocation": "tag.location.default: 1",
+             **{k: v for k, v in table.properties.items() if k != MERGE_ON_WRITE_PROPERTY}}
+    if table.keys_model == "UNIQUE":
+        # Doris shows how a Unique Key table merges, its default too, and always in one place: the text
+        # run again must print itself back, whether the property was given or defaulted.
+        props[MERGE_ON_WRITE_PROPERTY] = table.properties.get(MERGE_ON_WRITE_PROPERTY, "true")
     text += "PROPERTIES (\n" + ",\n".join(f'"{k}" = "{v}"' for k, v in props.items()) + "\n);"
     return text
 

@@ -1,9 +1,10 @@
 """Doris' rules for the columns a Unique Key table's loads lean on, checked at CREATE and ALTER TABLE:
-the sequence column (`function_column.sequence_col` / `function_column.sequence_type`) and the
-hidden `__DORIS_*` names no user column may take."""
+the sequence column (`function_column.sequence_col` / `function_column.sequence_type`), the
+hidden `__DORIS_*` names no user column may take, and `enable_unique_key_merge_on_write`."""
 
 from __future__ import annotations
 
+from projections.merge_on_write import PROPERTY as MERGE_ON_WRITE_PROPERTY
 from projections.state import TableState
 from query.context import SqlFailure
 from schemas.errors import ErrorCode
@@ -50,9 +51,17 @@ def sequence_column(keys_model: str, columns: tuple[Column, ...], properties: di
     return Column(unique_id=max(c.unique_id for c in columns) + 1, name=SEQUENCE_COLUMN, type=base)
 
 
-def refuse_sequence_property_change(changes: dict[str, str]) -> None:
-    """The sequence column is fixed when the table is created: readers at every instant order by it."""
-    for key in (SEQUENCE_COL_PROPERTY, SEQUENCE_TYPE_PROPERTY):
+def check_merge_on_write(keys_model: str, properties: dict[str, str]) -> None:
+    """`enable_unique_key_merge_on_write` is a Unique Key table's (Doris refuses it on the others)."""
+    if MERGE_ON_WRITE_PROPERTY in properties and keys_model != "UNIQUE":
+        raise SqlFailure(ErrorCode.WRONG_ARGUMENTS,
+                         f"{MERGE_ON_WRITE_PROPERTY} property only support unique key table")
+
+
+def refuse_fixed_property_change(changes: dict[str, str]) -> None:
+    """The sequence column and the merge of a Unique Key table are fixed when the table is created:
+    readers at every instant order by the one, and the delete bitmaps the other keeps start with it."""
+    for key in (SEQUENCE_COL_PROPERTY, SEQUENCE_TYPE_PROPERTY, MERGE_ON_WRITE_PROPERTY):
         if key in changes:
             raise SqlFailure(ErrorCode.NOT_SUPPORTED_YET, f"'{key}' can only be set when the table is created")
 

@@ -22,6 +22,7 @@ from schemas.model import (
     RoutineLoadSpec,
     RoutineLoadState,
     RowsetMove,
+    TabletBitmap,
     ViewColumn,
 )
 from schemas.registry import Payload, register
@@ -316,6 +317,21 @@ class CommitCompaction(Command):
     end_version: int
     # Columns the merged file holds (every column any input held, dropped ones included).
     column_ids: tuple[int, ...] | None = None
+
+
+@register
+class CommitDeleteBitmaps(Command):
+    """The delete bitmaps of one partition's commit at `version` of a merge-on-write Unique Key table,
+    one per tablet the commit wrote (computed by the worker against the cover below `version`)."""
+
+    TYPE: ClassVar[str] = "CommitDeleteBitmaps"
+    table_id: int
+    partition_id: int
+    version: int = Field(ge=1)
+    tablets: tuple[TabletBitmap, ...]
+    # The version's bitmaps again, against the cover a compaction committed since: the rows they mark
+    # are the same, named in the compaction's output instead of its inputs.
+    replace: bool = False
 
 
 @register

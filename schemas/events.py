@@ -25,6 +25,7 @@ from schemas.model import (
     Rowset,
     RowsetMove,
     TableSchema,
+    TabletBitmap,
     ViewColumn,
 )
 from schemas.registry import Payload, register
@@ -343,6 +344,21 @@ class CompactionCommitted(Event):
     kind: Literal["cumulative", "base"]
     input_rowset_ids: tuple[str, ...]
     output: Rowset
+
+
+@register
+class DeleteBitmapsCommitted(Event):
+    """Rows a commit at `version` of a partition superseded, per tablet it wrote (merge-on-write Unique
+    Key). An index, not a change of data: a read at or above `version` that has every bitmap it needs
+    subtracts them instead of merging by key, and returns the same rows either way."""
+
+    TYPE: ClassVar[str] = "DeleteBitmapsCommitted"
+    table_id: int
+    partition_id: int
+    version: int
+    tablets: tuple[TabletBitmap, ...]
+    replace: bool = Field(default=False, description="takes the place of the version's bitmaps (recomputed "
+                                                     "against a compaction's output)")
 
 
 @register

@@ -114,6 +114,25 @@ class AutoPartitioning(Frozen):
     unit: Literal["year", "quarter", "month", "week", "day", "hour", "minute", "second"] | None = None
 
 
+class BitmapTarget(Frozen):
+    """A rowset a delete bitmap marks rows of, with the versions it spans (a read that no longer uses
+    it needs to know whether a compaction output in its place already dropped those rows)."""
+
+    rowset_id: str
+    start_version: int
+    end_version: int
+
+
+class TabletBitmap(Frozen):
+    """The rows one commit superseded in one tablet (merge-on-write Unique Key): a file of
+    (rowset id, row number) pairs (storage.delete_bitmaps), None when the commit superseded none."""
+
+    bucket: int = Field(ge=0)
+    path: str | None = Field(default=None, description="relative to the ssd tier root; built from ids only")
+    rows: int = Field(default=0, ge=0)
+    targets: tuple[BitmapTarget, ...] = ()
+
+
 class Distribution(Frozen):
     kind: Literal["HASH", "RANDOM"] = "HASH"
     columns: tuple[str, ...] = ()

@@ -13,7 +13,9 @@ again later). Stages, each a subquery:
 3. visible — delete predicates: a row written below a delete's version that matches it is gone;
 4. merged — Duplicate: all rows; Unique: per key the row with the highest sequence value (a NULL
    one lowest), then the newest (`__version`, `__seq`), unless it has a delete sign; Aggregate:
-   each value folded by its function in version order.
+   each value folded by its function in version order. A merge-on-write Unique Key read instead
+   drops the positions its delete bitmaps mark (`table_rows_sql(superseded=…)`, `_merged_on_write`:
+   stage 1 then carries each row's `__file` and `__row`), with no window over the rows.
 """
 
 from __future__ import annotations
@@ -175,16 +177,18 @@ class MergeSpec:
 _CONSTANT_VERSION_SCANS = 8
 
 
-def _groups(files: Sequence[RowsetFile], versioned: bool) -> list[tuple[list[RowsetFile], bool]]:
-    """Files read by one `read_parquet`, and whether the scan maps each file to its version by name.
+def _groups(files: Sequence[RowsetFile], versioned: bool, positions: bool) -> list[tuple[list[RowsetFile], bool]]:
+    """Files read by one `read_parquet`, and whether the scan maps each file to its version (and
+    index) by name.
 
     Same column set always; when rows need their version and partition, the same partition, and
-    single-version rowsets a scan each (version a constant) unless there are many (one mapped scan)."""
+    single-version rowsets a scan each (version a constant) unless there are many (one mapped scan).
+    With `positions`, a scan of several files is mapped: a row's file is known by its name only."""
     if not versioned:
         by_columns: dict[frozenset[int], list[RowsetFile]] = {}
         for f in files:
             by_columns.setdefault(f.column_ids, []).append(f)
-        return [(group, False) for group in by_columns.values()]
+        return [(group, positions and len(group) > 1) for group in by_columns.values()]
     by_tablet: dict[tuple[frozenset[int], int, bool], list[RowsetFile]] = {}
     for f in files:
         by_tablet.setdefault((f.column_ids, f.partition_id, f.compacted), []).append(f)
@@ -199,7 +203,7 @@ def _groups(files: Sequence[RowsetFile], versioned: bool) -> list[tuple[list[Row
             groups.append((group, True))
         else:
             groups.extend((same, False) for same in by_version.values())
-    return groups
+    return [(group, mapped or (positions and len(group) > 1)) for group, mapped in groups]
 
 
 def _value(column: Column, column_ids: frozenset[int]) -> str:
@@ -211,27 +215,36 @@ def _value(column: Column, column_ids: frozenset[int]) -> str:
     return f"CAST(r.{column.file_column} AS {duck_type(column.type)}) AS {column.file_column}"
 
 
-def _raw(files: Sequence[RowsetFile], wanted: Sequence[Column], delete_sign: bool, versioned: bool) -> str:
+def _raw(files: Sequence[RowsetFile], wanted: Sequence[Column], delete_sign: bool, versioned: bool,
+         positions: bool) -> str:
     """Stages 1–2: per group of files (`_groups`) one Parquet scan with constants for what the group
-    shares — no file-name join (but for many versions of one tablet), so DuckDB pushes filters into the
-    scans and counts from the files' metadata. Every group yields the same columns in the same order."""
+    shares — no file-name join (but for many versions of one tablet, or positions in several files), so
+    DuckDB pushes filters into the scans and counts from the files' metadata. Every group yields the same
+    columns in the same order. With `positions`, each row also carries `__file` (its file's index in
+    `files`) and `__row` (its row number in that file): where a delete bitmap (storage.delete_bitmaps)
+    points."""
+    index = {id(f): i for i, f in enumerate(files)}
     selects = []
-    for group, mapped in _groups(files, versioned):
+    for group, mapped in _groups(files, versioned, positions):
         first = group[0]
         paths = ", ".join(quote_literal(f.location) for f in group)
+        numbered = ", file_row_number = true" if positions else ""
         # Files of one column set may still differ in a column's physical type (MODIFY COLUMN widens):
         # union_by_name reads each by name in a type that holds both.
-        source = (f"read_parquet({quote_literal(first.location)})" if len(group) == 1
-                  else f"read_parquet([{paths}], union_by_name = true{', filename = true' if mapped else ''})")
+        source = (f"read_parquet({quote_literal(first.location)}{numbered})" if len(group) == 1
+                  else f"read_parquet([{paths}], union_by_name = true{', filename = true' if mapped else ''}"
+                       f"{numbered})")
         sign = "r.__delete_sign" if delete_sign else "false"
         hidden = f"r.__seq AS __seq, {sign} AS __delete_sign"
         if versioned:
-            version = "m.v" if mapped else "r.__version" if first.compacted else str(first.end_version)
+            version = "r.__version" if first.compacted else "m.v" if mapped else str(first.end_version)
             hidden += f", CAST({version} AS BIGINT) AS __version, {first.partition_id} AS __partition"
+        if positions:
+            hidden += f", {'m.i' if mapped else index[id(first)]} AS __file, r.file_row_number AS __row"
         scan = f"{source} AS r"
         if mapped:
-            mapping = ", ".join(f"({quote_literal(f.location)}, {f.end_version})" for f in group)
-            scan += f" JOIN (VALUES {mapping}) AS m(f, v) ON r.filename = m.f"
+            mapping = ", ".join(f"({quote_literal(f.location)}, {f.end_version}, {index[id(f)]})" for f in group)
+            scan += f" JOIN (VALUES {mapping}) AS m(f, v, i) ON r.filename = m.f"
         values = ", ".join(_value(c, first.column_ids) for c in wanted)
         selects.append(f"SELECT {values}, {hidden} FROM {scan}")
     return " UNION ALL ".join(selects)
@@ -244,15 +257,16 @@ def needs_versions(spec: MergeSpec, deletes: Sequence[DeleteRule]) -> bool:
 
 
 def visible_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule], *,
-                     versioned: bool = True) -> str | None:
-    """Stages 1–3: every row not deleted, columns `c<id>` plus `__seq` and `__delete_sign` (and, when
-    `versioned`, `__version` and `__partition`). None if no files."""
+                     versioned: bool = True, positions: bool = False) -> str | None:
+    """Stages 1–3: every row not deleted, columns `c<id>` plus `__seq` and `__delete_sign` (when
+    `versioned`, `__version` and `__partition`; with `positions`, `__file` and `__row`: see `_raw`).
+    None if no files."""
     if not files:
         return None
     assert versioned or not deletes, "delete predicates need each row's version"
     extra = (*spec.extra_columns, *([spec.sequence] if spec.sequence is not None else []))
     wanted = (*spec.columns, *dict.fromkeys(c for c in extra if c not in spec.columns))
-    raw = _raw(files, wanted, spec.delete_sign, versioned)
+    raw = _raw(files, wanted, spec.delete_sign, versioned, positions)
     conditions = [f"(__partition = {d.partition_id} AND __version < {d.version} "
                   f"AND coalesce(({d.predicate or 'true'}), false))" for d in deletes]
     return f"SELECT * FROM ({raw})" + (f" WHERE NOT ({' OR '.join(conditions)})" if conditions else "")
@@ -296,9 +310,15 @@ def _hidden_read(spec: MergeSpec) -> list[str]:
     return [f"CAST({values[name]} AS {duck}) AS {quote_ident(name)}" for name, duck in _HIDDEN_TYPES]
 
 
-def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule]) -> str:
-    """The visible rows of a table, merged, with the user's column names and read types."""
+def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule], *,
+                   superseded: str | None = None) -> str:
+    """The visible rows of a table, merged, with the user's column names and read types.
+
+    `superseded` (Unique Key, merge-on-write): SQL of the (`__file`, `__row`) positions in `files`
+    that newer rows replaced (storage.delete_bitmaps); the merge is then that anti-join, no window."""
     named = [_as_read(c, c.file_column) for c in spec.columns]
+    if superseded is not None and files and spec.keys_model == "UNIQUE" and spec.merge:
+        return _merged_on_write(spec, files, deletes, superseded, named)
     visible = visible_rows_sql(spec, files, deletes, versioned=needs_versions(spec, deletes))
     if visible is None:
         empty = [_as_read(c, default_sql(c)) for c in spec.columns]
@@ -316,6 +336,16 @@ def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequen
                 f"WHERE __rn = 1{keep}")
     folded = [_as_read(c, c.file_column if c.is_key else _fold(c)) for c in spec.columns]
     return f"SELECT {', '.join(folded)} FROM ({visible}) GROUP BY {keys}"
+
+
+def _merged_on_write(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule], superseded: str,
+                     named: list[str]) -> str:
+    """Stage 4 of a merge-on-write Unique Key read: each key's rows but its winner were marked when the
+    winner (or a row outranking a late one) was written, so the winners are the rows not marked."""
+    visible = visible_rows_sql(spec, files, deletes, positions=True)
+    keep = "" if spec.show_hidden or not spec.hide_delete_signs else " WHERE NOT __delete_sign"
+    return (f"SELECT {', '.join(named + _hidden_read(spec))} FROM ({visible}) AS __v "
+            f"ANTI JOIN ({superseded}) AS __s ON __v.__file = __s.__file AND __v.__row = __s.__row{keep}")
 
 
 def compacted_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule], *,

@@ -17,6 +17,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from storage.grouped_calls import GroupedCalls
 from storage.paths import rowset_path
 
 
@@ -45,12 +46,31 @@ def new_rowset_id() -> str:
     return uuid.uuid4().hex
 
 
+def _fsync_dirs(paths: frozenset[Path]) -> dict[Path, OSError | None]:
+    """Each directory fsynced once; a failure is its own directory's answer, not the round's."""
+    failed: dict[Path, OSError | None] = {}
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            failed[path] = None
+        except OSError as exc:
+            failed[path] = exc
+    return failed
+
+
+# Concurrent loads into one tablet rename into one directory: one fsync of it, begun after every
+# rename it stands for, makes them all durable (grouped, as a journal's group commit).
+_DIR_SYNCS: GroupedCalls[Path, OSError | None] = GroupedCalls(_fsync_dirs)
+
+
 def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    failed = _DIR_SYNCS(path)
+    if failed is not None:
+        raise failed
 
 
 def file_sha256(path: Path) -> str:

@@ -22,6 +22,7 @@ from projections.replica import Replica
 from projections.tablet_locks import TabletLocks
 from schemas.config import Settings
 from streams.compaction_agent import CompactionAgent
+from streams.delete_bitmap_agent import DeleteBitmapAgent
 from streams.dynamic_partition_scheduler import DynamicPartitionScheduler
 from streams.ownership import WorkShare
 from streams.recycler import Recycler
@@ -31,6 +32,9 @@ from streams.tiering_agent import TieringAgent
 log = logging.getLogger(__name__)
 # How often jobs are looked over besides on their own events (a task that failed is restarted).
 ROUTINE_LOAD_SWEEP_S = 2.0
+# Delete bitmaps are computed as soon as a commit is folded (the listener wakes the agent); this is
+# only how often it looks when nothing woke it.
+DELETE_BITMAP_SWEEP_S = 5.0
 
 
 class Agents:
@@ -56,6 +60,8 @@ class Agents:
                                           owns=share.owns_table)
         share.add_listener(lambda _slots: self.compaction.rescan())
         self.replica.follower.add_listener(self.compaction.on_event)
+        self.delete_bitmaps = DeleteBitmapAgent(self.projection, self.proposer, self.locator, owns=share.owns_table)
+        self.replica.follower.add_listener(self.delete_bitmaps.on_event)
         clock = policy_clock(config)
         self.tiering = TieringAgent(Cooler(self.projection, self.proposer, tiers, stores), locks,
                                     local_grace_s=config.cooldown_local_grace_s, clock=clock,
@@ -72,6 +78,7 @@ class Agents:
         share.add_listener(lambda _slots: self.routine_load.wake.set())
         self.replica.follower.add_listener(self.routine_load.on_event)
         self._every(config.compaction_interval_s, "compaction", self.compaction.sweep)
+        self._every(DELETE_BITMAP_SWEEP_S, "delete-bitmaps", self.delete_bitmaps.sweep, wake=self.delete_bitmaps.wake)
         self._every(config.tiering_interval_s, "tiering", self.tiering.sweep, wake=self.tiering.wake)
         self._every(config.recycle_interval_s, "recycler", lambda: self.recycler.sweep() if share.leads() else 0)
         self._every(ROUTINE_LOAD_SWEEP_S, "routine-load", self.routine_load.sweep, wake=self.routine_load.wake)

@@ -43,6 +43,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from projections.merge_on_write import BITMAP_TIER
 from projections.projection import Projection
 from projections.proposer import CommandFailed, Proposer
 from projections.remote import RemoteStores
@@ -50,6 +51,7 @@ from projections.retention import needed_by_tags, retention_ms, tag_instants_ms
 from projections.state import TableState
 from schemas import commands as cmd
 from schemas.model import Rowset
+from storage.delete_bitmaps import BITMAP_FILE, checked_bitmap_path
 from storage.object_store import ResourceError
 from storage.paths import UnsafePath, rowset_path
 from storage.tiers import LocalTiers, remote_tier, resource_of
@@ -61,6 +63,9 @@ _PROBE_OBJECT = re.compile(r"^_strata_probe/[0-9a-f]+$")
 # The orphan sweeps (every file of every tier, every object of every resource) only catch what a
 # crash left behind: rare, and at start.
 ORPHAN_SWEEP_EVERY_S = 600.0
+# A delete bitmap file is named by the log only once the worker that wrote it has proposed it and this
+# replica has folded that: whatever the configured grace, one younger than this is never an orphan.
+BITMAP_ORPHAN_GRACE_S = 3600.0
 
 
 def due_rowsets(projection: Projection, table: TableState, horizon_ms: int, tagged: list[int]) -> list[Rowset]:
@@ -115,6 +120,9 @@ class Recycler:
             return
         with self.projection.lock:
             forgotten = [r.rowset for r in self.projection.rowset_records(table.table_id)]
+            bitmaps = [(p, t.bucket, t.path) for p in table.partitions
+                       for record in self.projection.delete_bitmaps(table.table_id, p, 0, 2 ** 62)
+                       for t in record.tablets if t.path is not None]
         try:
             self.proposer.propose(cmd.DropTable(table_id=table.table_id, force=True), table_id=table.table_id)
         except CommandFailed as failed:
@@ -122,6 +130,12 @@ class Recycler:
             return
         for rowset in forgotten:
             self._remove_rowset(table.table_id, rowset)
+        root = self.tiers.root(BITMAP_TIER)
+        for partition_id, bucket, path in bitmaps:  # delete bitmaps are the table's own, never shared
+            try:
+                (root / checked_bitmap_path(path, table.table_id, partition_id, bucket)).unlink(missing_ok=True)
+            except UnsafePath as exc:
+                log.error("recycler: refused to delete a delete bitmap of table id %d: %s", table.table_id, exc)
 
     def recycle_table(self, table: TableState) -> int:
         horizon = self.horizon_ms(table)
@@ -235,3 +249,29 @@ class Recycler:
                     path.unlink(missing_ok=True)
                     self.removed_orphans += 1
                     log.info("recycler: removed orphan %s", os.path.relpath(path, root))
+        self._remove_orphan_bitmaps(self.clock() - max(self.grace_s, BITMAP_ORPHAN_GRACE_S))
+
+    def _remove_orphan_bitmaps(self, cutoff: float) -> None:
+        """Delete bitmap files no DeleteBitmapsCommitted names (a refused or crashed computation, a table
+        dropped FORCE), last written before `cutoff`."""
+        root = self.tiers.root(BITMAP_TIER)
+        if not root.exists():
+            return
+        for path in root.rglob("*.bitmap*"):
+            found = BITMAP_FILE.fullmatch(path.name.lstrip(".").removesuffix(".tmp"))
+            try:
+                if found is None or path.stat().st_mtime > cutoff:
+                    continue
+                table_id, partition_id, bucket = (int(part[1:]) for part in path.relative_to(root).parts[:3])
+            except (FileNotFoundError, ValueError):
+                continue
+            rel = path.relative_to(root).as_posix()
+            version = int(found.group(1))
+            with self.projection.lock:
+                named = any(t.bucket == bucket and t.path == rel
+                            for r in self.projection.delete_bitmaps(table_id, partition_id, version - 1, version)
+                            for t in r.tablets)
+            if not named:
+                path.unlink(missing_ok=True)
+                self.removed_orphans += 1
+                log.info("recycler: removed orphan delete bitmap %s", rel)

@@ -13,6 +13,7 @@ from typing import Any
 
 from projections.auto_partitions import widened
 from projections.cooldown import effective
+from projections.merge_on_write import enabled as merges_on_write
 from projections.projection import Projection
 from projections.retention import capped_horizon_ms, needed_by_tags, tag_instants_ms, whole_since_ms
 from projections.routine_loads import creator_refusal, source_refusal
@@ -23,6 +24,7 @@ from schemas import commands as cmd
 from schemas import events as ev
 from schemas.errors import ErrorCode
 from schemas.model import ClonedDelete, LoadProgress, NewRowset, Partition, Rowset, SharedFile, TableSchema
+from storage.delete_bitmaps import bitmap_path_problem
 from storage.paths import path_problem, rowset_path
 from storage.tiers import LOCAL_MEDIA, remote_tier, resource_of
 
@@ -106,6 +108,7 @@ class Rules:
             cmd.AllocateAutoIncrement: self.allocate_auto_increment,
             cmd.CommitDelete: self.commit_delete,
             cmd.CommitCompaction: self.commit_compaction,
+            cmd.CommitDeleteBitmaps: self.commit_delete_bitmaps,
             cmd.RecycleRowsets: self.recycle_rowsets,
             cmd.MoveRowsets: self.move_rowsets,
             cmd.RestoreTable: self.restore_table,
@@ -500,6 +503,45 @@ class Rules:
                         newest_write_ts_ms=max(r.written_ts_ms for r in run))
         return Decision(ev.CompactionCommitted(table_id=c.table_id, partition_id=c.partition_id, bucket=c.bucket,
                                                kind=c.kind, input_rowset_ids=c.input_rowset_ids, output=output),
+                        c.table_id)
+
+    def commit_delete_bitmaps(self, c: cmd.CommitDeleteBitmaps, ts: int) -> Decision:
+        table = _live_table(self.state, c.table_id)
+        if not merges_on_write(table):
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"table '{table.name}' does not keep delete bitmaps")
+        partition = table.partitions.get(c.partition_id)
+        if partition is None or partition.dropped_ts_ms is not None:
+            raise Rejected(ErrorCode.UNKNOWN_PARTITION, f"partition id {c.partition_id} was dropped")
+        if c.version > partition.version:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"partition id {c.partition_id} has no version {c.version}")
+        existing = self.state.delete_bitmaps(c.table_id, c.partition_id, c.version - 1, c.version)
+        if existing and not c.replace:
+            raise Rejected(ErrorCode.CONFLICT, f"version {c.version} of partition id {c.partition_id} has its "
+                                              "delete bitmaps already")
+        if c.replace and not existing:
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, f"version {c.version} of partition id {c.partition_id} has "
+                                                      "no delete bitmaps to replace")
+        buckets = [t.bucket for t in c.tablets]
+        if len(set(buckets)) != len(buckets) or any(b >= partition.partition.buckets for b in buckets):
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, "delete bitmaps name a bucket twice or one the partition lacks")
+        for tablet in c.tablets:
+            if tablet.path is None:
+                if tablet.rows or tablet.targets:
+                    raise Rejected(ErrorCode.WRONG_ARGUMENTS, "a delete bitmap with rows needs a file")
+                continue
+            problem = bitmap_path_problem(tablet.path, c.table_id, c.partition_id, tablet.bucket, c.version)
+            if problem is not None:
+                raise Rejected(ErrorCode.WRONG_ARGUMENTS, problem)
+        for tablet in c.tablets:
+            for target in tablet.targets:
+                # Computed against rowsets a compaction replaced meanwhile: the worker computes it again.
+                record = self.state.rowset_record(target.rowset_id)
+                if record is None or record.stale_ts_ms is not None or \
+                        (record.rowset.partition_id, record.rowset.bucket) != (c.partition_id, tablet.bucket):
+                    raise Rejected(ErrorCode.CONFLICT, f"delete bitmaps name rowset {target.rowset_id}, which is "
+                                                       "not a live rowset of their tablet")
+        return Decision(ev.DeleteBitmapsCommitted(table_id=c.table_id, partition_id=c.partition_id,
+                                                  version=c.version, tablets=c.tablets, replace=c.replace),
                         c.table_id)
 
     def recycle_rowsets(self, c: cmd.RecycleRowsets, ts: int) -> Decision:

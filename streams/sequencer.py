@@ -28,7 +28,7 @@ from pathlib import Path
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from projections.follower import EventFollower
-from projections.kafka_batch import consume_available
+from projections.kafka_batch import IDLE_FETCH_WAIT_MS, consume_available
 from projections.projection import Projection
 from schemas import events as ev
 from schemas.config import Settings
@@ -89,7 +89,7 @@ class Sequencer:
             # not a cue to re-decide the topic from its start.
             "auto.offset.reset": "error",
             "isolation.level": "read_committed",
-            "fetch.wait.max.ms": 5,
+            "fetch.wait.max.ms": IDLE_FETCH_WAIT_MS,
         })
         # Manual assignment, not a group subscription: one sequencer owns every command partition
         # (its transactional.id fences any zombie), and a restart starts at once instead of

@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TextIO
 
 _NAME = re.compile(r"error_log_[0-9a-f]{32}")
 KEEP_S = 48 * 3600  # Doris BE's load_error_log_reserve_hours
@@ -17,24 +19,46 @@ def directory(home: Path) -> Path:
     return home / "stream_load" / "error_logs"
 
 
-def write(home: Path, rows: list[tuple[str, str]]) -> str:
-    """Stores (reason, source text) rows; returns the file's name for the ErrorURL."""
-    folder = directory(home)
-    folder.mkdir(parents=True, exist_ok=True)
-    prune(folder, KEEP_S)
-    name = f"error_log_{uuid.uuid4().hex}"
-    with open(folder / name, "w", encoding="utf-8") as out:
+class ErrorLog:
+    """One load's rejected rows, written to their file as the load finds them: a load may reject
+    millions of rows (`max_filter_ratio` up to 1), and none of them is held in memory."""
+
+    def __init__(self, home: Path) -> None:
+        self._home = home
+        self._out: TextIO | None = None
+        self.name: str | None = None  # the file's name for the ErrorURL, once a row was written
+
+    def add(self, rows: Iterable[tuple[str, str]]) -> None:
+        """Appends (reason, source text) rows."""
         for reason, text in rows:
-            out.write(f"Reason: {reason}. src line [{text}]; \n")
-    return name
+            if self._out is None:
+                folder = directory(self._home)
+                folder.mkdir(parents=True, exist_ok=True)
+                prune(folder, KEEP_S)
+                self.name = f"error_log_{uuid.uuid4().hex}"
+                self._out = open(folder / self.name, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+            self._out.write(f"Reason: {reason}. src line [{text}]; \n")
+
+    def close(self) -> str | None:
+        """Closes the file (idempotent); returns its name, None when no row was rejected."""
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+        return self.name
+
+    def __enter__(self) -> ErrorLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
-def read(home: Path, name: str) -> str | None:
-    """The file's text, or None when the name is not one `write` made or the file is gone."""
+def path_of(home: Path, name: str) -> Path | None:
+    """The file named `name`, or None when the name is not one an ErrorLog makes or the file is gone."""
     if not _NAME.fullmatch(name):
         return None
     path = directory(home) / name
-    return path.read_text(encoding="utf-8") if path.is_file() else None
+    return path if path.is_file() else None
 
 
 def prune(folder: Path, keep_s: float) -> int:

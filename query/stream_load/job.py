@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -22,7 +23,7 @@ from query import group_commit
 from query.context import Context, SqlFailure
 from query.dml import AutoIncrement, commit_rows, commit_rowsets, rowsets_writer, with_stored_values
 from query.reads import duck_error
-from query.stream_load import quality, transactions
+from query.stream_load import error_log, quality, scan, transactions
 from query.stream_load.readers import Source, read_sources
 from query.stream_load.reply import FAIL, LABEL_EXISTS, LoadReply
 from query.stream_load.request import BadRequest, StreamLoadRequest
@@ -58,6 +59,21 @@ def loaded_batch(ctx: Context, table: TableState, request: StreamLoadRequest, so
                           allocate=AutoIncrement.of(ctx, table), rewrite=_partial_rewrite(ctx, table, request))
     finally:
         cur.close()
+
+
+def checked_batches(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path, *,
+                    chunked: bool) -> Iterator[scan.Checked]:
+    """The body's rows checked as the request says, a batch at a time (`chunked`; else one batch),
+    each with the (reason, source text) of the rows it rejects and the share of the body read; at least
+    one batch comes. A plain
+    CSV or Parquet body read in chunks is read by one DuckDB statement (`scan`), the others by `readers`."""
+    if chunked and scan.usable(table, request, body, ctx.config.home):
+        yield from scan.batches(table, request, body, ctx.config.stream_load_chunk_bytes)
+        return
+    chunk_bytes = ctx.config.stream_load_chunk_bytes if chunked else None
+    for source in read_sources(request, body, source_fields(request, table), chunk_bytes):
+        loaded = loaded_batch(ctx, table, request, source)
+        yield loaded, quality.rejected_rows(source, loaded.bad), source.read_share
 
 
 def _partial_rewrite(ctx: Context, table: TableState, request: StreamLoadRequest) -> Rewrite | None:
@@ -153,22 +169,18 @@ def _run(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path
 def _load(ctx: Context, table: TableState, request: StreamLoadRequest, body: Path, reply: LoadReply,
           base_url: str, writer: RowsetsWriter | None) -> None:
     """`writer`: the body is loaded in chunks, each chunk's rows written by it as they are checked."""
-    chunked = writer is not None
-    rejected: list[tuple[str, str]] = []
     loaded: LoadedBatch | None = None  # not chunked: the whole body's rows
-    chunk_bytes = ctx.config.stream_load_chunk_bytes if chunked else None
-    for source in read_sources(request, body, source_fields(request, table), chunk_bytes):
-        loaded = loaded_batch(ctx, table, request, source)
-        reply.loaded_rows += loaded.rows.num_rows
-        reply.filtered_rows += loaded.bad.num_rows
-        reply.unselected_rows += loaded.unselected
-        rejected.extend(quality.rejected_rows(source, loaded.bad))
-        if writer is not None and loaded.rows.num_rows:
-            writer.append(loaded.rows)
+    with error_log.ErrorLog(ctx.config.home) as rejected:
+        for loaded, rows_rejected, _ in checked_batches(ctx, table, request, body, chunked=writer is not None):
+            reply.loaded_rows += loaded.rows.num_rows
+            reply.filtered_rows += loaded.bad.num_rows
+            reply.unselected_rows += loaded.unselected
+            rejected.add(rows_rejected)
+            if writer is not None and loaded.rows.num_rows:
+                writer.append(loaded.rows)
+    reply.error_url = quality.error_url(rejected.name, base_url)  # the log is closed: every row is on disk
     assert loaded is not None  # read_sources gives at least one
     reply.total_rows = reply.loaded_rows + reply.filtered_rows + reply.unselected_rows
-    if rejected:
-        reply.error_url = quality.error_url(ctx, rejected, base_url)
     if quality.too_many_filtered(reply.filtered_rows, reply.loaded_rows, request.max_filter_ratio):
         reply.status, reply.message = FAIL, "[DATA_QUALITY_ERROR]too many filtered rows"
         return

@@ -3,23 +3,25 @@ for the ErrorURL (`error_log`), and Doris' `max_filter_ratio` rule over them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pyarrow as pa
 
 from projections.rows import REASON
 from query.context import Context
-from query.stream_load import error_log
 from query.stream_load.readers import Source
 
 
-def rejected_rows(source: Source, bad: pa.Table) -> list[tuple[str, str]]:
+def rejected_rows(source: Source, bad: pa.Table) -> Iterator[tuple[str, str]]:
     """(reason, source text) of each rejected row; `bad` is a LoadedBatch's, over `source`."""
-    return [(str(reason), source.line(offset) if offset is not None else "")
-            for offset, reason in zip(bad["__o"].to_pylist(), bad[REASON].to_pylist(), strict=True)]
+    for offset, reason in zip(bad["__o"].to_pylist(), bad[REASON].to_pylist(), strict=True):
+        yield str(reason), source.line(offset) if offset is not None else ""
 
 
-def error_url(ctx: Context, rows: list[tuple[str, str]], base_url: str) -> str:
-    """Stores the rejected rows and returns the URL that serves them (GET /api/_load_error_log)."""
-    return f"{base_url}/api/_load_error_log?file={error_log.write(ctx.config.home, rows)}"
+def error_url(log_name: str | None, base_url: str) -> str | None:
+    """The URL that serves a load's rejected rows (GET /api/_load_error_log) from its closed ErrorLog
+    (`ErrorLog.close()` gives the name; None when it rejected none)."""
+    return None if log_name is None else f"{base_url}/api/_load_error_log?file={log_name}"
 
 
 def server_url(ctx: Context) -> str:

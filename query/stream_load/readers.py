@@ -10,7 +10,7 @@ Two shapes, both read from the spool file (decompressed on the fly), never from 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -35,6 +35,9 @@ class Source:
     # The text of a record or row by its `__o`, for the error log (Doris prints the source line);
     # made only for the rows a load rejects ("" for an offset it does not know).
     line: Callable[[int], str]
+    # How much of the body was read once these records were cut, from 0 to 1 (a Broker Load's SHOW LOAD
+    # progress): the file's position, or the rows read of a Parquet file's.
+    read_share: float = 1.0
 
 
 def _text_at(values: pa.Array) -> Callable[[int], str]:
@@ -46,24 +49,18 @@ def _text_at(values: pa.Array) -> Callable[[int], str]:
     return line
 
 
-def open_body(path: Path, request: StreamLoadRequest) -> BinaryIO:
-    if request.compress_type is None:
-        return open(path, "rb")
-    return pa.CompressedInputStream(pa.OSFile(str(path), "rb"), request.compress_type)  # type: ignore[return-value]
-
-
 def _split_lines(body: BinaryIO, delimiter: bytes) -> Iterator[bytes]:
     """The body's records between delimiters, read a chunk at a time; a last empty record is dropped."""
     for lines in _line_arrays(body, delimiter):
         yield from lines.to_pylist()
 
 
-def _line_arrays(body: BinaryIO, delimiter: bytes) -> Iterator[pa.Array]:
-    """The body's records between delimiters as binary arrays, about a chunk at a time, split by Arrow:
+def _line_arrays(body: BinaryIO, delimiter: bytes, read_bytes: int = _CHUNK) -> Iterator[pa.Array]:
+    """The body's records between delimiters as binary arrays, `read_bytes` at a time, split by Arrow:
     a Python bytes object per line cost more than the rest of a CSV load. A last empty record is dropped."""
     rest = b""
     while True:
-        chunk = body.read(_CHUNK)
+        chunk = body.read(read_bytes)
         if not chunk:
             break
         # Split left to right, the last part kept for the next chunk: a delimiter of several bytes is
@@ -129,7 +126,7 @@ def _skipped(arrays: Iterable[pa.Array], count: int) -> Iterator[pa.Array]:
 def _csv_by_lines(request: StreamLoadRequest, body: BinaryIO, max_bytes: int | None) -> Iterator[Source]:
     """Plain CSV (any separator and line delimiter, no enclose): load_source splits each line."""
     delimiter = request.line_delimiter.encode()
-    arrays = _skipped(_line_arrays(body, delimiter), request.skip_lines)
+    arrays = _skipped(_line_arrays(body, delimiter, min(_CHUNK, max_bytes or _CHUNK)), request.skip_lines)
     if delimiter == b"\n":
         arrays = (pc.if_else(pc.ends_with(lines, "\r"), pc.binary_slice(lines, 0, -1), lines) for lines in arrays)
     arrays = (pc.filter(lines, pc.greater(pc.binary_length(lines), 0)) for lines in arrays)
@@ -213,14 +210,34 @@ def _parquet(path: Path, fields: list[str], max_bytes: int | None) -> Iterator[S
         meta = file.metadata
         per_row = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)) // max(meta.num_rows, 1)
         batches = file.iter_batches(batch_size=max(1024, max_bytes // max(per_row, 1)))
-        first = True
+        read = 0
         for batch in batches:
-            first = False
-            yield fields_source(pa.Table.from_batches([batch]), fields, "Parquet file")
-        if first:
+            read += batch.num_rows
+            source = fields_source(pa.Table.from_batches([batch]), fields, "Parquet file")
+            yield replace(source, read_share=read / max(meta.num_rows, 1))
+        if not read:
             yield fields_source(file.schema_arrow.empty_table(), fields, "Parquet file")
     except (pa.ArrowInvalid, OSError) as exc:
         raise BadRequest(f"the body is not a Parquet file: {exc}") from None
+
+
+def _orc(path: Path, fields: list[str], max_bytes: int | None) -> Iterator[Source]:
+    """The file's rows, a stripe at a time (None: all at once). A stripe is ORC's unit of reading, as a
+    row group is Parquet's: writers bound it (64 MB by default), so memory stays bounded."""
+    from pyarrow import orc  # optional part of pyarrow: imported only when asked for
+    try:
+        file = orc.ORCFile(str(path))
+        if max_bytes is None or file.nstripes == 0:
+            yield fields_source(file.read(), fields, "ORC file")
+            return
+        read = 0
+        for stripe in range(file.nstripes):
+            batch = file.read_stripe(stripe)
+            read += batch.num_rows
+            source = fields_source(pa.Table.from_batches([batch]), fields, "ORC file")
+            yield replace(source, read_share=read / max(file.nrows, 1))
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise BadRequest(f"the body is not an ORC file: {exc}") from None
 
 
 def fields_source(table: pa.Table, fields: list[str], what: str) -> Source:
@@ -261,13 +278,18 @@ def read_sources(request: StreamLoadRequest, path: Path, fields: list[str], max_
     """The body as load_batch's inputs, read about `max_bytes` at a time (None: the whole body as one;
     a CSV with enclose/escape and a JSON document are always one); `fields` are the load's source
     fields (load_source.source_fields). At least one Source comes, maybe empty."""
-    if request.format == "parquet":
+    if request.format in ("parquet", "orc"):
         if request.compress_type is not None:
-            raise BadRequest("compress_type does not apply to Parquet (its pages are compressed inside)")
-        yield from _parquet(path, fields, max_bytes)
+            raise BadRequest(f"compress_type does not apply to {request.format} (it compresses inside)")
+        yield from _parquet(path, fields, max_bytes) if request.format == "parquet" else _orc(path, fields, max_bytes)
         return
-    with open_body(path, request) as body:
-        yield from _text(request, body, fields, max_bytes)
+    size = max(path.stat().st_size, 1)
+    with open(path, "rb") as raw:
+        body: BinaryIO = raw
+        if request.compress_type is not None:
+            body = pa.CompressedInputStream(raw, request.compress_type)  # type: ignore[assignment]
+        for source in _text(request, body, fields, max_bytes):
+            yield replace(source, read_share=min(raw.tell() / size, 1.0))
 
 
 def _text(request: StreamLoadRequest, body: BinaryIO, fields: list[str], max_bytes: int | None) -> Iterator[Source]:

@@ -22,7 +22,10 @@ from query.parser.misc import load_columns, load_condition
 from query.parser.statements import LoadColumn as ParsedColumn
 from schemas.model import SEQUENCE_COLUMN, LoadColumn
 
-FORMATS = ("csv", "json", "parquet")
+FORMATS = ("csv", "json", "parquet", "orc")
+# CSV formats whose first lines are a header, skipped by a load (Doris maps fields by position,
+# or by the `columns` header; the header line only names them for S3() queries).
+_HEADER_LINES = {"csv_with_names": 1, "csv_with_names_and_types": 2}
 # Doris' compress_type names → pyarrow's codec names (pa.CompressedInputStream).
 COMPRESSIONS = {"gz": "gzip", "gzip": "gzip", "bz2": "bz2", "lz4": "lz4", "lz4frame": "lz4", "zstd": "zstd"}
 MERGE_TYPES = ("APPEND", "DELETE", "MERGE")
@@ -192,8 +195,9 @@ def parse_request(headers: Mapping[str, str], table: TableState) -> StreamLoadRe
     if unsupported:
         raise BadRequest(f"Stream Load header {', '.join(unsupported)} is not supported")
     fmt = h.get("format", "csv").strip().lower()
-    if fmt in ("csv_with_names", "csv_with_names_and_types"):
-        raise BadRequest(f"format {fmt} is not supported; use csv with skip_lines")
+    skip_lines = _int(h, "skip_lines", 0)
+    if fmt in _HEADER_LINES:
+        fmt, skip_lines = "csv", _HEADER_LINES[fmt]  # as Doris' CsvReader: the header type wins over skip_lines
     if fmt not in FORMATS:
         raise BadRequest(f"format must be one of {', '.join(FORMATS)}, not '{h['format']}'")
     compress = h.get("compress_type")
@@ -236,7 +240,7 @@ def parse_request(headers: Mapping[str, str], table: TableState) -> StreamLoadRe
         where=where_text, where_sql=where_sql, delete_sql=delete_sql, partitions=_partitions(h, table),
         column_separator=_text_separator(h, "column_separator", "\t"),
         line_delimiter=_text_separator(h, "line_delimiter", "\n"), enclose=_char(h, "enclose"),
-        escape=_char(h, "escape"), skip_lines=_int(h, "skip_lines", 0),
+        escape=_char(h, "escape"), skip_lines=skip_lines,
         trim_double_quotes=_flag(h, "trim_double_quotes"),
         compress_type=COMPRESSIONS[compress.lower()] if compress else None,
         jsonpaths=_jsonpaths(h.get("jsonpaths")), json_root=h.get("json_root") or None,

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import uuid
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 from pathlib import Path
@@ -28,7 +27,7 @@ from query.console import data
 from query.console.routes import REALM, credentials, http_login
 from query.context import SqlFailure
 from query.engine import Engine
-from query.spool import spool_dir
+from query.spool import prune_orphans, spool_file
 from query.stream_load import error_log, job, transactions
 from query.stream_load.reply import failed
 from query.stream_load.request import BadRequest, parse_request
@@ -37,11 +36,8 @@ log = logging.getLogger("strata.stream_load")
 _SPOOL_CHUNK = 1 << 20
 # How often each SQL server aborts prepared loads past their deadline (transactions.sweep).
 SWEEP_INTERVAL_S = 2.0
-_ORPHAN_SPOOL_S = 86400.0
 
 
-def _spool_dir(engine: Engine) -> Path:
-    return spool_dir(engine.ctx.config.home)
 
 
 async def _off_loop(fn: Callable[..., Any], *args: Any) -> Any:
@@ -103,7 +99,7 @@ def add_routes(app: web.Application, engine: Engine) -> None:
         except (BadRequest, SqlFailure) as exc:
             message = exc.message if isinstance(exc, SqlFailure) else str(exc)
             return web.json_response(failed(label, f"[ANALYSIS_ERROR]{message}").as_json())
-        path = _spool_dir(engine) / f"{uuid.uuid4().hex}.body"
+        path = spool_file(engine.ctx.config.home, ".body")
         try:
             size = await _spool(request, path)
             base_url = f"{request.scheme}://{request.host}"
@@ -123,14 +119,15 @@ def add_routes(app: web.Application, engine: Engine) -> None:
 
     async def error_rows(request: web.Request) -> web.StreamResponse:
         # Like Doris BE's, no login: the file name is an unguessable token handed only to the loader.
-        text = error_log.read(engine.ctx.config.home, request.query.get("file", ""))
-        if text is None:
+        path = error_log.path_of(engine.ctx.config.home, request.query.get("file", ""))
+        if path is None:
             return web.Response(status=404, text="no such error log\n")
-        return web.Response(text=text)
+        # Served from the file a piece at a time: a log of millions of rejected rows is never read whole.
+        return web.FileResponse(path, headers={"Content-Type": "text/plain; charset=utf-8"})
 
     async def sweeper(app: web.Application) -> AsyncIterator[None]:
-        # A body spooled when a SQL server died: nothing loads it any more (a day old: no upload is that slow).
-        await _off_loop(error_log.prune, _spool_dir(engine), _ORPHAN_SPOOL_S)
+        # What a SQL server killed mid-load spooled: nothing reads it any more.
+        await _off_loop(prune_orphans, engine.ctx.config.home)
 
         async def loop() -> None:
             while True:

@@ -37,6 +37,7 @@ CASES = [
     ("tt_ratio", ["--commits", "10", "--rows-per-commit", "100", "--runs", "2"]),
     ("cooldown", ["--inserts", "2", "--rows-per-insert", "1000", "--runs", "2"]),
     ("group_commit", ["--clients", "3", "--inserts", "3"]),
+    ("concurrent_writers", ["--connections", "1,2", "--seconds", "1"]),
     ("routine_load", ["--rows", "20000", "--lag-records", "20"]),
     ("load", ["--clients", "4", "--duration-s", "5", "--seed-rows", "200"]),
     ("tags_clones", ["--rows", "20000", "--commits", "2", "--runs", "1"]),
@@ -45,6 +46,7 @@ CASES = [
     ("flight_sql", ["--rows", "20000", "--runs", "1"]),
     ("result_stream", ["--rows", "20000"]),
     ("analytic", ["--lineitem-rows", "20000", "--orders-rows", "5000", "--upserts", "500", "--runs", "1"]),
+    ("unique_mow", ["--rows", "20000", "--upserts", "2000", "--upsert-batches", "2", "--runs", "2"]),
     ("catalog_scale", ["--rowsets", "300", "--runs", "2", "--peer-runs", "1", "--cpu-window-s", "1"]),
     ("fault_harness", ["--duration-s", "5", "--faults", "1", "--keys", "10", "--down-max-s", "0.5"]),
 ]
@@ -90,6 +92,9 @@ def test_benchmark_prints_one_json_object(name: str, flags: list[str], bench_sta
         assert out["checksum_equal"], out
     if name == "fast_start":
         assert out["checksums_equal"], out
+    if name == "unique_mow":
+        assert out["answers_match"], out
+        assert "merge-on-write" in out["tables"]["merge_on_write"]["plan"], out
 
 
 def test_scale_out_rehearsal_prints_one_json_object(tmp_path: object) -> None:

@@ -177,6 +177,7 @@ class TimeTravelMachine(TableMachine):
         latest = self._latest_commit()
         if latest is None:
             return
+        self.settle()
         number, latest_ms = latest[0], max(latest[1], self.taken_ms)
         names, now = list(self.oracle.names), self.oracle.result()
         earliest = self._earliest_ms() or 0
@@ -239,6 +240,11 @@ class UniqueTimeTravelMachine(TimeTravelMachine):
     keys_model = "UNIQUE"
 
 
+class MergeOnReadUniqueTimeTravelMachine(TimeTravelMachine):
+    keys_model = "UNIQUE"
+    merge_on_write = False
+
+
 class PartitionedTimeTravelMachine(TimeTravelMachine):
     """Dropping and adding back a partition: reads of every instant before the drop still see it."""
 
@@ -271,7 +277,8 @@ TestAggregateTimeTravel = AggregateTimeTravelMachine.TestCase
 TestAggregateBitmapTimeTravel = AggregateBitmapTimeTravelMachine.TestCase
 TestAggregateHllTimeTravel = AggregateHllTimeTravelMachine.TestCase
 TestPartitionedTimeTravel = PartitionedTimeTravelMachine.TestCase
+TestMergeOnReadUniqueTimeTravel = MergeOnReadUniqueTimeTravelMachine.TestCase
 for _case in (TestDuplicateTimeTravel, TestUniqueTimeTravel, TestAggregateTimeTravel, TestPartitionedTimeTravel,
-              TestAggregateBitmapTimeTravel, TestAggregateHllTimeTravel):
+              TestAggregateBitmapTimeTravel, TestAggregateHllTimeTravel, TestMergeOnReadUniqueTimeTravel):
     _case.settings = _settings
 del _case

@@ -3,11 +3,13 @@ and the file formats (CSV with several-character separators and `\\N`, JSON line
 
 from __future__ import annotations
 
+import io
+
 import pyarrow as pa
 import pytest
 
 from query.context import SqlFailure
-from query.file_formats import TextOptions, decode, text_header, text_options, text_rows
+from query.file_formats import TextOptions, concatenated, decode, decode_pieces, text_header, text_options, text_rows
 from query.s3_location import split_uri
 from query.s3_source import glob_regex
 from query.secret_text import mask_secrets
@@ -77,3 +79,21 @@ def test_link_local_endpoints_are_refused() -> None:
         assert caught.value.code == 1227, endpoint
     check_endpoint("http://127.0.0.1:9000", "S3()")
     check_endpoint("https://s3.eu-west-1.amazonaws.com", "S3()")
+
+
+@pytest.mark.parametrize(("fmt", "data", "options"), [
+    ("csv", b"1,a\n2,\\N\n3,c,extra\n4\n", TextOptions(column_separator=",")),
+    ("csv", b"x||1|||2||\n||y||", TextOptions(column_separator="|", line_delimiter="||")),
+    ("csv_with_names_and_types", b"skip\nk;v\nINT;STRING\n1;\"q\"\n2;b\n", TextOptions(column_separator=";",
+                                                                                         skip_lines=1,
+                                                                                         trim_double_quotes=True)),
+    ("csv_with_names", b"k,v\n", TextOptions(column_separator=",")),
+    ("json", b'{"a": 1}\n\n{"b": [1, 2], "a": null}\n{"c": "x"}\n', TextOptions()),
+])
+def test_pieces_decode_as_the_whole_file_does(fmt: str, data: bytes, options: TextOptions) -> None:
+    """S3() reads text a piece at a time: whatever the piece size, the rows are the whole file's."""
+    whole = decode(data, fmt, options, "x")
+    for size in range(1, len(data) + 2):
+        pieces = list(decode_pieces(io.BytesIO(data), fmt, options, "x", size))
+        got = concatenated(pieces, "x") if pieces else pa.table({})
+        assert got.to_pylist() == whole.to_pylist() and got.column_names == whole.column_names, size

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import time
 import uuid
 from pathlib import Path
 
@@ -17,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.query.s3_kit import S3User, finished_job, keys, minio, put
-from tests.query.sqlkit import Conn, rows, run, sorted_rows
-from tests.query.stream_load_kit import OtherServer, other_server, status_kb
+from tests.query.sqlkit import Conn, columns, rows, run, sorted_rows
+from tests.query.stream_load_kit import OtherServer, fetch, other_server, status_kb
 
 CAP = 64 << 10  # STRATA_S3_TRANSFER_MAX_BYTES of the loading server: every file here is larger
 SMALL = {"STRATA_S3_TRANSFER_MAX_BYTES": str(CAP), "STRATA_STREAM_LOAD_CHUNK_BYTES": str(8 << 10)}
@@ -80,14 +81,75 @@ def test_files_larger_than_the_transfer_cap_load_in_chunks(conn: Conn, db: str, 
             rows(conn, f"SELECT count(*) FROM {table}")
 
 
-def test_a_format_read_whole_is_refused_beyond_the_cap(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:
+def test_csv_with_names_and_orc_files_larger_than_the_cap_load_in_chunks(conn: Conn, db: str, bucket: str,
+                                                                          s3_user: S3User) -> None:
+    """csv_with_names[_and_types]: the header lines are skipped and the fields taken in order, as Doris
+    loads them (its header names nothing); ORC: a stripe at a time, columns matched by name."""
+    from pyarrow import orc
     run(conn, "CREATE TABLE t (k INT, v VARCHAR(12)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
-    put(bucket, "named.csv", b"k,v\n" + b"".join(b"%d,v%d\n" % (i, i) for i in range(COUNT)))
+    # The header names the columns the other way round: a load does not go by it.
+    put(bucket, "named.csv", b"v,k\n" + b"".join(b"%d,v%d\n" % (i, i) for i in range(COUNT)))
+    put(bucket, "typed.csv", b"k,v\nINT,STRING\n" + b"".join(b"%d,w%d\n" % (i, i) for i in range(COUNT, 2 * COUNT)))
+    sink = io.BytesIO()
+    orc.write_table(pa.table({"v": [f"o{i}" for i in range(COUNT)], "k": list(range(2 * COUNT, 3 * COUNT))}), sink,
+                    stripe_size=32 << 10)
+    assert orc.ORCFile(io.BytesIO(sink.getvalue())).nstripes > 1 and len(sink.getvalue()) > CAP
+    put(bucket, "rows.orc", sink.getvalue())
     with other_server(SMALL) as small:
-        job = _load(small, db, f'DATA INFILE("s3://{bucket}/named.csv") INTO TABLE t COLUMNS TERMINATED BY "," '
-                               'FORMAT AS "csv_with_names"', s3_user)
-    assert job["State"] == "CANCELLED" and "STRATA_S3_TRANSFER_MAX_BYTES" in str(job["ErrorMsg"]), job
-    assert rows(conn, "SELECT count(*) FROM t") == [(0,)]
+        named = _load(small, db, f'DATA INFILE("s3://{bucket}/named.csv") INTO TABLE t COLUMNS TERMINATED BY "," '
+                                 'FORMAT AS "csv_with_names"', s3_user)
+        typed = _load(small, db, f'DATA INFILE("s3://{bucket}/typed.csv") INTO TABLE t COLUMNS TERMINATED BY "," '
+                                 'FORMAT AS "csv_with_names_and_types"', s3_user)
+        stripes = _load(small, db, f'DATA INFILE("s3://{bucket}/rows.orc") INTO TABLE t FORMAT AS "orc"', s3_user)
+    for job in (named, typed, stripes):
+        assert job["State"] == "FINISHED" and f"dpp.norm.ALL={COUNT}" in str(job["EtlInfo"]), job
+    assert sorted_rows(conn, "SELECT * FROM t") == \
+        [(i, f"v{i}") for i in range(COUNT)] + [(i, f"w{i}") for i in range(COUNT, 2 * COUNT)] + \
+        [(i, f"o{i - 2 * COUNT}") for i in range(2 * COUNT, 3 * COUNT)]
+
+
+@pytest.mark.parametrize(("newline", "count"), [(b"\r\n", 400_000), (b"\n", 3_000_000)], ids=["chunked", "scan"])
+def test_show_load_reports_progress_and_every_rejected_row_while_it_reads(conn: Conn, db: str, bucket: str,
+                                                                          s3_user: S3User, newline: bytes,
+                                                                          count: int) -> None:
+    """SHOW LOAD follows a running job (LOADING, LOAD:x% rising); its URL lists the rejected rows of
+    every chunk, in the order they were read (written as found, never held for the end).
+
+    \r\n lines take the chunked path, whose 8 kB chunks make the job slow enough to be seen mid-way;
+    plain \n lines are read by one DuckDB statement (query.stream_load.scan), much faster, so that
+    file is larger: its 1024-row batches report how far the statement got."""
+    run(conn, "CREATE TABLE t (k INT, v VARCHAR(12)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    body = b"".join(b"%d,v%d%s" % (i, i, newline) if i % 1000 else b"bad%d,v%s" % (i, newline)
+                    for i in range(count))
+    put(bucket, "slow.csv", body)
+    label = f"l{uuid.uuid4().hex[:12]}"
+    seen: list[tuple[str, str]] = []
+    with other_server(SMALL) as small:
+        loader = small.connect(db)
+        try:
+            names = columns(loader, f'SHOW LOAD WHERE LABEL = "{label}"')
+            run(loader, f'LOAD LABEL {label} (DATA INFILE("s3://{bucket}/slow.csv") INTO TABLE t '
+                        f'COLUMNS TERMINATED BY ",") WITH S3 ({keys(s3_user, "aws")}) '
+                        'PROPERTIES ("max_filter_ratio" = "0.01", "strict_mode" = "true")')
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                job = dict(zip(names, rows(loader, f'SHOW LOAD WHERE LABEL = "{label}"')[0], strict=True))
+                seen.append((str(job["State"]), str(job["Progress"])))
+                if job["State"] in ("FINISHED", "CANCELLED"):
+                    break
+                time.sleep(0.05)
+            logged = fetch(str(job["URL"])).splitlines()  # served by the loading server
+        finally:
+            loader.close()
+    assert job["State"] == "FINISHED", job
+    shares = [int(progress.rsplit(":", 1)[1].rstrip("%")) for state, progress in seen if state == "LOADING"]
+    assert any(0 < share < 100 for share in shares), sorted(set(seen))  # seen mid-way, not only at its ends
+    assert shares == sorted(shares), seen
+    assert seen[-1] == ("FINISHED", "ETL:100%; LOAD:100%")
+    assert rows(conn, "SELECT count(*) FROM t") == [(count - count // 1000,)]
+    assert len(logged) == count // 1000
+    assert [line[line.index("[") + 1:line.index("]")] for line in logged] == \
+        [f"bad{i},v" for i in range(0, count, 1000)]
 
 
 ROWS, PAD = 520_000, 1000  # a ~500 MB CSV, 3 × the budget

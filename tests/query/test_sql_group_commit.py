@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 
 import pymysql
 import pytest
 
 from tests.query.sqlkit import connect, fails, rows, run, scalar, sorted_rows
+from tests.threads import in_threads
 
 
 def _table(conn: pymysql.connections.Connection, *, keys: str = "DUPLICATE", interval_ms: int = 200,
@@ -30,23 +30,6 @@ def _session(db: str, mode: str) -> pymysql.connections.Connection:
     connection = connect(db)
     run(connection, f"SET group_commit = {mode}")
     return connection
-
-
-def _in_threads(count: int, work: Callable[[int], None]) -> list[BaseException]:
-    errors: list[BaseException] = []
-
-    def guarded(i: int) -> None:
-        try:
-            work(i)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
-            errors.append(exc)
-
-    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
-    return errors
 
 
 def test_set_group_commit_checks_the_mode(conn: pymysql.connections.Connection, db: str) -> None:
@@ -73,7 +56,7 @@ def test_sync_mode_concurrent_inserts_share_commits(conn: pymysql.connections.Co
         finally:
             session.close()
 
-    assert _in_threads(clients, client) == []
+    assert in_threads(clients, client) == []
     assert scalar(conn, "SELECT count(*) FROM t") == clients * each
     assert scalar(conn, "SELECT count(DISTINCT k) FROM t") == clients * each
     loads = _loads(conn)
@@ -119,7 +102,7 @@ def test_a_bad_row_fails_only_its_statement(conn: pymysql.connections.Connection
     try:
         errors: list[BaseException] = []
         thread = threading.Thread(target=lambda: errors.extend(
-            _in_threads(1, lambda _: None if run(good, "INSERT INTO t VALUES (1, 'ok')") == 1 else None)))
+            in_threads(1, lambda _: None if run(good, "INSERT INTO t VALUES (1, 'ok')") == 1 else None)))
         thread.start()
         time.sleep(0.3)  # the good row is waiting in the batch
         started = time.monotonic()
@@ -146,7 +129,7 @@ def test_unique_key_later_statement_wins_within_a_batch(conn: pymysql.connection
                 time.sleep(0.5)  # accepted after the first statement, into the same batch
                 run(second, "INSERT INTO t VALUES (1, 'second'), (4, 'second')")
 
-        assert _in_threads(2, work) == []
+        assert in_threads(2, work) == []
         assert _loads(conn) == 1, "both statements should have shared one commit"
         assert sorted_rows(conn, "SELECT k, v FROM t") == [(1, "second"), (2, "y"), (3, "first"), (4, "second")]
         run(first, "INSERT INTO t VALUES (1, 'third')")
@@ -187,7 +170,7 @@ def test_a_change_while_pending_fails_the_batch_clearly(conn: pymysql.connection
     failures: list[BaseException] = []
     try:
         thread = threading.Thread(target=lambda: failures.extend(
-            _in_threads(1, lambda _: None if run(session, "INSERT INTO t VALUES (1, 'p')") else None)))
+            in_threads(1, lambda _: None if run(session, "INSERT INTO t VALUES (1, 'p')") else None)))
         thread.start()
         time.sleep(0.5)
         run(conn, change)

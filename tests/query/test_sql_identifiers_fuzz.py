@@ -122,7 +122,8 @@ def _exercise(conn: pymysql.connections.Connection, db: str, name: str) -> None:
 
 
 # -- the filesystem ------------------------------------------------------------------------------
-_ID_PATH = re.compile(r"t\d+/p\d+/b\d+/\.?[0-9a-f]+\.parquet(\.tmp)?")
+# Rowset files, and merge-on-write delete bitmaps (`v<version>_<uuid>.bitmap`, storage/delete_bitmaps.py).
+_ID_PATH = re.compile(r"t\d+/p\d+/b\d+/(\.?[0-9a-f]+\.parquet(\.tmp)?|v\d+_[0-9a-f]{32}\.bitmap)")
 
 
 def _marked(root: Path, *, recursive: bool = True, skip: tuple[str, ...] = ()) -> list[str]:

@@ -4,6 +4,8 @@ the sandbox (DuckDB itself still reads no URL or file)."""
 
 from __future__ import annotations
 
+import gzip
+
 import pyarrow as pa
 import pymysql
 
@@ -145,31 +147,50 @@ def test_processlist_masks_the_secret(conn: Conn, db: str, bucket: str, s3_user:
     assert s3_user[0] in info[0][0]  # the access key is no secret (Doris shows it too)
 
 
-def test_parquet_objects_larger_than_the_transfer_cap_are_scanned(conn: Conn, db: str, bucket: str,
-                                                                   s3_user: S3User) -> None:
-    """Parquet objects are scanned from spooled copies (never decoded whole): a server allowed 64 kB
-    per transfer reads, joins and loads from ones of ~400 kB, and removes its copies after; text
-    formats, still decoded whole, are refused beyond it with the limit named."""
+def test_objects_larger_than_the_transfer_cap_are_scanned(conn: Conn, db: str, bucket: str, s3_user: S3User) -> None:
+    """Parquet objects are scanned from spooled copies, CSV and JSON lines (gzip too) decoded a piece at a
+    time into spooled Arrow files (never decoded whole): a server allowed 64 kB per transfer reads,
+    joins and loads from objects of ~400 kB, and removes its files after; a JSON document, parsed
+    whole, is refused beyond it with the limit named."""
     count = 50_000
     table = pa.table({"k": list(range(count)), "v": [f"value-{i:08d}" for i in range(count)]})
     put_parquet(bucket, "big/a.parquet", table.slice(0, count // 2))
     put_parquet(bucket, "big/b.parquet", table.slice(count // 2))
-    put(bucket, "big.csv", b"".join(b"%d,v\n" % i for i in range(count)))
-    for key in ("big/a.parquet", "big/b.parquet", "big.csv"):
+    csv = b"".join(b"%d,v%d\n" % (i, i) for i in range(count))
+    put(bucket, "big.csv", csv)
+    put(bucket, "named.csv.gz", gzip.compress(b"k,v\n" + csv))
+    lines = b"".join(b'{"k": %d, "v": "j%d"}\n' % (i, i) if i % 3 else b'{"k": %d}\n' % i for i in range(count))
+    put(bucket, "big.json", lines)
+    put(bucket, "document.json", b"[" + lines.replace(b"}\n", b"},").rstrip(b",") + b"]")
+    for key in ("big/a.parquet", "big/b.parquet", "big.csv", "big.json", "named.csv.gz", "document.json"):
         assert (minio().stat_object(bucket, key).size or 0) > 64 << 10, key
     run(conn, "CREATE TABLE t (k INT, v VARCHAR(20)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
     source = _s3(bucket, s3_user, "big/*.parquet", "parquet")
+    text = _s3(bucket, s3_user, "big.csv", "csv", COMMA)
+    named = _s3(bucket, s3_user, "named.csv.gz", "csv_with_names", COMMA + ', "compress_type" = "gz"')
+    json_lines = _s3(bucket, s3_user, "big.json", "json")
     spool = load_settings().home / "stream_load" / "spool"
-    with other_server({"STRATA_S3_TRANSFER_MAX_BYTES": str(64 << 10)}) as small:
+    total = count * (count - 1) // 2
+    with other_server({"STRATA_S3_TRANSFER_MAX_BYTES": str(64 << 10),
+                       "STRATA_STREAM_LOAD_CHUNK_BYTES": str(16 << 10)}) as small:
         reader = small.connect(db)
         try:
             assert rows(reader, f"SELECT count(*), sum(k), count(DISTINCT v) FROM {source}") == \
-                [(count, count * (count - 1) // 2, count)]
+                [(count, total, count)]
             assert rows(reader, f"SELECT count(*) FROM {source} a JOIN {source} b ON a.k = b.k + 1") == \
                 [(count - 1,)]
             run(reader, f"INSERT INTO t SELECT k, v FROM {source} WHERE k % 2 = 0")
-            assert not list(spool.glob("*.parquet"))  # the copies went with their statements
-            fails(reader, f"SELECT count(*) FROM {_s3(bucket, s3_user, 'big.csv', 'csv', COMMA)}", NOT_SUPPORTED,
+            assert rows(reader, f"SELECT count(*), sum(CAST(c1 AS BIGINT)), min(c2), max(c2) FROM {text}") == \
+                [(count, total, "v0", "v9999")]
+            assert rows(reader, f"SELECT count(*), sum(CAST(k AS BIGINT)), count(DISTINCT v) FROM {named}") == \
+                [(count, total, count)]
+            assert rows(reader, f"SELECT count(*), sum(CAST(k AS BIGINT)), count(v) FROM {json_lines}") == \
+                [(count, total, count - (count + 2) // 3)]
+            with_self = f"WITH x AS (SELECT * FROM {text}) SELECT count(*) FROM x a JOIN x b ON a.c1 = b.c1"
+            assert rows(reader, with_self) == [(count,)]
+            assert not list(spool.glob("*.parquet")) and not list(spool.glob("*.arrow"))  # gone with the statements
+            document = _s3(bucket, s3_user, "document.json", "json", ', "strip_outer_array" = "true"')
+            fails(reader, f"SELECT count(*) FROM {document}", NOT_SUPPORTED,
                   "STRATA_S3_TRANSFER_MAX_BYTES")
         finally:
             reader.close()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pymysql
 
 from tests.query.sqlkit import rows, run, sorted_rows
-from tests.query.stream_load_kit import curl_load, fetch
+from tests.query.stream_load_kit import curl_load, fetch, other_server
 
 DUP = "DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2"
 TT = 'PROPERTIES ("enable_time_travel" = "true")'
@@ -136,7 +136,43 @@ def test_unknown_table_and_bad_headers_fail_plainly(conn: pymysql.connections.Co
     run(conn, f"CREATE TABLE t (k INT) {DUP}")
     data = _file(tmp_path, "1\n")
     assert "Unknown table" in curl_load(data, db, "nope")["Message"]
-    bad = curl_load(data, db, "t", {"format": "orc"})
-    assert bad["Status"] == "Fail" and "format" in bad["Message"]
+    bad = curl_load(data, db, "t", {"format": "avro"})
+    assert bad["Status"] == "Fail" and "format must be one of" in bad["Message"], bad
+    not_orc = curl_load(data, db, "t", {"format": "orc"})
+    assert not_orc["Status"] == "Fail" and "not an ORC file" in not_orc["Message"], not_orc
     assert curl_load(data, db, "t", {"merge_type": "DELETE"})["Status"] == "Fail"  # a Duplicate Key table
     assert rows(conn, "SELECT count(*) FROM t") == [(0,)]
+
+
+def test_the_error_log_holds_the_rejected_rows_of_every_chunk_in_order(conn: pymysql.connections.Connection,
+                                                                        db: str, tmp_path: Path) -> None:
+    """Rejected rows are written to the ErrorURL's file as each chunk is checked (none held to the end)."""
+    run(conn, f"CREATE TABLE t (k INT, v VARCHAR(8)) {DUP}")
+    count = 50_000
+    data = _file(tmp_path, "".join(f"{i},v\n" if i % 500 else f"x{i},v\n" for i in range(count)))
+    with other_server({"STRATA_STREAM_LOAD_CHUNK_BYTES": str(8 << 10)}) as small:
+        reply = curl_load(data, db, "t", {"column_separator": ",", "strict_mode": "true", "max_filter_ratio": "0.1"},
+                          base=small.base)
+        logged = fetch(reply["ErrorURL"]).splitlines()
+    assert reply["Status"] == "Success" and reply["NumberFilteredRows"] == count // 500, reply
+    assert [line[line.index("[") + 1:line.index("]")] for line in logged] == [f"x{i},v" for i in range(0, count, 500)]
+    assert rows(conn, "SELECT count(*) FROM t") == [(count - count // 500,)]
+
+
+def test_csv_with_names_skips_its_header_and_orc_loads_by_name(conn: pymysql.connections.Connection, db: str,
+                                                               tmp_path: Path) -> None:
+    """As Doris' Stream Load: `csv_with_names` skips one header line and `csv_with_names_and_types` two
+    (whatever skip_lines says), fields in order; ORC columns match the table's by name."""
+    import pyarrow as pa
+    from pyarrow import orc
+    run(conn, f"CREATE TABLE t (k INT, v VARCHAR(8)) {DUP}")
+    named = curl_load(_file(tmp_path, "v,k\n1,a\n2,b\n"), db, "t",
+                      {"column_separator": ",", "format": "csv_with_names", "skip_lines": "5"})
+    typed = curl_load(_file(tmp_path, "k,v\nINT,STRING\n3,c\n", "typed.csv"), db, "t",
+                      {"column_separator": ",", "format": "csv_with_names_and_types"})
+    orc.write_table(pa.table({"v": ["d", "e"], "k": [4, 5], "extra": [0.5, 1.5]}), str(tmp_path / "rows.orc"))
+    stripes = curl_load(tmp_path / "rows.orc", db, "t", {"format": "orc"})
+    for reply in (named, typed, stripes):
+        assert reply["Status"] == "Success", reply
+    assert (named["NumberLoadedRows"], typed["NumberLoadedRows"], stripes["NumberLoadedRows"]) == (2, 1, 2)
+    assert sorted_rows(conn, "SELECT * FROM t") == [(1, "a"), (2, "b"), (3, "c"), (4, "d"), (5, "e")]

@@ -147,6 +147,37 @@ def test_a_duplicated_command_is_applied_once_and_both_proposers_see_one_outcome
         second.close()
 
 
+def test_a_proposal_of_a_command_already_answered_gets_that_answer(
+        config: Settings, conn: Conn, tmp_path: Path) -> None:
+    """The race the test above can lose: the second proposer starts only after its replica has
+    applied the first answer. The sequencer skips the duplicate, so no new answer comes; the
+    proposer must answer from what its replica already saw, at once, and send nothing."""
+    _rows(conn, "INSERT INTO t VALUES (1, 1)")
+    first = Replica.open(config, tmp_path / "a", "test-proposer-a")
+    second = Replica.open(config, tmp_path / "b", "test-proposer-b")
+    try:
+        db = first.projection.database_by_name(str(_rows(conn, "SELECT DATABASE()")[0][0]))
+        assert db is not None
+        table = first.projection.table_by_name(db.db_id, "t")
+        assert table is not None
+        table_id, partition_id = table.table_id, next(iter(table.partitions))
+        truncate = cmd.CommitDelete(table_id=table_id, partition_ids=(partition_id,), predicate=None,
+                                    kind="truncate", description="TRUNCATE TABLE t")
+        command_id = new_id()
+        answer = first.proposer.propose(truncate, table_id=table_id, command_id=command_id, timeout=60)
+        assert until(lambda: second.projection.command_outcome(command_id) is not None, 30), "b never applied it"
+        started = time.monotonic()
+        again = second.proposer.propose(truncate, table_id=table_id, command_id=command_id, timeout=20)
+        assert time.monotonic() - started < 1.0, "the proposer waited for an answer that never comes"
+        assert again.event_id == answer.event_id and isinstance(again.payload, ev.DeleteCommitted)
+        _rows(conn, "INSERT INTO t VALUES (2, 2)")
+        assert _rows(conn, "SELECT k FROM t") == [(2,)]
+        assert sum(1 for e in _events(config) if e.command_id == command_id) == 1
+    finally:
+        first.close()
+        second.close()
+
+
 def test_a_forged_out_of_range_position_stops_the_sequencer_after_a_restart(config: Settings, conn: Conn) -> None:
     _rows(conn, "INSERT INTO t VALUES (1, 1)")
     layout = Layout(config)
