@@ -99,7 +99,7 @@ def test_positions_name_each_rows_file_and_row(tmp_path: Path, versions: int) ->
         folder.mkdir()
     for n in range(1, versions + 1):
         for bucket, folder in enumerate(buckets):
-            rows = [(k, f"v{n}b{bucket}r{k}", None, False) for k in range(3)]
+            rows: list[tuple[int, str, int | None, bool]] = [(k, f"v{n}b{bucket}r{k}", None, False) for k in range(3)]
             files.append(_rowset(folder, n, rows))
             expected += [(len(files) - 1, i, value) for i, (_, value, _, _) in enumerate(rows)]
     for bucket in range(2):
