@@ -28,7 +28,6 @@ import argparse
 import base64
 import http.client
 import json
-import os
 import resource
 import sys
 import tempfile
@@ -47,6 +46,7 @@ from bench.stack import (
     fresh_database,
     log,
     machine,
+    process_cpu_s,
     reset_peak_rss,
     sql_connect,
     stack_pids,
@@ -76,18 +76,6 @@ def generate(rows: int, folder: Path) -> tuple[Path, Path]:
 def _own_cpu_s() -> float:
     used = resource.getrusage(resource.RUSAGE_SELF)
     return used.ru_utime + used.ru_stime
-
-
-def process_cpu_s(pid: int | None) -> float | None:
-    """User + system CPU seconds of a process (all its threads) so far; None when it is gone."""
-    if pid is None:
-        return None
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def duckdb_csv_to_parquet(csv: Path, folder: Path) -> tuple[float, float]:

@@ -196,6 +196,18 @@ def stack_pids(s: Settings) -> dict[str, int | None]:
     return pids
 
 
+def process_cpu_s(pid: int | None) -> float | None:
+    """User + system CPU seconds of a process (all its threads) so far; None when it is gone."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def status_kb(pid: int | None, field: str) -> int | None:
     """A kB field of /proc/<pid>/status (VmRSS, VmHWM: the peak RSS); None when the process is gone."""
     if pid is None:
@@ -225,6 +237,7 @@ def reset_peak_rss(pid: int | None) -> bool:
 
 def machine() -> dict[str, Any]:
     return {"nproc": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+            "load_average": [round(load, 2) for load in os.getloadavg()],
             "note": "shared machine: another engineer's infra/test stack may run concurrently"}
 
 

@@ -416,13 +416,17 @@ class RowsetsWriter:
         keep = [name for name in data.column_names if name not in ("__partition", "__bucket")]
         now_ms = int(time.time() * 1000)
         parts: list[tuple[RowsetStream, pa.Table]] = []
-        for group in data.group_by(["__partition", "__bucket"]).aggregate([]).to_pylist():
+        groups = data.group_by(["__partition", "__bucket"]).aggregate([]).to_pylist()
+        for group in groups:
             key = (group["__partition"], group["__bucket"])
             if key not in self._open:
                 # New rows land hot, on the partition's local medium; cooldown moves them later.
                 tier = local_target(self.table, self.table.partitions[key[0]], now_ms, self.default_cooldown_s)
                 self._open[key] = (tier, RowsetStream(self.tiers.root(tier), self.table.table_id, *key,
                                                       sort_key=self._sort_key))
+            if len(groups) == 1:  # every row in one partition × bucket: no filter (it copies every column)
+                parts.append((self._open[key][1], data.select(keep)))
+                continue
             mask = pc.and_(pc.equal(data["__partition"], key[0]), pc.equal(data["__bucket"], key[1]))
             parts.append((self._open[key][1], data.filter(mask).select(keep)))
         self._written()

@@ -50,6 +50,13 @@ class StrataControl(LocalControl):
         self.sessions.open(connection_id, _peer(connection), disconnect=disconnect)
         return connection_id
 
+    def _new_connection_id(self) -> int:
+        # Flight SQL sessions take ids from the same directory (query.sessions.open_new).
+        connection_id = super()._new_connection_id()
+        while self.sessions.taken(connection_id):
+            connection_id = super()._new_connection_id()
+        return connection_id
+
     async def remove(self, connection_id: int) -> None:
         await super().remove(connection_id)
         self.sessions.close(connection_id)

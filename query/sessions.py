@@ -3,8 +3,10 @@ since when (SHOW PROCESSLIST), a way to stop a statement or a whole connection (
 per-user connection count `max_user_connections` is checked against.
 
 Protocol-free: the MySQL server registers each connection with a `disconnect` callback and reports
-statements as they start and end; the engine reads and kills through it. Thread-safe, because
-statements run in executor threads while the event loop registers connections.
+statements as they start and end; the engine reads and kills through it. Arrow Flight SQL logins
+are sessions too (one per bearer token, as Doris registers a connection per token), with ids the
+directory hands out. Thread-safe, because statements run in executor threads while the event loop
+registers connections.
 """
 
 from __future__ import annotations
@@ -35,11 +37,35 @@ class SessionInfo:
     disconnect: Callable[[], None] | None = None  # closes the client connection (KILL CONNECTION)
 
 
+# Ids the directory hands out itself (Flight SQL sessions) count up from the middle of MySQL's 4-byte
+# connection ids; mysql-mimic's count up from its server id's prefix and skip any taken here.
+_OWN_IDS = (1 << 31, (1 << 32) - 1)
+
+
 class SessionDirectory:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sessions: dict[int, SessionInfo] = {}
         self._query_seq = 0
+        self._next_own_id = _OWN_IDS[0]
+
+    def open_new(self, host: str, disconnect: Callable[[], None] | None = None) -> SessionInfo:
+        """A session under an id no other session has (for sessions without a MySQL connection)."""
+        with self._lock:
+            while self._next_own_id in self._sessions:
+                self._next_own_id = self._following(self._next_own_id)
+            info = SessionInfo(self._next_own_id, host, disconnect=disconnect)
+            self._next_own_id = self._following(self._next_own_id)
+            self._sessions[info.connection_id] = info
+        return info
+
+    @staticmethod
+    def _following(connection_id: int) -> int:
+        return connection_id + 1 if connection_id + 1 < _OWN_IDS[1] else _OWN_IDS[0]
+
+    def taken(self, connection_id: int) -> bool:
+        with self._lock:
+            return connection_id in self._sessions
 
     def open(self, connection_id: int, host: str, disconnect: Callable[[], None] | None = None) -> SessionInfo:
         info = SessionInfo(connection_id, host, disconnect=disconnect)

@@ -8,7 +8,10 @@ root's configured password, the account lockout and the per-name throttle), so F
 side door for guessing. A token is good while its user exists and is not locked, for
 `TOKEN_IDLE_S` after its last use; the newest `MAX_TOKENS` are kept (Doris'
 `arrow_flight_token_cache_size`). Each token owns its SQL session (`USE db` lasts across calls,
-as on one MySQL connection).
+as on one MySQL connection), which is a connection in the session directory as Doris registers one
+per token: it counts toward the user's `max_user_connections`, shows in SHOW PROCESSLIST with the
+statement it runs, and KILL stops the statement or (KILL CONNECTION) ends the token. A token that is
+evicted, expires or is killed ends its session.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow.flight as flight
+from mysql_mimic import errors as mimic_errors
 from mysql_mimic.variables import SessionVariables
 
 from projections.users import ROOT, UserRecord
@@ -32,10 +36,17 @@ from query.auth import FailedLogins
 from query.console.routes import http_login
 from query.context import SessionState
 from query.engine import Engine
+from query.wire import errors as _wire_errors  # noqa: F401 - installs Doris' SQLSTATEs into mimic's table
 
 TOKEN_IDLE_S = 3600.0
 MAX_TOKENS = 512
 _AUTHORIZATION = "authorization"
+
+
+def mysql_text(code: int, message: str) -> str:
+    """A refusal as Flight clients see it: the MySQL client's `ERROR code (SQLSTATE): message`."""
+    state = mimic_errors.SQLSTATES.get(code, b"HY000")  # type: ignore[call-overload]
+    return f"ERROR {code} ({state.decode() if isinstance(state, bytes) else state}): {message}"
 
 
 @dataclass
@@ -46,6 +57,7 @@ class FlightLogin:
     token: str
     user: str
     session: SessionState
+    connection_id: int
     prepared: dict[bytes, str] = field(default_factory=dict)
     used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -62,7 +74,8 @@ class FlightLogins:
         self._tokens: OrderedDict[str, FlightLogin] = OrderedDict()
 
     def basic(self, header: str) -> FlightLogin:
-        """A new token for the `Basic …` credentials, or FlightUnauthenticatedError."""
+        """A new token for the `Basic …` credentials, or FlightUnauthenticatedError. Its session's
+        host is filled in by the first handler (`located`): a middleware does not see the peer."""
         encoded = header.strip()
         encoded += "=" * (-len(encoded) % 4)  # Go's Flight client sends base64 without its padding
         try:
@@ -75,14 +88,22 @@ class FlightLogins:
         outcome = asyncio.run_coroutine_threadsafe(checked, self._loop).result()
         if isinstance(outcome, str):
             raise flight.FlightUnauthenticatedError(outcome)
+        token = secrets.token_urlsafe(32)
+        sessions = self._engine.ctx.sessions
+        entry = sessions.open_new("", disconnect=lambda: self.forget(token))
+        refusal = self._engine.login_policy.admit(outcome.name, None, entry.connection_id)
+        if refusal is not None:
+            sessions.close(entry.connection_id)
+            raise flight.FlightUnauthenticatedError(mysql_text(refusal.code, str(refusal)))
         variables = self._variables()
         session = SessionState(user=outcome.name, system_variables=variables,
-                               global_variables=variables.global_variables)
-        login = FlightLogin(secrets.token_urlsafe(32), outcome.name, session)
+                               global_variables=variables.global_variables, connection_id=entry.connection_id)
+        login = FlightLogin(token, outcome.name, session, entry.connection_id)
         with self._lock:
             self._tokens[login.token] = login
-            while len(self._tokens) > MAX_TOKENS:
-                self._tokens.popitem(last=False)
+            evicted = [self._tokens.popitem(last=False)[1] for _ in range(len(self._tokens) - MAX_TOKENS)]
+        for old in evicted:
+            sessions.close(old.connection_id)
         return login
 
     def bearer(self, token: str) -> FlightLogin:
@@ -91,6 +112,7 @@ class FlightLogins:
             login = self._tokens.get(token.strip())
             if login is not None and now - login.used > TOKEN_IDLE_S:
                 del self._tokens[login.token]
+                self._engine.ctx.sessions.close(login.connection_id)
                 login = None
             if login is not None:
                 login.used = now
@@ -109,7 +131,19 @@ class FlightLogins:
 
     def forget(self, token: str) -> None:
         with self._lock:
-            self._tokens.pop(token, None)
+            login = self._tokens.pop(token, None)
+        if login is not None:
+            self._engine.ctx.sessions.close(login.connection_id)
+
+    def expire(self) -> None:
+        """Ends the sessions of tokens idle longer than `TOKEN_IDLE_S`, so they stop counting."""
+        now = time.monotonic()
+        with self._lock:
+            idle = [login for login in self._tokens.values() if now - login.used > TOKEN_IDLE_S]
+            for login in idle:
+                del self._tokens[login.token]
+        for login in idle:
+            self._engine.ctx.sessions.close(login.connection_id)
 
 
 class _LoginMiddleware(flight.ServerMiddleware):

@@ -27,20 +27,19 @@ from typing import Any, NoReturn
 import pyarrow as pa
 import pyarrow.flight as flight
 from confluent_kafka import KafkaException
-from mysql_mimic import errors as mimic_errors
 from mysql_mimic.variables import SessionVariables
 from prometheus_client import Counter
 
 from query import timeouts
-from query.context import Done, Result, Rows, SqlFailure
+from query.context import Done, Result, Rows, SessionState, SqlFailure
 from query.engine import Engine
 from query.flight import catalog
 from query.flight import messages as m
-from query.flight.logins import FlightLogin, FlightLogins, LoginMiddlewareFactory, NoHandshake
+from query.flight.logins import FlightLogin, FlightLogins, LoginMiddlewareFactory, NoHandshake, mysql_text
 from query.flight.results import ArrowResult, from_rows
 from query.parser import SqlError, SqlSyntaxError, parse_script
+from query.parser import statements as st
 from query.secret_text import mask_secrets
-from query.wire import errors as _wire_errors  # noqa: F401 - installs Doris' SQLSTATEs into mimic's table
 from schemas.errors import ErrorCode
 
 log = logging.getLogger("strata.flight")
@@ -52,17 +51,18 @@ _DENIED = {ErrorCode.ACCESS_DENIED, ErrorCode.TABLE_ACCESS_DENIED, ErrorCode.DB_
            ErrorCode.SPECIFIC_ACCESS_DENIED, ErrorCode.KILL_DENIED}
 
 
-def _mysql_text(code: int, message: str) -> str:
-    state = mimic_errors.SQLSTATES.get(code, b"HY000")  # type: ignore[call-overload]
-    return f"ERROR {code} ({state.decode() if isinstance(state, bytes) else state}): {message}"
-
-
 def _refuse(code: int, message: str) -> NoReturn:
-    text = _mysql_text(code, message)
+    text = mysql_text(code, message)
     if code in _DENIED:
         raise flight.FlightUnauthorizedError(text)
     # Flight's own errors only: pyarrow sends any other exception's Python traceback to the client.
     raise flight.FlightServerError(text)
+
+
+def _address(peer: str | bytes) -> str:
+    """gRPC's peer (`ipv4:127.0.0.1:5000`, `ipv6:[::1]:5000`) as SHOW PROCESSLIST's Host, `ip:port`."""
+    text = peer.decode() if isinstance(peer, bytes) else peer
+    return text.split(":", 1)[1] if text.startswith(("ipv4:", "ipv6:")) else text
 
 
 def _not_supported(what: str) -> NoReturn:
@@ -145,6 +145,7 @@ class StrataFlightServer(flight.FlightServerBase):
     def _reap(self) -> None:
         while not self._stopped.wait(UNCLAIMED_S / 10):
             self._pending.expire()
+            self.logins.expire()
 
     # -- statements ----------------------------------------------------------------------------
     def _login(self, context: flight.ServerCallContext) -> FlightLogin:
@@ -152,6 +153,9 @@ class StrataFlightServer(flight.FlightServerBase):
         if middleware is None:
             raise flight.FlightUnauthenticatedError("not logged in")
         login: FlightLogin = middleware.login
+        entry = self.engine.ctx.sessions.get(login.connection_id)
+        if entry is not None and not entry.host:
+            entry.host = _address(context.peer())
         return login
 
     def _execute(self, login: FlightLogin, sql: str, kind: str) -> Result:
@@ -172,7 +176,8 @@ class StrataFlightServer(flight.FlightServerBase):
         with login.lock:
             session.arrow_results = True
             try:
-                result = timeouts.run_limited(self.engine.execute, session, statements[0], self.logins.user(login))
+                result = timeouts.run_limited(self._tracked(login, sql), session, statements[0],
+                                              self.logins.user(login))
             except SqlFailure as failure:
                 STATEMENTS.labels(kind, "error").inc()
                 _refuse(failure.code, failure.message)
@@ -188,6 +193,21 @@ class StrataFlightServer(flight.FlightServerBase):
                 session.arrow_results = False
         STATEMENTS.labels(kind, "ok").inc()
         return result
+
+    def _tracked(self, login: FlightLogin, sql: str) -> Callable[[SessionState, st.Statement], Result]:
+        """The engine's `execute`, shown in SHOW PROCESSLIST while it runs and stopped by KILL
+        through the statement's guard (run_limited makes it), as on the MySQL port."""
+        sessions = self.engine.ctx.sessions
+
+        def execute(session: SessionState, statement: st.Statement) -> Result:
+            assert session.guard is not None
+            sessions.started(login.connection_id, sql, session.guard, session.database)
+            try:
+                return self.engine.execute(session, statement)
+            finally:
+                sessions.finished(login.connection_id, session.database)
+
+        return execute
 
     def _run_sql(self, login: FlightLogin) -> Callable[[str], pa.Table]:
         """A metadata command's SQL, run as the caller and read whole (its answers are small)."""

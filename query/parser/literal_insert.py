@@ -3,14 +3,22 @@
 Batched VALUES lists are how producers without Stream Load load rows, and a 5,000-row statement
 cost seconds in sqlglot's tokenizer and parser, and again in DuckDB's binder (about 0.2 ms a row for a
 VALUES list). When every value is a plain literal — a number, a quoted string without backslashes,
-NULL, TRUE or FALSE — one regular expression cuts the list into pieces (values and the `(`, `,`, `)`
-between them, in C), list slices check that every tuple has the first one's shape, and each column's
-values are checked and typed as Arrow arrays (vectorised: a 5,000-row statement has tens of thousands
-of values). The rows go to the executor typed as DuckDB types the same literals (integers BIGINT,
-decimals DECIMAL(p,s), exponents DOUBLE, strings VARCHAR, booleans BOOLEAN), so they convert into the
-table's columns as the parser path's rows do. Anything else (an expression, a function, a comment, an
-escape sequence, a label, a partition, a second statement, a column mixing strings with numbers)
-returns None and the statement takes the parser.
+NULL, TRUE or FALSE — the list is cut into columns with no Python object but its strings':
+
+- split on its quote character, the text outside the strings is the list's structure and its bare
+  values; C-speed string operations normalise its whitespace, check that every string stands alone in
+  its slot and turn the tuples into lines, Arrow's CSV reader cuts the lines into columns, and each
+  string goes back into its cell by its number in row-major order;
+- a list with both quote characters, or a quote doubled inside a string, is cut by one regular
+  expression instead (values and the `(`, `,`, `)` between them), with list slices checking every
+  tuple's shape.
+
+Each column's values are then checked and typed as Arrow arrays (vectorised: a 5,000-row statement has
+tens of thousands of values). The rows go to the executor typed as DuckDB types the same literals
+(integers BIGINT, decimals DECIMAL(p,s), exponents DOUBLE, strings VARCHAR, booleans BOOLEAN), so they
+convert into the table's columns as the parser path's rows do. Anything else (an expression, a
+function, a comment, an escape sequence, a label, a partition, a second statement, a column mixing
+strings with numbers, tuples of different widths) returns None and the statement takes the parser.
 """
 
 from __future__ import annotations
@@ -18,8 +26,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 
 _IDENT = r"(?:`(?:[^`]|``)+`|[A-Za-z_][A-Za-z0-9_$]*)"
 _HEAD = re.compile(
@@ -34,6 +44,15 @@ _HEAD = re.compile(
 _PIECE = re.compile(r"""'(?:[^'\\]|'')*+'|"(?:[^"\\]|"")*+"|[^\s,();'"]++|\S""")
 # A bare value must be one of these whole (checked by Arrow, vectorised).
 _NUMBER = r"^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$"
+_INTEGER = r"^-?\d+$"
+_DECIMAL = r"^-?(?:\d+\.\d*|\.\d+)$"
+# A string's stand-in in the text outside the strings (never in a statement the split path takes).
+_STRING = "\x00"
+# SQL's whitespace; any other character outside a string belongs to a value (and fails its check).
+_SPACE = str.maketrans("\t\n\r\f\v", "     ")
+# Comments and the other quote character: the split path leaves such a list to the regular expression
+# (a comment may hold a quote that pairs with a string's).
+_NOT_SPLIT = ("'", '"', "#", "--", "/*")
 
 
 @dataclass(frozen=True)
@@ -58,6 +77,11 @@ class LiteralInsert:
     rows: LiteralRows
 
 
+# A column as cut from the list: each value's text (a string's without its quotes and doubling) and
+# whether it was bare (not a string).
+_Cells = tuple[pa.Array, pa.Array]
+
+
 def _name(text: str) -> str:
     text = text.strip()
     return text[1:-1].replace("``", "`") if text.startswith("`") else text
@@ -70,11 +94,10 @@ def parse_literal_insert(sql: str) -> LiteralInsert | None:
     head = _HEAD.match(sql)
     if head is None:
         return None
-    cut = _tuples(_PIECE.findall(sql, head.end()))
-    if cut is None:
-        return None
-    values, width, rows = cut
-    data = _columns([tuple(values[1 + 2 * i::2 * width + 2]) for i in range(width)], rows)
+    body = sql[head.end():]
+    quote = "'" if "'" in body or '"' not in body else '"'
+    cut = _split_columns(body, quote) or _pieces_columns(body)
+    data = _typed(*cut) if cut is not None else None
     if data is None:
         return None
     columns = None
@@ -82,6 +105,87 @@ def parse_literal_insert(sql: str) -> LiteralInsert | None:
         columns = tuple(_name(c) for c in re.findall(_IDENT, head.group("columns")))
     db = _name(head.group("db").rstrip().rstrip(".")) if head.group("db") else None
     return LiteralInsert(db, _name(head.group("table")), columns, data)
+
+
+def _split_columns(body: str, quote: str) -> tuple[list[_Cells], int] | None:
+    """(columns, row count) of a list whose strings all use `quote`, cut by splitting on it (see the
+    module docstring); None when the list is not that."""
+    if _STRING in body:
+        return None
+    parts = body.split(quote)
+    if len(parts) % 2 == 0:
+        return None  # a quote never closed
+    # The text outside the strings, a stand-in in each string's place.
+    outside = _STRING.join(parts[0::2])
+    if _STRING * 2 in outside:
+        return None  # a quote doubled inside a string, or strings side by side: the pieces cut's
+    if any(space in outside for space in "\t\n\r\f\v"):
+        outside = outside.translate(_SPACE)
+    outside = outside.strip().replace(", ", ",")
+    if any(mark in outside for mark in _NOT_SPLIT):
+        return None
+    if " " in outside:  # any spacing but the usual ", " (whitespace is only ever between tokens)
+        while "  " in outside:
+            outside = outside.replace("  ", " ")
+        for sep in ",();":
+            outside = outside.replace(f" {sep}", sep).replace(f"{sep} ", sep)
+    if outside.endswith(";"):
+        outside = outside[:-1]
+    if " " in outside or ";" in outside or not (outside.startswith("(") and outside.endswith(")")):
+        return None  # two values without a comma between, a second statement, …
+    lines = outside[1:-1].replace("),(", "\n")
+    if "(" in lines or ")" in lines:
+        return None  # a function, a parenthesised value, tuples without a comma between
+    # Every string alone in its slot: nothing stuck to it (`'a'x`, `x'41'`, `DATE '2024-01-01'`).
+    strings = len(parts) // 2
+    if lines.startswith(_STRING) + lines.count("," + _STRING) + lines.count("\n" + _STRING) != strings \
+            or lines.endswith(_STRING) + lines.count(_STRING + ",") + lines.count(_STRING + "\n") != strings:
+        return None
+    rows = lines.count("\n") + 1
+    names = [f"f{i}" for i in range(lines.count(",", 0, lines.find("\n") % (len(lines) + 1)) + 1)]
+    try:
+        table = pa_csv.read_csv(
+            pa.py_buffer(lines.encode()), read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
+            parse_options=pa_csv.ParseOptions(quote_char=False, escape_char=False, ignore_empty_lines=False),
+            convert_options=pa_csv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), null_values=[],
+                                                   strings_can_be_null=False))
+        texts = pa.array(parts[1::2], pa.string())
+    except (pa.ArrowInvalid, UnicodeEncodeError):
+        return None  # tuples of different widths: the parser path answers the width error
+    if table.num_rows != rows:
+        return None
+    cut = [raw.combine_chunks() for raw in table.columns]
+    quoted = [pc.equal(column, _STRING) for column in cut]
+    # The strings in row-major order, as they stand in the list: each string cell's number among them.
+    grid = np.stack([q.to_numpy(zero_copy_only=False) for q in quoted], axis=1)
+    number = (np.cumsum(grid.ravel()) - 1).reshape(grid.shape)
+    columns: list[_Cells] = []
+    for i, (column, strings_here) in enumerate(zip(cut, quoted, strict=True)):
+        if pc.any(strings_here).as_py():
+            found = texts.take(pa.array(np.where(grid[:, i], number[:, i], 0)))
+            column = pc.if_else(strings_here, found, column)
+        columns.append((column, pc.invert(strings_here)))
+    return columns, rows
+
+
+def _pieces_columns(body: str) -> tuple[list[_Cells], int] | None:
+    """(columns, row count) of the list cut by the regular expression, when its tuples have one shape."""
+    cut = _tuples(_PIECE.findall(body))
+    if cut is None:
+        return None
+    pieces, width, rows = cut
+    columns: list[_Cells] = []
+    for i in range(width):
+        raw = pa.array(pieces[1 + 2 * i::2 * width + 2], pa.string())
+        single, double = pc.starts_with(raw, "'"), pc.starts_with(raw, '"')
+        quoted = pc.or_(single, double)
+        if not pc.all(pc.or_(pc.invert(quoted), pc.greater(pc.utf8_length(raw), 1))).as_py():
+            return None  # a lone quote
+        inner = pc.utf8_slice_codeunits(raw, 1, -1)
+        text = pc.if_else(single, pc.replace_substring(inner, "''", "'"),
+                          pc.if_else(double, pc.replace_substring(inner, '""', '"'), raw))
+        columns.append((text, pc.invert(quoted)))
+    return columns, rows
 
 
 def _tuples(pieces: list[str]) -> tuple[list[str], int, int] | None:
@@ -107,37 +211,43 @@ def _tuples(pieces: list[str]) -> tuple[list[str], int, int] | None:
     return pieces, width, rows
 
 
-def _column(tokens: tuple[str, ...]) -> tuple[pa.Array, str] | None:
+def _column(text: pa.Array, bare: pa.Array) -> tuple[pa.Array, str] | None:
     """One column's literals as an Arrow array and the DuckDB type of the literals (vectorised: a
     5,000-row statement has tens of thousands of values)."""
-    raw = pa.array(tokens, pa.string())
-    upper = pc.utf8_upper(raw)
-    null = pc.equal(upper, "NULL")
-    single = pc.starts_with(raw, "'")
-    quoted = pc.or_(single, pc.starts_with(raw, '"'))
+    if not pc.any(bare).as_py():
+        return text, "VARCHAR"
+    if pc.all(pc.match_substring_regex(text, _INTEGER)).as_py():  # the common columns: integers alone …
+        try:
+            return pc.cast(text, pa.int64()), "BIGINT"
+        except pa.ArrowInvalid:
+            return None  # beyond BIGINT: the parser path types it
+    if pc.all(pc.match_substring_regex(text, _DECIMAL)).as_py():  # … or decimals alone
+        decimal = _decimal_type(text)
+        return (text, decimal) if decimal is not None else None
+    upper = pc.utf8_upper(text)
+    null = pc.and_(bare, pc.equal(upper, "NULL"))
+    if not pc.all(bare).as_py():
+        # Strings and NULLs are a string column; strings mixed with numbers or booleans are left to
+        # the parser path's typing.
+        if not pc.all(pc.or_(pc.invert(bare), null)).as_py():
+            return None
+        return pc.if_else(null, pa.scalar(None, pa.string()), text), "VARCHAR"
     boolean = pc.or_(pc.equal(upper, "TRUE"), pc.equal(upper, "FALSE"))
-    number = pc.invert(pc.or_(pc.or_(null, quoted), boolean))
-    # A value slot holding anything but a literal — a name, `(`, a lone quote — is no literal list.
-    if not pc.all(pc.or_(pc.invert(number), pc.match_substring_regex(raw, _NUMBER))).as_py() \
-            or not pc.all(pc.or_(pc.invert(quoted), pc.greater(pc.utf8_length(raw), 1))).as_py():
+    number = pc.invert(pc.or_(null, boolean))
+    # A value slot holding anything but a literal — a name, an empty slot — is no literal list.
+    if not pc.all(pc.or_(pc.invert(number), pc.match_substring_regex(text, _NUMBER))).as_py():
         return None
-    double = pc.and_(number, pc.match_substring(upper, "E"))
-    decimal = pc.and_(number, pc.match_substring(raw, "."))
-    has = {name: pc.any(mask).as_py() for name, mask in
-           (("string", quoted), ("bool", boolean), ("number", number), ("double", double), ("decimal", decimal))}
-    absent = pa.scalar(None, pa.string())
-    if not has["number"] and not has["bool"]:
-        inner = pc.utf8_slice_codeunits(raw, 1, -1)
-        text = pc.if_else(single, pc.replace_substring(inner, "''", "'"), pc.replace_substring(inner, '""', '"'))
-        return pc.if_else(null, absent, text), "VARCHAR"
-    if has["string"] or (has["bool"] and has["number"]):
-        return None  # strings or booleans mixed with numbers: the parser path's typing decides
-    if has["bool"]:
+    has_number, has_bool = pc.any(number).as_py(), pc.any(boolean).as_py()
+    if not has_number and not has_bool:
+        return pc.if_else(null, pa.scalar(None, pa.string()), text), "VARCHAR"  # NULLs alone
+    if has_bool and has_number:
+        return None  # booleans mixed with numbers: the parser path's typing decides
+    if has_bool:
         return pc.if_else(null, pa.scalar(None, pa.bool_()), pc.equal(upper, "TRUE")), "BOOLEAN"
-    values = pc.if_else(null, absent, raw)
-    if has["double"]:
+    values = pc.if_else(null, pa.scalar(None, pa.string()), text) if pc.any(null).as_py() else text
+    if pc.any(pc.match_substring(upper, "E")).as_py():
         return pc.cast(values, pa.float64()), "DOUBLE"
-    if has["decimal"]:
+    if pc.any(pc.match_substring(text, ".")).as_py():
         decimal = _decimal_type(values)
         return (values, decimal) if decimal is not None else None
     try:
@@ -146,11 +256,11 @@ def _column(tokens: tuple[str, ...]) -> tuple[pa.Array, str] | None:
         return None  # beyond BIGINT: the parser path types it
 
 
-def _columns(columns: list[tuple[str, ...]], rows: int) -> LiteralRows | None:
+def _typed(columns: list[_Cells], rows: int) -> LiteralRows | None:
     arrays: list[pa.Array] = []
     types: list[str] = []
-    for tokens in columns:
-        typed = _column(tokens)
+    for text, bare in columns:
+        typed = _column(text, bare)
         if typed is None:
             return None
         arrays.append(typed[0])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pymysql
 
+from query.parser import literal_insert
 from query.parser.literal_insert import parse_literal_insert
 from tests.query.sqlkit import fails, rows, run
 
@@ -55,3 +56,43 @@ def test_auto_increment_and_group_commit_take_fast_rows(conn: pymysql.connection
     finally:
         run(conn, "SET group_commit = off_mode")
     assert rows(conn, "SELECT count(*) FROM a") == [(3,)]
+
+
+# Lists of one quote character (the fast path's split cut): strings holding the list's punctuation,
+# empty strings, 'NULL' as text, spacing of every kind, negative and exponent numbers.
+SPLIT_COLUMNS = "k INT, s VARCHAR(20), dt DATETIME, dd DATE, d DECIMAL(10,2), f DOUBLE, flag BOOLEAN"
+SPLIT_VALUES = [
+    "(1, 'a, b', '2024-01-01 10:00:00', '2024-02-29', 1.25, -0.5e1, TRUE), "
+    "(2, '), (', '2024-01-01', '2024-03-01', -7, 3, false),\n\t(3,'it\"s',NULL,NULL,NULL,NULL,NULL)",
+    "( 4 , '' , '2024-12-31 23:59:59' , '2000-01-01' , .5 , 1E3 , NULL ) ,(5,'NULL','2024-06-01 00:00:00',"
+    "'2024-06-01',-0.01,-2.5E-3,true);",
+    "(6, 'line\nbreak', '2024-01-01 10:00:00', '2024-01-01', 99999999.99, 0, TRUE), (7, ')', NULL, NULL, 0, 0, FALSE)",
+]
+
+
+def test_one_quote_lists_write_what_the_parser_writes(conn: pymysql.connections.Connection, db: str) -> None:
+    for name in ("fast", "parsed"):
+        run(conn, f"CREATE TABLE {name} ({SPLIT_COLUMNS}) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    for values in SPLIT_VALUES:
+        assert literal_insert._split_columns(values, "'") is not None  # the split cut takes it
+        run(conn, f"INSERT INTO fast VALUES {values}")
+        run(conn, f"INSERT INTO parsed VALUES {values.rstrip(';')} /* through the parser */")
+    fast, parsed = rows(conn, "SELECT * FROM fast ORDER BY k"), rows(conn, "SELECT * FROM parsed ORDER BY k")
+    assert fast == parsed and len(fast) == 7
+
+
+def test_bad_values_fail_alike_on_both_paths(conn: pymysql.connections.Connection, db: str) -> None:
+    run(conn, "CREATE TABLE t (k INT, s VARCHAR(3), d DECIMAL(4,2), dd DATE) DUPLICATE KEY(k) "
+              "DISTRIBUTED BY HASH(k) BUCKETS 1")
+    for values in ("(1, 'abcd', 1, '2024-01-01')", "(1, 'a', 123.45, '2024-01-01')", "(1, 'a', 1, '2024-13-01')",
+                   "(99999999999, 'a', 1, '2024-01-01')", "(1, 'a', 'x', '2024-01-01')"):
+        answers: list[tuple[int, str] | None] = []
+        for tail in ("", " /* parser */"):
+            with conn.cursor() as cur:
+                try:
+                    cur.execute(f"INSERT INTO t VALUES {values}{tail}")
+                    answers.append(None)
+                except pymysql.MySQLError as exc:
+                    answers.append((exc.args[0], exc.args[1]))
+        assert answers[0] == answers[1], values
+    assert rows(conn, "SELECT count(*) FROM t") == [(0,)]

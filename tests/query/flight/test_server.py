@@ -6,6 +6,8 @@ the logins and grants against the SQL port's rules."""
 from __future__ import annotations
 
 import base64
+import threading
+import time
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -14,6 +16,7 @@ import adbc_driver_flightsql.dbapi as flightsql
 import adbc_driver_manager
 import pyarrow as pa
 import pyarrow.flight as flight
+import pymysql
 import pytest
 
 from query.flight import messages as m
@@ -294,3 +297,70 @@ def test_an_unclaimed_result_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     assert closed == [True]
     with pytest.raises(flight.FlightServerError, match="expired"):
         pending.take("token", handle)
+
+
+def _flight_login(uri: str, name: str, password: str) -> tuple[flight.FlightClient, flight.FlightCallOptions]:
+    found = flight.FlightClient(uri)
+    return found, flight.FlightCallOptions(headers=[found.authenticate_basic_token(name, password)])
+
+
+def _sessions_of(conn: Conn, name: str) -> list[dict[str, Any]]:
+    with conn.cursor() as cur:
+        cur.execute("SHOW FULL PROCESSLIST")
+        names = [d[0] for d in cur.description or ()]
+        return [r for r in (dict(zip(names, row, strict=True)) for row in cur.fetchall()) if r["User"] == name]
+
+
+def test_a_flight_login_is_a_connection_counted_listed_and_killed(uri: str, conn: Conn, db: str,
+                                                                  user: tuple[str, str]) -> None:
+    """Doris registers a connection per bearer token: it counts toward max_user_connections (on both
+    ports), shows in SHOW PROCESSLIST with its statement, and KILL ends it."""
+    name, password = user
+    run(conn, "CREATE TABLE big (k BIGINT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "INSERT INTO big VALUES " + ", ".join(f"({i})" for i in range(2000)))
+    run(conn, f"GRANT SELECT_PRIV ON {db}.* TO '{name}'")
+    run(conn, f"SET PROPERTY FOR '{name}' 'max_user_connections' = '2'")
+    first, first_options = _flight_login(uri, name, password)
+    second, second_options = _flight_login(uri, name, password)
+    try:
+        with pytest.raises(flight.FlightUnauthenticatedError, match=r"ERROR 1203 \(42000\).*max_user_connections"):
+            flight.FlightClient(uri).authenticate_basic_token(name, password)
+        with pytest.raises(pymysql.MySQLError) as refused:
+            pymysql.connect(host=conn.host, port=conn.port, user=name, password=password)
+        assert refused.value.args[0] == 1203, refused.value
+
+        listed = _sessions_of(conn, name)
+        assert len(listed) == 2, listed
+        slow = f"SELECT count(*) FROM {db}.big a, {db}.big b, {db}.big c WHERE a.k * b.k * c.k = 7777777777"
+        outcome: dict[str, BaseException] = {}
+
+        def run_slow() -> None:
+            try:
+                info = first.get_flight_info(query_info(slow), first_options)
+                first.do_get(info.endpoints[0].ticket, first_options).read_all()
+            except flight.FlightError as exc:
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=run_slow, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        running: list[dict[str, Any]] = []
+        while not running and time.monotonic() < deadline:
+            running = [r for r in _sessions_of(conn, name) if r["Command"] == "Query" and r["Info"] == slow]
+            time.sleep(0.1)
+        assert running, _sessions_of(conn, name)
+        assert str(running[0]["Host"]).startswith("127.0.0.1:") and running[0]["Db"] == "", running
+        run(conn, f"KILL QUERY {running[0]['Id']}")
+        thread.join(30)
+        assert not thread.is_alive() and "1317" in str(outcome.get("error")), outcome
+        # KILL CONNECTION ends the token: it is refused, and its place is free for a new login.
+        run(conn, f"KILL {running[0]['Id']}")
+        with pytest.raises(flight.FlightUnauthenticatedError, match="unknown or expired"):
+            first.get_flight_info(query_info("SELECT 1"), first_options)
+        assert len(_sessions_of(conn, name)) == 1
+        third, third_options = _flight_login(uri, name, password)
+        assert third.get_flight_info(query_info("SELECT 1"), third_options).total_records in (-1, 1)
+        third.close()
+    finally:
+        first.close()
+        second.close()
