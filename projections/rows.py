@@ -405,6 +405,8 @@ class RowsetsWriter:
         self._open: dict[tuple[int, int], tuple[str, RowsetStream]] = {}
         self._next_seq = 0
         self._writing: Future[None] | None = None
+        # Files sorted by the table's key (Duplicate: its sort key), for the row groups' statistics.
+        self._sort_key = tuple(c.file_column for c in table.schema_now.columns if c.is_key)
 
     def append(self, data: pa.Table, *, overlap: bool = True) -> None:
         """Appends a part; written on a writer thread unless `overlap` is false (the load's last
@@ -420,7 +422,8 @@ class RowsetsWriter:
             if key not in self._open:
                 # New rows land hot, on the partition's local medium; cooldown moves them later.
                 tier = local_target(self.table, self.table.partitions[key[0]], now_ms, self.default_cooldown_s)
-                self._open[key] = (tier, RowsetStream(self.tiers.root(tier), self.table.table_id, *key))
+                self._open[key] = (tier, RowsetStream(self.tiers.root(tier), self.table.table_id, *key,
+                                                      sort_key=self._sort_key))
             if len(groups) == 1:  # every row in one partition × bucket: no filter (it copies every column)
                 parts.append((self._open[key][1], data.select(keep)))
                 continue

@@ -9,9 +9,12 @@ needs time travel, and only commits inside its history can be read.
 
 Schema changes: every row is given the columns of the schema in force at the end of the read
 (matched by column id, so renames follow; a column a commit's schema lacks reads as its default,
-NULL without one, as older rows do in the current table). A schema
-change commit itself yields no rows — no row was added or removed, and a new column's default is
-not a change of the rows.
+NULL without one, as older rows do in the current table). A schema change commit itself adds or
+removes no row, and a new column's default is not a change of the rows: it yields none — unless it
+changes how the rows read in the end columns. A column dropped and brought back by a RESTORE reads
+as its default while it was gone, so its drop (and the RESTORE) change the rows' values there; left
+out, the feed would delete rows it never inserted and the versions folded from it (query.history)
+would never end.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from storage.locator import RowsetLocator
 
 CHANGE_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
 # Commits that never add or remove a row; skipping them saves two snapshot reads each.
-_NO_ROW_CHANGES = frozenset({"schema_change", "add_partition"})
+_NO_ROW_CHANGES = frozenset({"add_partition"})
 # Kinds whose partition_versions name every partition they touched; others are diffed whole.
 _PARTITION_SCOPED = frozenset({"load", "delete", "update", "truncate", "overwrite"})
 _RANK = {"delete": 0, "update_preimage": 1, "update_postimage": 2, "insert": 3}
@@ -144,6 +147,20 @@ def _commit_sql(source: FeedSource, table: TableState, commit: CommitRecord, sch
             f"__del AS (SELECT * FROM __b EXCEPT ALL SELECT * FROM __a) {typed})")
 
 
+def _may_change_rows(table: TableState, commit: CommitRecord, schema: TableSchema) -> bool:
+    """Whether `commit` may change the rows as read in `schema`'s columns. A schema change only does when
+    one of those columns reads otherwise after it (present or not, or of another type): a column it
+    dropped that `schema` has again reads as its default from there on."""
+    if commit.kind in _NO_ROW_CHANGES:
+        return False
+    if commit.kind != "schema_change":
+        return True
+    def read_as(then: TableSchema | None) -> list[str | None]:
+        types = {c.unique_id: c.type for c in then.columns} if then is not None else {}
+        return [types.get(c.unique_id) for c in schema.columns]
+    return read_as(table.schema_at(commit.ts_ms - 1)) != read_as(table.schema_at(commit.ts_ms))
+
+
 def changes_sql(source: FeedSource, table: TableState, commits: list[CommitRecord],
                 schema: TableSchema | None = None) -> str:
     """DuckDB SQL of the change rows of `commits` (in commit order, then by key, a pre-image before
@@ -152,7 +169,7 @@ def changes_sql(source: FeedSource, table: TableState, commits: list[CommitRecor
     schema = schema or table.schema_now
     # Doris' hidden columns (a hidden sequence column) are not part of a change row.
     schema = schema.model_copy(update={"columns": schema.visible_columns})
-    parts = [_commit_sql(source, table, c, schema) for c in commits if c.kind not in _NO_ROW_CHANGES]
+    parts = [_commit_sql(source, table, c, schema) for c in commits if _may_change_rows(table, c, schema)]
     columns = ", ".join(quote_ident(c.name) for c in schema.columns)
     if not parts:
         empty = ", ".join(f"CAST(NULL AS {read_type(c.type)}) AS {quote_ident(c.name)}" for c in schema.columns)

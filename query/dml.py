@@ -358,7 +358,7 @@ def _user_predicate(where: exp.Expr | None) -> str:
 def _bound_sql(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb.DuckDBPyConnection) -> str:
     """An UPDATE/DELETE expression as DuckDB SQL, the tables its subqueries read bound on `cur`."""
     try:
-        return bind_tables(ctx, session, expr, cur)
+        return bind_tables(ctx, session, expr, cur, views=True)  # taken apart and put inside UPDATE/DELETE SQL
     except duckdb.Error as exc:
         raise SqlFailure(*duck_error(exc)) from None
 

@@ -27,6 +27,7 @@ from query.parser import statements as st
 from query.parser import table_refs
 from query.parser.refs import TableRef
 from query.parser.statements import QualifiedName
+from query.partition_pruning import pruned
 from query.reads import (
     MAX_VIEW_DEPTH,
     bind_tables,
@@ -80,7 +81,12 @@ def _snapshot(ctx: Context, session: SessionState, ref: TableRef, name: Qualifie
     whole = snapshot_for(ctx, session, name, ref.as_of)
     selected = selected_partitions(ref.node)
     tablets = sum(_buckets(whole, p.partition_id) for p in whole.partitions)
-    return _Read(only_partitions(whole, selected) if selected else whole, len(whole.partitions), tablets)
+    cur = ctx.cursor()
+    try:  # the partitions the WHERE clause leaves, as the read prunes them
+        read = pruned(only_partitions(whole, selected) if selected else whole, ref.node, cur)
+    finally:
+        cur.close()
+    return _Read(read, len(whole.partitions), tablets)
 
 
 def _buckets(snapshot: Snapshot, partition_id: int) -> int:

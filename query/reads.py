@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -38,6 +39,7 @@ from query.parser import (
 )
 from query.parser.refs import TableRef, is_dual
 from query.parser.statements import HistoryRead, QualifiedName
+from query.partition_pruning import pruned
 from query.relation import snapshot_sql
 from query.s3_source import bind_s3_calls
 from query.sandbox import check_expression
@@ -253,11 +255,12 @@ def versions_sql(ctx: Context, session: SessionState, name: QualifiedName, read:
 
 
 def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb.DuckDBPyConnection,
-                expanding: tuple[ViewKey, ...] = ()) -> str:
+                expanding: tuple[ViewKey, ...] = (), *, views: bool = False) -> str:
     """Replaces every table reference of `expr` by a view of its snapshot (a view reference by its
     definition, bound the same way) and every session function by its value
     (query.session_functions); returns DuckDB SQL. `expanding`: the views whose definitions `expr`
-    is part of, outermost first (a view met again there reads itself)."""
+    is part of, outermost first (a view met again there reads itself). `views`: bind every table as a
+    temp view on `cur`, for callers that take the SQL apart or put it where a WITH cannot go."""
     expr = to_duckdb(substitute(session, expr), session_zone(session))  # a copy
     for dual in [t for t in expr.find_all(exp.Table) if is_dual(t)]:
         clause = dual.parent
@@ -265,6 +268,10 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
         if isinstance(clause, exp.From) and isinstance(select, exp.Select) and not select.args.get("joins"):
             clause.pop()  # SELECT … FROM DUAL is a SELECT without FROM
     qualified: set[tuple[str, str]] = set()  # (db, table) of references a column may name as db.table.col
+    # A query's table snapshots become CTEs of the query (inlined, never materialized) rather than temp
+    # views: DuckDB binds a view's Parquet scans once more when it is created (~3 ms a table).
+    inline = not views and isinstance(expr, exp.Select | exp.SetOperation)
+    snapshots: list[tuple[str, str]] = []
     for ref in table_refs(expr):
         alias = ref.node.alias or ref.name
         if not ref.node.alias:
@@ -295,14 +302,40 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
             snapshot = snapshot_for(ctx, session, QualifiedName(ref.name, ref.db), ref.as_of)
             if selected:
                 snapshot = only_partitions(snapshot, selected)
+            snapshot = pruned(snapshot, ref.node, cur)
             read = snapshot_sql(snapshot, ctx.locator, ReadOptions.of(session.system_variables))
-            cur.execute(f"CREATE TEMP VIEW {view} AS {read}")
+            if inline:
+                snapshots.append((view, read))
+            else:
+                cur.execute(f"CREATE TEMP VIEW {view} AS {read}")
         ref.node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(
             this=exp.to_identifier(alias))))
     # After the tables: the views it registers are not table references to bind.
     bind_s3_calls(ctx, expr, cur, in_view=bool(expanding))  # fetched by Strata, never by DuckDB
     _unqualify_columns(expr, qualified)
-    return expr.sql(dialect="duckdb")
+    return _with_snapshots(expr, snapshots)
+
+
+def _with_snapshots(expr: exp.Expr, snapshots: list[tuple[str, str]]) -> str:
+    """DuckDB SQL of `expr` with each (name, snapshot SQL) as a NOT MATERIALIZED CTE ahead of its own
+    CTEs (which may read them). The snapshot SQL is put in after generation, in place of a marker (a
+    random token, which no query text can hold), so sqlglot never parses or regenerates it."""
+    if not snapshots:
+        return expr.sql(dialect="duckdb")
+    token = uuid.uuid4().hex
+    ctes = [exp.CTE(this=exp.select(exp.Literal.string(f"{token}{name}")), alias=exp.TableAlias(
+        this=exp.to_identifier(name)), materialized=False) for name, _ in snapshots]
+    existing = expr.args.get("with_")
+    if isinstance(existing, exp.With):
+        existing.set("expressions", [*ctes, *existing.expressions])
+    else:
+        expr.set("with_", exp.With(expressions=ctes))
+    sql = expr.sql(dialect="duckdb")
+    for name, read in snapshots:
+        marker = f"(SELECT '{token}{name}')"
+        assert sql.count(marker) == 1, "a snapshot's place in the query"
+        sql = sql.replace(marker, f"({read})")
+    return sql
 
 
 def _unqualify_columns(expr: exp.Expr, qualified: set[tuple[str, str]]) -> None:
@@ -416,7 +449,8 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
         ctx.catch_up()  # a query that reads no table (SELECT 1, a connection pool's ping) has nothing to wait for
     # Streaming costs a small result about 1 ms more CPU than fetching it (DuckDB's relation and
     # Arrow reader): a query that reads no table, or with a small LIMIT, is fetched whole.
-    stream = session.arrow_results or (session.stream_results and reads_tables and not limited_below(expr, BATCH_ROWS))
+    stream = session.arrow_results or (session.stream_results and reads_tables and not limited_below(expr, BATCH_ROWS)
+                                       and not one_row(expr))
     for attempt in (1, 2):
         cur = ctx.cursor()
         streamed = False
@@ -454,6 +488,21 @@ def limited_below(expr: exp.Expr, rows: int) -> bool:
     limit = expr.args.get("limit")
     count = limit.expression if isinstance(limit, exp.Limit) else None
     return isinstance(count, exp.Literal) and count.is_int and int(count.this) <= rows
+
+
+def one_row(expr: exp.Expr) -> bool:
+    """Whether the query is an aggregate without GROUP BY (`SELECT count(*) FROM t WHERE …`), which gives
+    one row (none under a HAVING): fetched whole, one bind of the query instead of two."""
+    if not isinstance(expr, exp.Select) or expr.args.get("group") or expr.args.get("distinct"):
+        return False
+    projections = expr.expressions
+    if any(p.find(exp.Window) for p in projections):
+        return False
+    # Each output column an aggregate of this SELECT (not of a subquery of it) or a constant.
+    def aggregated(p: exp.Expr) -> bool:
+        return any(agg.parent_select is expr for agg in p.find_all(exp.AggFunc))
+    return any(aggregated(p) for p in projections) and all(
+        aggregated(p) or not any(c.parent_select is expr for c in p.find_all(exp.Column)) for p in projections)
 
 
 def query_table(ctx: Context, session: SessionState, expr: exp.Expr) -> pa.Table:

@@ -35,6 +35,7 @@ def compact_files(cursor: duckdb.DuckDBPyConnection, root: Path, table_id: int, 
     relevant = [d for d in deletes
                 if ordered[0].start_version < d.version <= ordered[-1].end_version and d.partition_id == partition_id]
     data = cursor.execute(compacted_rows_sql(spec, ordered, relevant, base=base)).to_arrow_table()
-    written = write_rowset(root, table_id, partition_id, bucket, data)
+    written = write_rowset(root, table_id, partition_id, bucket, data,
+                           sort_key=[c.file_column for c in spec.columns if c.is_key])
     return CompactedFile(written=written, column_ids=tuple(c.unique_id for c in spec.columns),
                          start_version=ordered[0].start_version, end_version=ordered[-1].end_version)

@@ -4,11 +4,12 @@ One builder serves both readers (a snapshot's visible rows, named as the user se
 compaction (merged rows of a run of rowsets, keeping the hidden columns so the output can be merged
 again later). Stages, each a subquery:
 
-1. raw — the Parquet files with `__version` (a constant for single-version rowsets; compacted files
-   carry their own), `__seq`, `__delete_sign`, `__partition` and `__cs` (which column set the
-   file holds);
-2. logical — each wanted column by unique id (`c<id>`): its value, or its DEFAULT for rows whose
-   file predates the column, cast to the wanted type;
+1. raw — per group of files (same column set; when rows need them, same partition and version) one
+   Parquet scan, `__version` and `__partition` as constants (compacted files carry their own
+   `__version`), `__seq` and `__delete_sign`; no file-name join, so DuckDB pushes filters into the
+   scan and answers a count from the files' metadata;
+2. logical — in the same SELECT, each wanted column by unique id (`c<id>`): its value cast to the
+   wanted type (no cast where the file has that type), or its DEFAULT in files that predate it;
 3. visible — delete predicates: a row written below a delete's version that matches it is gone;
 4. merged — Duplicate: all rows; Unique: per key the row with the highest sequence value (a NULL
    one lowest), then the newest (`__version`, `__seq`), unless it has a delete sign; Aggregate:
@@ -170,59 +171,105 @@ class MergeSpec:
         return f"{by_sequence}__version DESC, __seq DESC"
 
 
-def _raw(files: Sequence[RowsetFile], column_sets: list[frozenset[int]], delete_sign: bool,
-         positions: bool = False) -> str:
-    """Stage 1. With `positions`, each row also carries `__file` (its file's index in `files`) and
-    `__row` (its row number in that file): where a delete bitmap (storage.delete_bitmaps) points."""
-    groups = []
-    index = {id(f): i for i, f in enumerate(files)}
-    for compacted in (False, True):
-        group = [f for f in files if f.compacted == compacted]
-        if not group:
-            continue
-        paths = ", ".join(quote_literal(f.location) for f in group)
-        mapping = ", ".join(f"({quote_literal(f.location)}, {f.end_version}, {f.partition_id}, "
-                            f"{column_sets.index(f.column_ids)}, {index[id(f)]})" for f in group)
-        version = "r.__version" if compacted else "m.v"
-        sign = "r.__delete_sign" if delete_sign else "false"
-        # Only columns some file of this group holds: UNION ALL BY NAME fills the others with NULL.
-        cols = "".join(f"r.c{i}, " for i in sorted(set().union(*(f.column_ids for f in group))))
-        located = ", m.i AS __file, r.file_row_number AS __row" if positions else ""
-        numbered = ", file_row_number = true" if positions else ""
-        groups.append(f"SELECT {cols}{version} AS __version, r.__seq AS __seq, {sign} AS __delete_sign, "
-                      f"m.p AS __partition, m.cs AS __cs{located} "
-                      f"FROM read_parquet([{paths}], filename = true, union_by_name = true{numbered}) AS r "
-                      f"JOIN (VALUES {mapping}) AS m(f, v, p, cs, i) ON r.filename = m.f")
-    return " UNION ALL BY NAME ".join(f"({g})" for g in groups)
+# Up to this many single-version rowsets of one column set and partition are read by a scan each with
+# their version as a constant; more are read by one scan joined to a map of file → version (a UNION
+# of hundreds of scans costs more to plan and run than the join).
+_CONSTANT_VERSION_SCANS = 8
 
 
-def _logical(column: Column, column_sets: list[frozenset[int]], present: set[int]) -> str:
-    if column.unique_id not in present:
+def _groups(files: Sequence[RowsetFile], versioned: bool, positions: bool) -> list[tuple[list[RowsetFile], bool]]:
+    """Files read by one `read_parquet`, and whether the scan maps each file to its version (and
+    index) by name.
+
+    Same column set always; when rows need their version and partition, the same partition, and
+    single-version rowsets a scan each (version a constant) unless there are many (one mapped scan).
+    With `positions`, a scan of several files is mapped: a row's file is known by its name only."""
+    if not versioned:
+        by_columns: dict[frozenset[int], list[RowsetFile]] = {}
+        for f in files:
+            by_columns.setdefault(f.column_ids, []).append(f)
+        return [(group, positions and len(group) > 1) for group in by_columns.values()]
+    by_tablet: dict[tuple[frozenset[int], int, bool], list[RowsetFile]] = {}
+    for f in files:
+        by_tablet.setdefault((f.column_ids, f.partition_id, f.compacted), []).append(f)
+    groups: list[tuple[list[RowsetFile], bool]] = []
+    for (_, _, compacted), group in by_tablet.items():
+        by_version: dict[int, list[RowsetFile]] = {}
+        for f in group:
+            by_version.setdefault(f.end_version, []).append(f)
+        if compacted or len(by_version) == 1:
+            groups.append((group, False))
+        elif len(by_version) > _CONSTANT_VERSION_SCANS:
+            groups.append((group, True))
+        else:
+            groups.extend((same, False) for same in by_version.values())
+    return [(group, mapped or (positions and len(group) > 1)) for group, mapped in groups]
+
+
+def _value(column: Column, column_ids: frozenset[int]) -> str:
+    """A column of files holding `column_ids`: its value in the wanted type, or its DEFAULT when the
+    files predate it. A cast to the type a file already has is no cast (DuckDB drops it), so filters
+    on the column still reach the Parquet scan."""
+    if column.unique_id not in column_ids:
         return f"{default_sql(column)} AS {column.file_column}"
-    lacking = [i for i, ids in enumerate(column_sets) if column.unique_id not in ids]
-    value = f"CAST({column.file_column} AS {duck_type(column.type)})"
-    if lacking:
-        value = f"CASE WHEN __cs IN ({', '.join(map(str, lacking))}) THEN {default_sql(column)} ELSE {value} END"
-    return f"{value} AS {column.file_column}"
+    return f"CAST(r.{column.file_column} AS {duck_type(column.type)}) AS {column.file_column}"
+
+
+def _raw(files: Sequence[RowsetFile], wanted: Sequence[Column], delete_sign: bool, versioned: bool,
+         positions: bool) -> str:
+    """Stages 1–2: per group of files (`_groups`) one Parquet scan with constants for what the group
+    shares — no file-name join (but for many versions of one tablet, or positions in several files), so
+    DuckDB pushes filters into the scans and counts from the files' metadata. Every group yields the same
+    columns in the same order. With `positions`, each row also carries `__file` (its file's index in
+    `files`) and `__row` (its row number in that file): where a delete bitmap (storage.delete_bitmaps)
+    points."""
+    index = {id(f): i for i, f in enumerate(files)}
+    selects = []
+    for group, mapped in _groups(files, versioned, positions):
+        first = group[0]
+        paths = ", ".join(quote_literal(f.location) for f in group)
+        numbered = ", file_row_number = true" if positions else ""
+        # Files of one column set may still differ in a column's physical type (MODIFY COLUMN widens):
+        # union_by_name reads each by name in a type that holds both.
+        source = (f"read_parquet({quote_literal(first.location)}{numbered})" if len(group) == 1
+                  else f"read_parquet([{paths}], union_by_name = true{', filename = true' if mapped else ''}"
+                       f"{numbered})")
+        sign = "r.__delete_sign" if delete_sign else "false"
+        hidden = f"r.__seq AS __seq, {sign} AS __delete_sign"
+        if versioned:
+            version = "r.__version" if first.compacted else "m.v" if mapped else str(first.end_version)
+            hidden += f", CAST({version} AS BIGINT) AS __version, {first.partition_id} AS __partition"
+        if positions:
+            hidden += f", {'m.i' if mapped else index[id(first)]} AS __file, r.file_row_number AS __row"
+        scan = f"{source} AS r"
+        if mapped:
+            mapping = ", ".join(f"({quote_literal(f.location)}, {f.end_version}, {index[id(f)]})" for f in group)
+            scan += f" JOIN (VALUES {mapping}) AS m(f, v, i) ON r.filename = m.f"
+        values = ", ".join(_value(c, first.column_ids) for c in wanted)
+        selects.append(f"SELECT {values}, {hidden} FROM {scan}")
+    return " UNION ALL ".join(selects)
+
+
+def needs_versions(spec: MergeSpec, deletes: Sequence[DeleteRule]) -> bool:
+    """Whether a read of `spec` needs each row's `__version` and `__partition`: to apply delete
+    predicates, to merge by key, or to show __DORIS_VERSION_COL__."""
+    return bool(deletes) or (spec.keys_model != "DUPLICATE" and spec.merge) or _shows_hidden(spec)
 
 
 def visible_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule], *,
-                     positions: bool = False) -> str | None:
-    """Stages 1–3: every row not deleted, columns `c<id>` plus the hidden ones (and with `positions`,
-    `__file` and `__row`: see `_raw`). None if no files."""
+                     versioned: bool = True, positions: bool = False) -> str | None:
+    """Stages 1–3: every row not deleted, columns `c<id>` plus `__seq` and `__delete_sign` (when
+    `versioned`, `__version` and `__partition`; with `positions`, `__file` and `__row`: see `_raw`).
+    None if no files."""
     if not files:
         return None
-    column_sets = sorted({f.column_ids for f in files}, key=sorted)
-    present = {i for f in files for i in f.column_ids}
-    raw = _raw(files, column_sets, spec.delete_sign, positions)
+    assert versioned or not deletes, "delete predicates need each row's version"
     extra = (*spec.extra_columns, *([spec.sequence] if spec.sequence is not None else []))
     wanted = (*spec.columns, *dict.fromkeys(c for c in extra if c not in spec.columns))
-    carried = ", __file, __row" if positions else ""
-    logical = (f"SELECT {', '.join(_logical(c, column_sets, present) for c in wanted)}, "
-               f"__version, __seq, __delete_sign, __partition{carried} FROM ({raw})")
+    raw = _raw(files, wanted, spec.delete_sign, versioned, positions)
     conditions = [f"(__partition = {d.partition_id} AND __version < {d.version} "
                   f"AND coalesce(({d.predicate or 'true'}), false))" for d in deletes]
-    return f"SELECT * FROM ({logical})" + (f" WHERE NOT ({' OR '.join(conditions)})" if conditions else "")
+    return f"SELECT * FROM ({raw})" + (f" WHERE NOT ({' OR '.join(conditions)})" if conditions else "")
 
 
 def _fold(column: Column) -> str:
@@ -272,7 +319,7 @@ def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequen
     named = [_as_read(c, c.file_column) for c in spec.columns]
     if superseded is not None and files and spec.keys_model == "UNIQUE" and spec.merge:
         return _merged_on_write(spec, files, deletes, superseded, named)
-    visible = visible_rows_sql(spec, files, deletes)
+    visible = visible_rows_sql(spec, files, deletes, versioned=needs_versions(spec, deletes))
     if visible is None:
         empty = [_as_read(c, default_sql(c)) for c in spec.columns]
         hidden = [f"CAST(0 AS {t}) AS {quote_ident(n)}" for n, t in _HIDDEN_TYPES] if _shows_hidden(spec) else []

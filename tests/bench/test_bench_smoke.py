@@ -45,6 +45,7 @@ CASES = [
     ("insert_values", ["--statements", "4", "--rows-per-statement", "500", "--connections", "2"]),
     ("flight_sql", ["--rows", "20000", "--runs", "1"]),
     ("result_stream", ["--rows", "20000"]),
+    ("analytic", ["--lineitem-rows", "20000", "--orders-rows", "5000", "--upserts", "500", "--runs", "1"]),
     ("unique_mow", ["--rows", "20000", "--upserts", "2000", "--upsert-batches", "2", "--runs", "2"]),
     ("catalog_scale", ["--rowsets", "300", "--runs", "2", "--peer-runs", "1", "--cpu-window-s", "1"]),
     ("fault_harness", ["--duration-s", "5", "--faults", "1", "--keys", "10", "--down-max-s", "0.5"]),

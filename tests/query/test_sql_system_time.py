@@ -104,3 +104,24 @@ def test_a_view_may_read_history(conn: pymysql.connections.Connection, db: str) 
     run(conn, "CREATE VIEW changes_of_t AS SELECT k, v, _valid_from FROM t FOR SYSTEM_TIME ALL")
     assert "FOR SYSTEM_TIME ALL" in rows(conn, "SHOW CREATE VIEW changes_of_t")[0][1]
     assert sorted(r[:2] for r in rows(conn, "SELECT * FROM changes_of_t")) == [(1, 1), (1, 2)]
+
+
+def test_a_column_dropped_and_restored_reads_as_its_default_while_it_was_gone(
+        conn: pymysql.connections.Connection, db: str) -> None:
+    # RESTORE brings back a column a later commit dropped. Versions are read in today's columns, where rows
+    # read the column's default while it was gone: the drop ends the versions holding their own value and
+    # starts ones holding the default, which the later delete then ends (not versions that never end).
+    run(conn, f"CREATE TABLE t (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 {TT}")
+    run(conn, 'ALTER TABLE t ADD COLUMN c INT DEFAULT "0"')
+    run(conn, "INSERT INTO t VALUES (1, 1, NULL), (1, 1, NULL)")
+    run(conn, "ALTER TABLE t DROP COLUMN c")
+    run(conn, "DELETE FROM t WHERE k = 1")
+    run(conn, "INSERT INTO t VALUES (1, 1)")
+    added, inserted, dropped, deleted, again = commit_times(conn, "t")
+    run(conn, f"RESTORE TABLE t TO TIME AS OF '{text(added)}'")
+    restored = commit_times(conn, "t")[-1]
+    assert rows(conn, "SELECT * FROM t") == []
+    assert versions(conn, "SELECT * FROM t FOR SYSTEM_TIME ALL") == [
+        (1, 1, 0, dropped, deleted), (1, 1, 0, dropped, deleted), (1, 1, 0, again, restored),
+        (1, 1, None, inserted, dropped), (1, 1, None, inserted, dropped)]
+    assert rows(conn, f"SELECT count(*) FROM t FOR SYSTEM_TIME FROM '{text(restored)}' TO '2999-01-01'") == [(0,)]

@@ -1,6 +1,7 @@
 """storage.rowset_sql's Unique Key merge with a sequence column: per key the highest sequence value wins
 (NULL lowest, a tie to the newer version), in readers and in compaction alike; show_hidden keeps the rows
-a delete sign hides; a base compaction keeps delete signs of a sequenced table."""
+a delete sign hides; a base compaction keeps delete signs of a sequenced table; rows carry their file and
+row number (`positions`) whatever the scans' grouping."""
 
 from __future__ import annotations
 
@@ -9,9 +10,17 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from schemas.model import Column
-from storage.rowset_sql import MergeSpec, RowsetFile, compacted_rows_sql, table_rows_sql
+from storage.rowset_sql import (
+    DeleteRule,
+    MergeSpec,
+    RowsetFile,
+    compacted_rows_sql,
+    table_rows_sql,
+    visible_rows_sql,
+)
 
 K = Column(unique_id=1, name="k", type="INT", is_key=True)
 V = Column(unique_id=2, name="v", type="VARCHAR(8)")
@@ -59,3 +68,49 @@ def test_compaction_merges_the_same_way(tmp_path: Path) -> None:
     later = _rowset(tmp_path, 4, [(4, "again", 1, False), (1, "up", 6, False)])
     found = cur.execute(f"SELECT * FROM ({table_rows_sql(SPEC, [compacted, later], [])}) ORDER BY k").fetchall()
     assert found == [(1, "up", 6), (2, "tie", 5), (3, "null", None), (5, "x", 9)]
+
+
+def test_many_versions_of_a_tablet_merge_as_few_do(tmp_path: Path) -> None:
+    """Past _CONSTANT_VERSION_SCANS versions one scan maps files to versions by name; the merge and the
+    delete predicates see each row's version all the same."""
+    plain = MergeSpec(keys_model="UNIQUE", columns=(K, V, S), delete_sign=True)
+    # Version n writes keys 0 … n-1 with value 'v<n>': key k's newest row is version 12's; key 11 is deleted
+    # by a sign in version 12, key 0's rows below version 6 by a delete predicate (its row is version 12's).
+    files = [_rowset(tmp_path, n, [(k, f"v{n}", None, n == 12 and k == 11) for k in range(n)]) for n in range(1, 13)]
+    deletes = [DeleteRule(1, 6, "c1 = 0")]
+    sql = table_rows_sql(plain, files, deletes)
+    assert "filename = true" in sql  # the mapped scan is the one under test
+    found = duckdb.connect().execute(f"SELECT k, v FROM ({sql}) ORDER BY k").fetchall()
+    assert found == [(k, "v12") for k in range(11)]
+    few = table_rows_sql(plain, files[-3:], [])
+    assert "filename" not in few
+    assert duckdb.connect().execute(f"SELECT count(*) FROM ({few})").fetchall() == [(11,)]
+
+
+@pytest.mark.parametrize("versions", [1, 3, 12])
+def test_positions_name_each_rows_file_and_row(tmp_path: Path, versions: int) -> None:
+    """Merge-on-write reads subtract delete bitmaps by (`__file`, `__row`): every grouping of the scans —
+    several files of one version (buckets), a scan per version, one scan mapped by name past
+    _CONSTANT_VERSION_SCANS, compacted files — gives each row its file's index and its row number there."""
+    files: list[RowsetFile] = []
+    expected = []
+    buckets = [tmp_path / "b0", tmp_path / "b1"]
+    for folder in buckets:
+        folder.mkdir()
+    for n in range(1, versions + 1):
+        for bucket, folder in enumerate(buckets):
+            rows: list[tuple[int, str, int | None, bool]] = [(k, f"v{n}b{bucket}r{k}", None, False) for k in range(3)]
+            files.append(_rowset(folder, n, rows))
+            expected += [(len(files) - 1, i, value) for i, (_, value, _, _) in enumerate(rows)]
+    for bucket in range(2):
+        path = tmp_path / f"compacted{bucket}.parquet"
+        values = [f"c{bucket}r{i}" for i in range(4)]
+        pq.write_table(pa.table({"c1": pa.array(range(4), pa.int32()), "c2": values,
+                                 "c3": pa.array([None] * 4, pa.int32()), "__seq": range(4), "__version": [1] * 4,
+                                 "__delete_sign": [False] * 4}), path)
+        files.insert(0, RowsetFile(str(path), 1, 0, 1, frozenset({1, 2, 3})))
+        expected = [(f + 1, r, v) for f, r, v in expected] + [(0, i, v) for i, v in enumerate(values)]
+    sql = visible_rows_sql(SPEC, files, [], positions=True)
+    assert sql is not None
+    found = duckdb.connect().execute(f"SELECT __file, __row, c2 FROM ({sql}) ORDER BY ALL").fetchall()
+    assert found == sorted(expected)

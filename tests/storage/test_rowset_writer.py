@@ -1,0 +1,78 @@
+"""storage.rowset_writer: files sorted by the table's key in row groups of ROW_GROUP_ROWS with statistics,
+whether written in one part or several; the rows, their types and `__seq` unchanged; no temp file left."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from storage.rowset_writer import ROW_GROUP_ROWS, RowsetStream, write_rowset
+
+
+def _part(start: int, rows: int) -> pa.Table:
+    """Rows whose key (c1) comes in a scrambled order; c2 a decimal, c3 a nullable string."""
+    keys = [(i * 7919) % 1_000_003 for i in range(start, start + rows)]
+    prices = [None if i % 5 == 0 else i for i in range(start, start + rows)]
+    return pa.table({"c1": pa.array(keys, pa.int64()), "c2": pa.array(prices, pa.decimal128(12, 2)),
+                     "c3": pa.array([f"v{i}" if i % 3 else None for i in range(start, start + rows)], pa.string()),
+                     "__seq": pa.array(range(start, start + rows), pa.int64())})
+
+
+def _row_group_ranges(path: Path) -> list[tuple[int, int]]:
+    meta = pq.ParquetFile(path).metadata
+    ranges = []
+    for i in range(meta.num_row_groups):
+        stats = meta.row_group(i).column(0).statistics
+        assert stats is not None and stats.has_min_max
+        ranges.append((stats.min, stats.max))
+    return ranges
+
+
+def _check_sorted_file(path: Path, expected: pa.Table) -> None:
+    found = pq.read_table(path)
+    assert found.schema.names == expected.schema.names and found.schema.types == expected.schema.types
+    assert found["c1"].to_pylist() == sorted(expected["c1"].to_pylist())
+    # The same rows, each with its own __seq (rows of one key merge in __seq order, never file order).
+    assert sorted(found.to_pylist(), key=lambda r: r["__seq"]) == expected.to_pylist()
+    ranges = _row_group_ranges(path)
+    assert all(hi < next_lo for (_, hi), (next_lo, _) in zip(ranges, ranges[1:], strict=False))
+    meta = pq.ParquetFile(path).metadata
+    assert all(meta.row_group(i).num_rows <= ROW_GROUP_ROWS for i in range(meta.num_row_groups))
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temp, spool or spill left
+
+
+@pytest.mark.parametrize("rows", [ROW_GROUP_ROWS * 2 + 10, 1000])  # written by DuckDB; by pyarrow
+def test_one_part_is_sorted_in_row_groups(tmp_path: Path, rows: int) -> None:
+    data = _part(0, rows)
+    written = write_rowset(tmp_path, 1, 2, 0, data, sort_key=["c1"])
+    assert written.num_rows == data.num_rows
+    _check_sorted_file(tmp_path / written.path, data)
+    assert len(_row_group_ranges(tmp_path / written.path)) == -(-rows // ROW_GROUP_ROWS)
+
+
+@pytest.mark.parametrize("parts", [2, 4])
+def test_parts_are_sorted_as_a_whole(tmp_path: Path, parts: int) -> None:
+    stream = RowsetStream(tmp_path, 1, 2, 0, sort_key=["c1"])
+    chunks = [_part(i * 50_000, 50_000) for i in range(parts)]
+    for chunk in chunks:
+        stream.append(chunk)
+    written = stream.finish()
+    assert written.num_rows == 50_000 * parts
+    _check_sorted_file(tmp_path / written.path, pa.concat_tables(chunks))
+
+
+def test_unsorted_without_a_key_keeps_the_order(tmp_path: Path) -> None:
+    data = _part(0, 1000)
+    written = write_rowset(tmp_path, 1, 2, 0, data)
+    assert pq.read_table(tmp_path / written.path).equals(data)
+
+
+def test_abandon_leaves_nothing(tmp_path: Path) -> None:
+    stream = RowsetStream(tmp_path, 1, 2, 0, sort_key=["c1"])
+    stream.append(_part(0, 100))
+    stream.append(_part(100, 100))
+    stream.abandon()
+    assert list(stream.final.parent.iterdir()) == []
