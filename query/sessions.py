@@ -63,6 +63,13 @@ class SessionDirectory:
     def _following(connection_id: int) -> int:
         return connection_id + 1 if connection_id + 1 < _OWN_IDS[1] else _OWN_IDS[0]
 
+    def locate(self, connection_id: int, host: str) -> None:
+        """Sets the host of a session opened without one (`open_new`: its first call knows the peer)."""
+        with self._lock:
+            found = self._sessions.get(connection_id)
+            if found is not None and not found.host:
+                found.host = host
+
     def taken(self, connection_id: int) -> bool:
         with self._lock:
             return connection_id in self._sessions

@@ -75,7 +75,8 @@ class FlightLogins:
 
     def basic(self, header: str) -> FlightLogin:
         """A new token for the `Basic …` credentials, or FlightUnauthenticatedError. Its session's
-        host is filled in by the first handler (`located`): a middleware does not see the peer."""
+        host is filled in by the first call's handler (SessionDirectory.locate): a middleware does not see
+        the peer."""
         encoded = header.strip()
         encoded += "=" * (-len(encoded) % 4)  # Go's Flight client sends base64 without its padding
         try:
@@ -102,20 +103,15 @@ class FlightLogins:
         with self._lock:
             self._tokens[login.token] = login
             evicted = [self._tokens.popitem(last=False)[1] for _ in range(len(self._tokens) - MAX_TOKENS)]
-        for old in evicted:
-            sessions.close(old.connection_id)
+        self._end(evicted)
         return login
 
     def bearer(self, token: str) -> FlightLogin:
-        now = time.monotonic()
+        self.expire()  # an idle token is gone before it is looked up
         with self._lock:
             login = self._tokens.get(token.strip())
-            if login is not None and now - login.used > TOKEN_IDLE_S:
-                del self._tokens[login.token]
-                self._engine.ctx.sessions.close(login.connection_id)
-                login = None
             if login is not None:
-                login.used = now
+                login.used = time.monotonic()
                 self._tokens.move_to_end(login.token)
         if login is None:
             raise flight.FlightUnauthenticatedError("the bearer token is unknown or expired: log in again")
@@ -132,17 +128,21 @@ class FlightLogins:
     def forget(self, token: str) -> None:
         with self._lock:
             login = self._tokens.pop(token, None)
-        if login is not None:
-            self._engine.ctx.sessions.close(login.connection_id)
+        self._end([login] if login is not None else [])
 
     def expire(self) -> None:
-        """Ends the sessions of tokens idle longer than `TOKEN_IDLE_S`, so they stop counting."""
-        now = time.monotonic()
+        """Drops the tokens idle longer than `TOKEN_IDLE_S`; their sessions end, so they stop counting.
+        The tokens are kept least recently used first, so the idle ones are at the front."""
+        cutoff = time.monotonic() - TOKEN_IDLE_S
+        idle = []
         with self._lock:
-            idle = [login for login in self._tokens.values() if now - login.used > TOKEN_IDLE_S]
-            for login in idle:
-                del self._tokens[login.token]
-        for login in idle:
+            while self._tokens and next(iter(self._tokens.values())).used < cutoff:
+                idle.append(self._tokens.popitem(last=False)[1])
+        self._end(idle)
+
+    def _end(self, logins: list[FlightLogin]) -> None:
+        """The sessions of tokens just dropped (outside the token lock: the directory has its own)."""
+        for login in logins:
             self._engine.ctx.sessions.close(login.connection_id)
 
 

@@ -153,9 +153,7 @@ class StrataFlightServer(flight.FlightServerBase):
         if middleware is None:
             raise flight.FlightUnauthenticatedError("not logged in")
         login: FlightLogin = middleware.login
-        entry = self.engine.ctx.sessions.get(login.connection_id)
-        if entry is not None and not entry.host:
-            entry.host = _address(context.peer())
+        self.engine.ctx.sessions.locate(login.connection_id, _address(context.peer()))
         return login
 
     def _execute(self, login: FlightLogin, sql: str, kind: str) -> Result:
