@@ -208,6 +208,22 @@ def process_cpu_s(pid: int | None) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def settle(pids: Sequence[int | None], *, busy_cpu_s_per_s: float = 0.15, window_s: float = 1.0,
+           limit_s: float = 180.0) -> float:
+    """Waits until the processes together use under `busy_cpu_s_per_s` CPU over a `window_s` window
+    (what an earlier run left to do, such as compaction of the rows it loaded, is done) or `limit_s`
+    passed; returns the seconds waited. A measured run then pays for its own work only."""
+    started = time.monotonic()
+    while time.monotonic() - started < limit_s:
+        before = [process_cpu_s(p) for p in pids]
+        time.sleep(window_s)
+        after = [process_cpu_s(p) for p in pids]
+        used = sum(a - b for a, b in zip(after, before, strict=True) if a is not None and b is not None)
+        if used / window_s < busy_cpu_s_per_s:
+            break
+    return time.monotonic() - started
+
+
 def status_kb(pid: int | None, field: str) -> int | None:
     """A kB field of /proc/<pid>/status (VmRSS, VmHWM: the peak RSS); None when the process is gone."""
     if pid is None:
