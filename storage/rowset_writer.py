@@ -39,7 +39,7 @@ _DICTIONARY_PAGE_BYTES = 64 << 10
 # cannot match; smaller groups skip more, larger ones cost less per group to scan.
 ROW_GROUP_ROWS = 65536
 # What re-sorting a file written in several parts may hold in memory before DuckDB spills to disk.
-_SORT_MEMORY = "512MB"
+_SORT_MEMORY = "256MB"
 
 
 def new_rowset_id() -> str:
