@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import shutil
 import tarfile
 import tempfile
@@ -196,11 +197,14 @@ class CheckpointWriter:
 def restore(config: Settings, path: Path, store: ObjectStore | None = None) -> Manifest | None:
     """Fills the empty projection directory `path` from the newest checkpoint; None (logged) when
     there is none or it is unusable, and `path` is then left as it was."""
+    _remove_abandoned_restores(path)
     if path.exists() and any(path.iterdir()):
         return None
     store = store or checkpoint_store(config)
     started = time.monotonic()
-    staging = path.parent / f".{path.name}.restore-{uuid.uuid4().hex[:8]}"
+    # The staging name carries this process' pid, so that a later restore knows a leftover (the restoring
+    # process was killed) from a restore under way.
+    staging = path.parent / f".{path.name}.restore-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         try:
@@ -236,6 +240,25 @@ def restore(config: Settings, path: Path, store: ObjectStore | None = None) -> M
         return None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _remove_abandoned_restores(path: Path) -> None:
+    """Removes the staging folders of restores into `path` whose process is gone."""
+    for leftover in path.parent.glob(f".{path.name}.restore-*"):
+        pid = leftover.name.rsplit(".restore-", 1)[1].split("-", 1)[0]
+        if not pid.isdigit() or not _alive(int(pid)):
+            log.info("projection %s: removing %s, left by a restore that did not finish", path.name, leftover.name)
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
 
 
 def prefetch(config: Settings, path: Path) -> Future[Manifest | None]:

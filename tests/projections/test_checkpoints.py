@@ -193,3 +193,43 @@ def test_a_writer_killed_mid_upload_leaves_the_previous_checkpoint(own: Settings
     proc.wait(timeout=10)
     replica = restored_equals_replay(own, tmp_path, "after-kill")
     assert replica.restored is not None and replica.restored.key == first.key
+
+
+_KILLED_RESTORE = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from projections import checkpoints
+    from schemas.config import settings
+
+    config = settings().model_copy(update={"projection_snapshot_bucket": sys.argv[1]})
+    real = checkpoints._untar
+    def untar(*args, **kwargs):
+        real(*args, **kwargs)
+        print("extracted", flush=True)
+        time.sleep(600)  # killed here: the staging folder is full, the projection not yet replaced
+    checkpoints._untar = untar
+    checkpoints.restore(config, Path(sys.argv[2]))
+""")
+
+
+def test_a_restore_killed_midway_leaves_nothing_the_next_restore_keeps(
+        own: Settings, table: pymysql.connections.Connection, tmp_path: Path) -> None:
+    """A server killed during its early restore leaves its staging folder; the next restore into the
+    same projection removes it (its process is gone) and restores. A staging folder of a live process
+    (a restore under way) is left alone."""
+    first = upload_from(own, tmp_path / "source")
+    target = tmp_path / "sql-1"
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_RESTORE, own.projection_snapshot_bucket, str(target)],
+                            cwd=REPO, env=os.environ.copy(), stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "extracted"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    (abandoned,) = tmp_path.glob(".sql-1.restore-*")
+    assert abandoned.name.startswith(f".sql-1.restore-{proc.pid}-") and any(abandoned.iterdir())
+    under_way = tmp_path / f".sql-1.restore-{os.getpid()}-0000"
+    under_way.mkdir()
+    manifest = checkpoints.restore(own, target)
+    assert manifest is not None and manifest.key == first.key
+    assert not abandoned.exists() and under_way.exists()
+    assert sorted(p.name for p in tmp_path.glob(".sql-1.restore-*")) == [under_way.name]
