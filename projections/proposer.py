@@ -23,6 +23,9 @@ from schemas.topics import COMMANDS_TOPIC
 
 # How long a command may take to reach the broker before the proposal fails as unsent.
 _DELIVERY_TIMEOUT_S = 10.0
+# How long the thread serving delivery reports outlives the last send in flight: a writer's next
+# statement usually comes sooner, and then needs no new thread.
+_DELIVERY_SERVER_LINGER_S = 1.0
 # How many recent answers a proposer remembers, so a proposal of a command_id already answered (a
 # retry, or another writer proposing the same id) learns that answer: the sequencer skips the
 # duplicate, so no second answer would ever come.
@@ -55,6 +58,9 @@ class Proposer:
         self._waiters: dict[str, _Waiter] = {}
         self._recent: OrderedDict[str, EventEnvelope] = OrderedDict()
         self._lock = threading.Lock()
+        # Sends whose delivery report has not come yet, and whether a thread serves the reports.
+        self._in_flight = 0
+        self._serving = False
         self._producer = Producer({
             **config.kafka_client(),
             "enable.idempotence": True,
@@ -77,19 +83,41 @@ class Proposer:
             waiter.envelope = envelope
             waiter.done.set()
 
-    def _await_delivery(self, delivered: threading.Event, timeout: float) -> None:
-        """Serves the producer's delivery reports until this command's has come (or `timeout`).
+    def _sending(self) -> None:
+        """Counts one more send in flight and makes sure a thread serves the delivery reports.
 
-        Not `flush()`: it waits until the producer's whole queue is empty, so with many writers
-        sharing the producer each one waited for the others' commands too — one more statement's
-        command always being in flight. A report served here may be another writer's; each sets
-        its own event."""
-        deadline = time.monotonic() + timeout
-        while not delivered.is_set():
-            left = deadline - time.monotonic()
-            if left <= 0:
+        One thread polls the shared producer for everyone and each writer waits on its own event. When
+        every writer polled, a writer whose report another one served stayed blocked in its own poll
+        until that timed out (up to 50 ms per commit with many writers); `flush()` instead waited for
+        the whole queue, others' commands included."""
+        with self._lock:
+            self._in_flight += 1
+            if self._serving:
                 return
-            self._producer.poll(min(left, 0.05))
+            self._serving = True
+        threading.Thread(target=self._serve_deliveries, name=f"deliveries-{self.origin}", daemon=True).start()
+
+    def _delivered(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def _serve_deliveries(self) -> None:
+        """Polls the producer while sends are in flight, and a while after (then ends, so an unused
+        proposer holds no thread)."""
+        idle_since: float | None = None
+        while True:
+            self._producer.poll(0.05)
+            with self._lock:
+                if self._in_flight > 0:
+                    idle_since = None
+                    continue
+                now = time.monotonic()
+                idle_since = idle_since or now
+                if now - idle_since >= _DELIVERY_SERVER_LINGER_S:
+                    # Under the lock that `_sending` counts under: a send either sees this thread
+                    # still serving, or starts the next one.
+                    self._serving = False
+                    return
 
     def propose(self, command: Command, *, table_id: int | None = None, timeout: float | None = None,
                 transaction: Producer | None = None, command_id: str | None = None) -> EventEnvelope:
@@ -120,16 +148,23 @@ class Proposer:
         def on_delivery(err: KafkaError | None, _msg: object) -> None:
             if err is not None:
                 errors.append(str(err))
+            if transaction is None:
+                self._delivered()
             delivered.set()
 
         try:
-            producer = transaction or self._producer
-            producer.produce(COMMANDS_TOPIC, key=str(table_id if table_id is not None else "catalog").encode(),
-                             value=encode(envelope), on_delivery=on_delivery)
+            key = str(table_id if table_id is not None else "catalog").encode()
             if transaction is not None:
+                transaction.produce(COMMANDS_TOPIC, key=key, value=encode(envelope), on_delivery=on_delivery)
                 transaction.commit_transaction(30)
             else:
-                self._await_delivery(delivered, _DELIVERY_TIMEOUT_S)
+                self._sending()  # counted first: its report may be served the moment it is queued
+                try:
+                    self._producer.produce(COMMANDS_TOPIC, key=key, value=encode(envelope), on_delivery=on_delivery)
+                except BaseException:
+                    self._delivered()  # never queued: no report will come
+                    raise
+                delivered.wait(_DELIVERY_TIMEOUT_S)
             if errors:
                 raise CommandFailed(1105, f"could not send the command to {COMMANDS_TOPIC}: {errors[0]}")
             if not waiter.done.wait(timeout or self.config.command_timeout_s):
