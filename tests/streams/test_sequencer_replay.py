@@ -16,6 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pymysql
@@ -176,6 +177,35 @@ def test_a_proposal_of_a_command_already_answered_gets_that_answer(
     finally:
         first.close()
         second.close()
+
+
+def test_concurrent_proposals_share_one_delivery_thread_that_ends_when_idle(
+        config: Settings, conn: Conn, tmp_path: Path) -> None:
+    """Writers on many threads share one proposer: each gets its own answer, one thread serves the
+    producer's delivery reports while any send is in flight, and it ends once none has been for a
+    while (an idle proposer holds no thread)."""
+    _rows(conn, "INSERT INTO t VALUES (1, 1)")
+    replica = Replica.open(config, tmp_path / "c", "test-proposer-c")
+    try:
+        db = replica.projection.database_by_name(str(_rows(conn, "SELECT DATABASE()")[0][0]))
+        assert db is not None
+        table = replica.projection.table_by_name(db.db_id, "t")
+        assert table is not None
+        truncate = cmd.CommitDelete(table_id=table.table_id, partition_ids=(next(iter(table.partitions)),),
+                                    predicate=None, kind="truncate", description="TRUNCATE TABLE t")
+        with ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(lambda _: replica.proposer.propose(truncate, table_id=table.table_id,
+                                                                       timeout=60), range(48)))
+        assert len({a.event_id for a in answers}) == 48
+        assert all(isinstance(a.payload, ev.DeleteCommitted) for a in answers)
+        servers = [t for t in threading.enumerate() if t.name == "deliveries-test-proposer-c"]
+        assert len(servers) <= 1
+        assert until(lambda: not any(t.is_alive() for t in servers), 10), "the delivery thread outlived its sends"
+        assert not any(t.name == "deliveries-test-proposer-c" for t in threading.enumerate())
+        again = replica.proposer.propose(truncate, table_id=table.table_id, timeout=60)  # a new thread serves it
+        assert isinstance(again.payload, ev.DeleteCommitted)
+    finally:
+        replica.close()
 
 
 def test_a_forged_out_of_range_position_stops_the_sequencer_after_a_restart(config: Settings, conn: Conn) -> None:
