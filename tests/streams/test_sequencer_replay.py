@@ -148,6 +148,16 @@ def test_a_duplicated_command_is_applied_once_and_both_proposers_see_one_outcome
         second.close()
 
 
+def _truncate_of_t(conn: Conn, replica: Replica) -> tuple[int, cmd.CommitDelete]:
+    """`t`'s table id and a TRUNCATE of it as a command, from what `replica` knows."""
+    db = replica.projection.database_by_name(str(_rows(conn, "SELECT DATABASE()")[0][0]))
+    assert db is not None
+    table = replica.projection.table_by_name(db.db_id, "t")
+    assert table is not None
+    return table.table_id, cmd.CommitDelete(table_id=table.table_id, partition_ids=(next(iter(table.partitions)),),
+                                            predicate=None, kind="truncate", description="TRUNCATE TABLE t")
+
+
 def test_a_proposal_of_a_command_already_answered_gets_that_answer(
         config: Settings, conn: Conn, tmp_path: Path) -> None:
     """The race the test above can lose: the second proposer starts only after its replica has
@@ -157,13 +167,7 @@ def test_a_proposal_of_a_command_already_answered_gets_that_answer(
     first = Replica.open(config, tmp_path / "a", "test-proposer-a")
     second = Replica.open(config, tmp_path / "b", "test-proposer-b")
     try:
-        db = first.projection.database_by_name(str(_rows(conn, "SELECT DATABASE()")[0][0]))
-        assert db is not None
-        table = first.projection.table_by_name(db.db_id, "t")
-        assert table is not None
-        table_id, partition_id = table.table_id, next(iter(table.partitions))
-        truncate = cmd.CommitDelete(table_id=table_id, partition_ids=(partition_id,), predicate=None,
-                                    kind="truncate", description="TRUNCATE TABLE t")
+        table_id, truncate = _truncate_of_t(conn, first)
         command_id = new_id()
         answer = first.proposer.propose(truncate, table_id=table_id, command_id=command_id, timeout=60)
         assert until(lambda: second.projection.command_outcome(command_id) is not None, 30), "b never applied it"
@@ -187,22 +191,17 @@ def test_concurrent_proposals_share_one_delivery_thread_that_ends_when_idle(
     _rows(conn, "INSERT INTO t VALUES (1, 1)")
     replica = Replica.open(config, tmp_path / "c", "test-proposer-c")
     try:
-        db = replica.projection.database_by_name(str(_rows(conn, "SELECT DATABASE()")[0][0]))
-        assert db is not None
-        table = replica.projection.table_by_name(db.db_id, "t")
-        assert table is not None
-        truncate = cmd.CommitDelete(table_id=table.table_id, partition_ids=(next(iter(table.partitions)),),
-                                    predicate=None, kind="truncate", description="TRUNCATE TABLE t")
+        table_id, truncate = _truncate_of_t(conn, replica)
         with ThreadPoolExecutor(16) as pool:
-            answers = list(pool.map(lambda _: replica.proposer.propose(truncate, table_id=table.table_id,
-                                                                       timeout=60), range(48)))
+            answers = list(pool.map(lambda _: replica.proposer.propose(truncate, table_id=table_id, timeout=60),
+                                    range(48)))
         assert len({a.event_id for a in answers}) == 48
         assert all(isinstance(a.payload, ev.DeleteCommitted) for a in answers)
         servers = [t for t in threading.enumerate() if t.name == "deliveries-test-proposer-c"]
         assert len(servers) <= 1
         assert until(lambda: not any(t.is_alive() for t in servers), 10), "the delivery thread outlived its sends"
         assert not any(t.name == "deliveries-test-proposer-c" for t in threading.enumerate())
-        again = replica.proposer.propose(truncate, table_id=table.table_id, timeout=60)  # a new thread serves it
+        again = replica.proposer.propose(truncate, table_id=table_id, timeout=60)  # a new thread serves it
         assert isinstance(again.payload, ev.DeleteCommitted)
     finally:
         replica.close()
