@@ -278,7 +278,9 @@ TestAggregateBitmapTimeTravel = AggregateBitmapTimeTravelMachine.TestCase
 TestAggregateHllTimeTravel = AggregateHllTimeTravelMachine.TestCase
 TestPartitionedTimeTravel = PartitionedTimeTravelMachine.TestCase
 TestMergeOnReadUniqueTimeTravel = MergeOnReadUniqueTimeTravelMachine.TestCase
-for _case in (TestDuplicateTimeTravel, TestUniqueTimeTravel, TestAggregateTimeTravel, TestPartitionedTimeTravel,
+for _case in (TestDuplicateTimeTravel, TestUniqueTimeTravel, TestAggregateTimeTravel,
               TestAggregateBitmapTimeTravel, TestAggregateHllTimeTravel, TestMergeOnReadUniqueTimeTravel):
     _case.settings = _settings
+# Its histories span partitions (each example the slowest of this file): fewer in CI, as many nightly.
+TestPartitionedTimeTravel.settings = settings(_settings, max_examples=examples(ci=3, nightly=10))
 del _case
