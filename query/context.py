@@ -18,6 +18,7 @@ from projections.remote import RemoteStores
 from projections.state import TableState, ViewState
 from query.parser.statements import QualifiedName
 from query.sessions import SessionDirectory
+from query.superseded_positions import SupersededPositions
 from schemas.commands import Command
 from schemas.config import Settings
 from schemas.envelope import EventEnvelope
@@ -170,6 +171,8 @@ class Context:
     bulk_jobs: BulkJobRunner | None = None
     # The server's live SQL sessions (SHOW PROCESSLIST, KILL, max_user_connections).
     sessions: SessionDirectory = field(default_factory=lambda: SessionDirectory())
+    # Merge-on-write reads' superseded positions, read once per set of delete bitmaps.
+    superseded: SupersededPositions = field(default_factory=SupersededPositions)
     _services_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def made_once(self, attribute: str, make: Callable[[Context], _Service]) -> _Service:

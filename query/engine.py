@@ -45,6 +45,7 @@ from query import (
 from query.context import Context, Done, Result, Rows, SessionState, SqlFailure, set_running_guard
 from query.create_as import create_table_as
 from query.login_policy import LoginPolicy
+from query.metadata_count import counts_whole_table, metadata_count
 from query.parser import statements as st
 from query.reads import run_query
 from query.sandbox import check_statement
@@ -64,7 +65,12 @@ def _use(ctx: Context, session: SessionState, s: st.Use) -> Done:
 
 
 def _query(ctx: Context, session: SessionState, s: st.Query) -> Rows:
-    return run_query(ctx, session, mysql_semantics.rewrite(s.expr))
+    expr = mysql_semantics.rewrite(s.expr)
+    if session.arrow_results or not counts_whole_table(expr):  # a Flight SQL client takes Arrow batches
+        return run_query(ctx, session, expr)
+    ctx.catch_up()
+    counted = metadata_count(ctx, session, expr)
+    return counted if counted is not None else run_query(ctx, session, expr, caught_up=True)
 
 
 _HANDLERS: dict[type, Callable[[Context, SessionState, Any], Result]] = {

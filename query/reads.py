@@ -303,7 +303,8 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
             if selected:
                 snapshot = only_partitions(snapshot, selected)
             snapshot = pruned(snapshot, ref.node, cur)
-            read = snapshot_sql(snapshot, ctx.locator, ReadOptions.of(session.system_variables))
+            read = snapshot_sql(snapshot, ctx.locator, ReadOptions.of(session.system_variables),
+                                ctx.superseded.for_cursor(cur))
             if inline:
                 snapshots.append((view, read))
             else:
@@ -442,10 +443,11 @@ def _sets_hidden(rows: list[tuple[Any, ...]], types: list[str]) -> list[tuple[An
     return [tuple(None if i in hidden else value for i, value in enumerate(row)) for row in rows]
 
 
-def run_query(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows:
-    """Every SELECT, with or without FROM: DuckDB runs it, with the labels MySQL would give."""
+def run_query(ctx: Context, session: SessionState, expr: exp.Expr, *, caught_up: bool = False) -> Rows:
+    """Every SELECT, with or without FROM: DuckDB runs it, with the labels MySQL would give.
+    `caught_up`: the caller has just waited for the replica (`Context.catch_up`)."""
     reads_tables = bool(table_refs(expr))
-    if reads_tables:
+    if reads_tables and not caught_up:
         ctx.catch_up()  # a query that reads no table (SELECT 1, a connection pool's ping) has nothing to wait for
     # Streaming costs a small result about 1 ms more CPU than fetching it (DuckDB's relation and
     # Arrow reader): a query that reads no table, or with a small LIMIT, is fetched whole.

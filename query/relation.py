@@ -10,6 +10,7 @@ from projections.compaction import column_definitions, rowset_file
 from projections.merge_on_write import BITMAP_TIER
 from projections.snapshot import Snapshot
 from query.doris_variables import PLAIN_READ, ReadOptions
+from query.superseded_positions import PositionsSql
 from schemas.model import DELETE_SIGN_COLUMN, SEQUENCE_COLUMN, VERSION_COLUMN, Column, TableSchema
 from storage.delete_bitmaps import checked_bitmap_path, superseded_sql
 from storage.locator import RowsetLocator
@@ -39,10 +40,11 @@ def _dropped_since(schema: TableSchema, defined: dict[int, Column], deletes: lis
 
 
 def _merged_rows_sql(snapshot: Snapshot, locator: RowsetLocator, spec: MergeSpec, files: list[RowsetFile],
-                     deletes: list[DeleteRule]) -> str:
+                     deletes: list[DeleteRule], positions: PositionsSql) -> str:
     """`table_rows_sql` over the snapshot's files; on a merge-on-write Unique Key table, the tablets whose
-    delete bitmaps apply (projections.merge_on_write) subtract them and the others merge by key — the
-    same rows either way, as a key's rows are all in one tablet."""
+    delete bitmaps apply (projections.merge_on_write) subtract them (the positions' SQL from
+    `positions`) and the others merge by key — the same rows either way, as a key's rows are all in
+    one tablet."""
     on_write = {(p.partition_id, bucket): paths for p in snapshot.partitions for bucket, paths in p.bitmaps.items()}
     if not on_write or not spec.merge:
         return table_rows_sql(spec, files, deletes)
@@ -52,18 +54,21 @@ def _merged_rows_sql(snapshot: Snapshot, locator: RowsetLocator, spec: MergeSpec
     root = locator.tiers.root(BITMAP_TIER)
     bitmaps = [str(root / checked_bitmap_path(path, snapshot.table.table_id, partition_id, bucket))
                for (partition_id, bucket), paths in on_write.items() for path in paths]
-    superseded = superseded_sql(bitmaps, {rowsets[i].rowset_id: n for n, i in enumerate(written)})
+    superseded = positions(bitmaps, {rowsets[i].rowset_id: n for n, i in enumerate(written)})
     parts = [table_rows_sql(spec, [files[i] for i in written], deletes, superseded=superseded)]
     if merged:
         parts.append(table_rows_sql(spec, [files[i] for i in merged], deletes))
     return " UNION ALL ".join(f"({part})" for part in parts)
 
 
-def snapshot_sql(snapshot: Snapshot, locator: RowsetLocator, options: ReadOptions = PLAIN_READ) -> str:
+def snapshot_sql(snapshot: Snapshot, locator: RowsetLocator, options: ReadOptions = PLAIN_READ,
+                 positions: PositionsSql = superseded_sql) -> str:
     """SELECT returning the table's visible rows at the snapshot, columns named as the user sees them;
     `options`, the session's Doris read options, may keep deleted rows or skip merging by key. With
     `options.show_hidden` (show_hidden_columns), Doris' hidden columns too, and the rows of a Unique
     Key table whose newest load deleted them (with __DORIS_DELETE_SIGN__ = 1), as Doris shows.
+    `positions`: how a merge-on-write read gets the positions its delete bitmaps mark (by default read
+    from the bitmap files; a query's cursor reads them from `query.superseded_positions`' cache).
 
     Cold rowsets are fetched into the file cache first (in parallel), so the SQL names local files."""
     table = snapshot.table
@@ -79,7 +84,7 @@ def snapshot_sql(snapshot: Snapshot, locator: RowsetLocator, options: ReadOption
                      extra_columns=tuple(_dropped_since(schema, column_definitions(table), deletes)),
                      delete_sign=table.keys_model == "UNIQUE", sequence=table.sequence_column(schema),
                      show_hidden=show_hidden, merge=options.merge, hide_delete_signs=options.delete_signs)
-    rows = _merged_rows_sql(snapshot, locator, spec, files, deletes)
+    rows = _merged_rows_sql(snapshot, locator, spec, files, deletes, positions)
     if not show_hidden or table.keys_model != "UNIQUE":
         return rows
     # Doris' order: the table's columns, the delete sign and version, then the sequence column (a

@@ -59,5 +59,9 @@ def sandboxed_connection(read_dirs: Iterable[Path] = ()) -> duckdb.DuckDBPyConne
         # A trailing slash makes the entry a directory prefix; DuckDB refuses paths with `..`.
         connection.execute("SET allowed_directories = $dirs", {"dirs": dirs})
     connection.execute("SET enable_external_access = false")
+    # Rowset and delete-bitmap files are written once under unique names and never changed, so their
+    # Parquet footers (row-group statistics, the schema) can be kept between queries: a point lookup
+    # or a count over a many-row-group file would otherwise parse the footer again every time.
+    connection.execute("SET GLOBAL parquet_metadata_cache = true")  # every cursor's, not this one's only
     connection.execute("SET lock_configuration = true")
     return connection

@@ -12,6 +12,7 @@ from query.parser.cursor import Cursor
 from query.parser.errors import UnsupportedStatement
 from query.parser.lexing import split_statements, syntax_error, tokenize
 from query.parser.literal_insert import parse_literal_insert
+from query.parser.read_cache import ReadCache
 from query.parser.statements import Insert, Passthrough, QualifiedName, Statement
 
 Rule = Callable[[Cursor], Statement]
@@ -209,8 +210,16 @@ def parse_statement(sql: str) -> Statement:
     return _parse_tokens(chunks[0], sql)
 
 
-def parse_script(sql: str) -> list[Statement]:
-    """Parse ``;``-separated statements; error positions refer to the whole script."""
+def _parse_script(sql: str) -> list[Statement]:
     if (fast := _literal_insert(sql)) is not None:
         return [fast]
     return [_parse_tokens(tokens, sql) for tokens in split_statements(tokenize(sql))]
+
+
+_reads = ReadCache(_parse_script)
+
+
+def parse_script(sql: str) -> list[Statement]:
+    """Parse ``;``-separated statements; error positions refer to the whole script. A script of
+    queries parsed before is a copy of that parse (query.parser.read_cache)."""
+    return _reads.parse(sql)

@@ -32,6 +32,15 @@ def test_rowset_folders_are_readable_through_cursors(layout: tuple[Path, Path]) 
     assert cur.execute("SELECT sum(k) FROM v").fetchone() == (6,)
 
 
+def test_parquet_footers_are_kept_between_queries(layout: tuple[Path, Path]) -> None:
+    """Rowset files never change once written, so every cursor reuses a file's parsed footer."""
+    data, _ = layout
+    cur = sandboxed_connection([data]).cursor()
+    assert cur.execute("SELECT current_setting('parquet_metadata_cache')").fetchone() == (True,)
+    with pytest.raises(duckdb.Error):
+        cur.execute("SET parquet_metadata_cache = false")  # locked with the rest
+
+
 @pytest.mark.parametrize("sql", [
     "SELECT * FROM read_text('{secret}')",
     "SELECT * FROM read_text('{data}/../secret.txt')",
