@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from storage.grouped_calls import GroupedCalls
@@ -81,6 +82,29 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+class _WholeGroups:
+    """A Parquet writer whose row groups hold ROW_GROUP_ROWS rows across the parts written to it
+    (parts end anywhere; a short group in the middle of a file would prune worse, and DuckDB,
+    copying such a file, would join its rows to the next group's)."""
+
+    def __init__(self, writer: pq.ParquetWriter) -> None:
+        self.writer = writer
+        self._carry: pa.Table | None = None  # the rows after the last whole group written
+
+    def write(self, data: pa.Table) -> None:
+        pending = data if self._carry is None else pa.concat_tables([self._carry, data])
+        whole = pending.num_rows - pending.num_rows % ROW_GROUP_ROWS
+        if whole:
+            self.writer.write_table(pending.slice(0, whole), row_group_size=ROW_GROUP_ROWS)
+        self._carry = pending.slice(whole) if whole < pending.num_rows else None
+
+    def close(self) -> None:
+        if self._carry is not None:
+            self.writer.write_table(self._carry, row_group_size=ROW_GROUP_ROWS)
+            self._carry = None
+        self.writer.close()
+
+
 class RowsetStream:
     """One rowset file written a part at a time (a load larger than memory appends its chunks), in row
     groups of `ROW_GROUP_ROWS`; `finish` makes it durable as above and names it. Until then only temp
@@ -90,8 +114,10 @@ class RowsetStream:
     its row groups cover disjoint key ranges and their statistics prune reads. The first part is held
     until a second comes or the file finishes: a file of one part is sorted in memory; the parts of a
     larger one are spooled unsorted (uncompressed) and sorted as a whole by `finish` (DuckDB,
-    spilling past `_SORT_MEMORY`), which also writes sorted files past `_SMALL_PART_ROWS`. Readers never
-    depend on the order (rows of one key are ordered by `__seq`)."""
+    spilling past `_SORT_MEMORY`), which also writes sorted files past `_SMALL_PART_ROWS`. Parts that
+    come in key order (each sorted, each starting at or after the previous one's last key: loads of
+    increasing ids or event times, a producer's usual order) are written as they are, without the
+    sort. Readers never depend on the order (rows of one key are ordered by `__seq`)."""
 
     def __init__(self, root: Path, table_id: int, partition_id: int, bucket: int,
                  sort_key: Sequence[str] = ()) -> None:
@@ -103,44 +129,68 @@ class RowsetStream:
         self.sort_key = tuple(sort_key)
         self.num_rows = 0
         self._first: pa.Table | None = None
-        self._writer: pq.ParquetWriter | None = None
+        self._schema: pa.Schema | None = None  # the first part's: every later part is cast to it
+        self._file: _WholeGroups | None = None  # the temp file, written part by part while in key order
+        self._spool_file: _WholeGroups | None = None  # the parts once out of order, for `finish` to sort
         self._spool = self.tmp.with_name(f"{self.tmp.name}.spool")
+        self._in_order_part = self.tmp.with_name(f"{self.tmp.name}.ordered")  # what `_file` held by then
+        # Whether every part so far came in key order, and the key of the last row then.
+        self._in_order = True
+        self._last_key: tuple[object, ...] | None = None
 
     def append(self, data: pa.Table) -> None:
         self.num_rows += data.num_rows
-        if self.sort_key and self._writer is None and self._first is None:
+        if self.sort_key and self._in_order:
+            self._in_order = self._continues_order(data)
+        if self.sort_key and self._first is None and self._file is None and self._spool_file is None:
             self._first = data
             return
-        if self._writer is None:
-            first, self._first = self._first, None
-            if first is None:
-                self._writer = _parquet_writer(self.tmp, data.schema)
+        first, self._first = self._first, None
+        for part in (data,) if first is None else (first, data):
+            if self._schema is None:
+                self._schema = part.schema
             else:
-                # The spool is read once, by the sort: written as cheaply as Parquet allows.
-                self._writer = pq.ParquetWriter(self._spool, first.schema, compression="none", use_dictionary=False,
-                                                write_statistics=False)
-                self._writer.write_table(first, row_group_size=ROW_GROUP_ROWS)
-                data = data.cast(self._writer.schema)
-        else:
-            data = data.cast(self._writer.schema)  # every part has the rows' types; a NULL-only part too
-        self._writer.write_table(data, row_group_size=ROW_GROUP_ROWS)
+                part = part.cast(self._schema)  # every part has the rows' types; a NULL-only part too
+            if self._in_order or not self.sort_key:
+                self._to_file(part)
+            else:
+                self._to_spool(part)
+
+    def _to_file(self, part: pa.Table) -> None:
+        if self._file is None:
+            self._file = _WholeGroups(_parquet_writer(self.tmp, part.schema))
+        self._file.write(part)
+
+    def _to_spool(self, part: pa.Table) -> None:
+        if self._file is not None:  # the parts before came in order: kept aside, sorted with the rest
+            self._file.close()
+            self._file = None
+            os.replace(self.tmp, self._in_order_part)
+        if self._spool_file is None:
+            # The spool is read once, by the sort: written as cheaply as Parquet allows.
+            self._spool_file = _WholeGroups(pq.ParquetWriter(self._spool, part.schema, compression="none",
+                                                             use_dictionary=False, write_statistics=False))
+        self._spool_file.write(part)
 
     def finish(self) -> WrittenFile:
         if self._first is not None:
             first, self._first = self._first, None
-            if first.num_rows <= _SMALL_PART_ROWS or any(pa.types.is_null(f.type) for f in first.schema):
+            if self._in_order or first.num_rows <= _SMALL_PART_ROWS or \
+                    any(pa.types.is_null(f.type) for f in first.schema):
                 with _parquet_writer(self.tmp, first.schema) as writer:
-                    writer.write_table(first.sort_by([(name, "ascending") for name in self.sort_key]),
-                                       row_group_size=ROW_GROUP_ROWS)
+                    ordered = first if self._in_order else first.sort_by([(n, "ascending") for n in self.sort_key])
+                    writer.write_table(ordered, row_group_size=ROW_GROUP_ROWS)
             else:
                 self._write_sorted(first)
-        elif self._writer is None:
-            raise ValueError("a rowset needs at least one part")
+        elif self._file is not None:
+            self._file.close()
+        elif self._spool_file is not None:
+            self._spool_file.close()
+            self._write_sorted(None)
+            self._spool.unlink()
+            self._in_order_part.unlink(missing_ok=True)
         else:
-            self._writer.close()
-            if self.sort_key:
-                self._write_sorted(None)
-                self._spool.unlink()
+            raise ValueError("a rowset needs at least one part")
         with open(self.tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         checksum = file_sha256(self.tmp)
@@ -150,28 +200,68 @@ class RowsetStream:
                            size_bytes=self.final.stat().st_size, checksum=checksum)
 
     def _write_sorted(self, part: pa.Table | None) -> None:
-        """The temp file written by DuckDB, sorted, from one part in memory or (None) from the spool.
-
-        DuckDB's Parquet (integer-backed decimals, dictionaries only where they pay) is about 40 % smaller
-        than pyarrow's and scans faster; files are only ever read by DuckDB."""
+        """The temp file written by DuckDB, sorted, from one part in memory or (None) from the spool and
+        the parts written before the order broke."""
         con = duckdb.connect(config={"memory_limit": _SORT_MEMORY,
                                      "temp_directory": str(self.tmp.with_name(f"{self.tmp.name}.spill"))})
         try:
             if part is not None:
                 con.register("part", part)
-            source = "part" if part is not None else f"read_parquet({_literal(str(self._spool))})"
+                source = "part"
+            else:
+                files = [self._spool, *([self._in_order_part] if self._in_order_part.exists() else [])]
+                source = f"read_parquet([{', '.join(_literal(str(f)) for f in files)}])"
             con.execute(f"COPY (SELECT * FROM {source} ORDER BY {_order(self.sort_key)}) TO "
                         f"{_literal(str(self.tmp))} (FORMAT PARQUET, COMPRESSION zstd, "
                         f"ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
         finally:
             con.close()
 
+    @property
+    def in_key_order(self) -> bool:
+        """Whether the parts so far came in key order (the file then needs no sort)."""
+        return bool(self.sort_key) and self._in_order
+
+    def _continues_order(self, part: pa.Table) -> bool:
+        """Whether `part` is sorted by the key and starts at or after the last key so far (and then
+        remembers its last key). NULL keys, NaN or uncomparable values count as out of order: the
+        sort then decides, as it always may."""
+        if not part.num_rows:
+            return True
+        columns = [part[name] for name in self.sort_key]
+        try:
+            if any(c.null_count for c in columns) or not _sorted_within(columns):
+                return False
+            first = tuple(c[0].as_py() for c in columns)
+            if self._last_key is not None and not self._last_key <= first:
+                return False
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError):
+            return False
+        self._last_key = tuple(c[-1].as_py() for c in columns)
+        return True
+
     def abandon(self) -> None:
         self._first = None
-        if self._writer is not None:
-            self._writer.close()
-        self.tmp.unlink(missing_ok=True)
-        self._spool.unlink(missing_ok=True)
+        for writer in (self._file, self._spool_file):
+            if writer is not None:
+                writer.writer.close()
+        for path in (self.tmp, self._spool, self._in_order_part):
+            path.unlink(missing_ok=True)
+
+
+def _sorted_within(columns: Sequence[pa.ChunkedArray]) -> bool:
+    """Whether the rows are in ascending lexicographic order of `columns` (no NULLs among them)."""
+    rows = len(columns[0])
+    if rows < 2:
+        return True
+    ahead: pa.Array | None = None  # row i sorts before row i + 1 on the columns seen so far
+    tied: pa.Array | None = None  # row i equals row i + 1 on the columns seen so far
+    for column in columns:
+        this, after = column.slice(0, rows - 1), column.slice(1)
+        less, equal = pc.less(this, after), pc.equal(this, after)
+        ahead = less if ahead is None else pc.or_(ahead, pc.and_(tied, less))
+        tied = equal if tied is None else pc.and_(tied, equal)
+    return bool(pc.all(pc.or_(ahead, tied)).as_py())
 
 
 def _literal(text: str) -> str:

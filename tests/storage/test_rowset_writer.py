@@ -76,3 +76,77 @@ def test_abandon_leaves_nothing(tmp_path: Path) -> None:
     stream.append(_part(100, 100))
     stream.abandon()
     assert list(stream.final.parent.iterdir()) == []
+
+
+def _ordered_part(start: int, rows: int) -> pa.Table:
+    """Rows of increasing keys from `start` (a load of ids or event times in order)."""
+    part = _part(start, rows)
+    return part.set_column(0, "c1", pa.array(range(start, start + rows), pa.int64()))
+
+
+@pytest.mark.parametrize("rows", [ROW_GROUP_ROWS * 2 + 10, 1000])
+def test_parts_in_key_order_are_written_as_they_come(tmp_path: Path, rows: int) -> None:
+    """No sort is needed (the stream says so) and the file is as sorted as a sorted one."""
+    stream = RowsetStream(tmp_path, 1, 2, 0, sort_key=["c1"])
+    chunks = [_ordered_part(i * rows, rows) for i in range(3)]
+    for chunk in chunks:
+        stream.append(chunk)
+    assert stream.in_key_order
+    written = stream.finish()
+    _check_sorted_file(tmp_path / written.path, pa.concat_tables(chunks))
+
+
+@pytest.mark.parametrize("second", [
+    pytest.param(lambda: _ordered_part(500, 1000), id="overlapping the first"),
+    pytest.param(lambda: _ordered_part(5000, 1000).take(list(range(999, -1, -1))), id="descending"),
+    pytest.param(lambda: _ordered_part(5000, 1000).set_column(
+        0, "c1", pa.array([None] + list(range(5001, 6000)), pa.int64())), id="a NULL key"),
+])
+def test_parts_out_of_key_order_are_sorted(tmp_path: Path, second: object) -> None:
+    stream = RowsetStream(tmp_path, 1, 2, 0, sort_key=["c1"])
+    chunks = [_ordered_part(0, 1000), second()]  # type: ignore[operator]
+    for chunk in chunks:
+        stream.append(chunk)
+    assert not stream.in_key_order
+    found = pq.read_table(tmp_path / stream.finish().path)
+    assert found["c1"].to_pylist() == sorted(pa.concat_tables(chunks)["c1"].to_pylist(),
+                                             key=lambda k: (k is None, k))
+
+
+def test_a_key_of_several_columns_in_order_with_ties(tmp_path: Path) -> None:
+    """Order is lexicographic over the key's columns; equal keys may repeat across parts."""
+    def part(a: list[int], b: list[str]) -> pa.Table:
+        return pa.table({"a": pa.array(a, pa.int64()), "b": pa.array(b, pa.string()),
+                         "__seq": pa.array(range(len(a)), pa.int64())})
+
+    stream = RowsetStream(tmp_path, 1, 2, 0, sort_key=["a", "b"])
+    stream.append(part([1, 1, 2], ["x", "y", "a"]))
+    stream.append(part([2, 3], ["a", "a"]))
+    assert stream.in_key_order
+    stream.append(part([3], ["0"]))  # (3, "0") sorts before (3, "a")
+    assert not stream.in_key_order
+    found = pq.read_table(tmp_path / stream.finish().path)
+    assert list(zip(found["a"].to_pylist(), found["b"].to_pylist(), strict=True)) == [
+        (1, "x"), (1, "y"), (2, "a"), (2, "a"), (3, "0"), (3, "a")]
+
+
+@pytest.mark.parametrize("rows", [ROW_GROUP_ROWS + 7, 1000])
+def test_order_broken_after_parts_written_in_order(tmp_path: Path, rows: int) -> None:
+    """The parts written while in order are sorted with the rest; no temp file is left."""
+    stream = RowsetStream(tmp_path, 1, 2, 0, sort_key=["c1"])
+    chunks = [_ordered_part(0, rows), _ordered_part(rows, rows), _ordered_part(rows // 2, rows)]
+    for chunk in chunks:
+        stream.append(chunk)
+    assert not stream.in_key_order
+    found = pq.read_table(tmp_path / stream.finish().path)
+    assert found["c1"].to_pylist() == sorted(pa.concat_tables(chunks)["c1"].to_pylist())
+    assert sorted(found["__seq"].to_pylist()) == sorted(pa.concat_tables(chunks)["__seq"].to_pylist())
+    assert [p.name for p in stream.final.parent.iterdir()] == [stream.final.name]
+
+
+def test_abandon_after_the_order_broke_leaves_nothing(tmp_path: Path) -> None:
+    stream = RowsetStream(tmp_path, 1, 2, 0, sort_key=["c1"])
+    for part in (_ordered_part(0, 100), _ordered_part(100, 100), _ordered_part(50, 100)):
+        stream.append(part)
+    stream.abandon()
+    assert list(stream.final.parent.iterdir()) == []
