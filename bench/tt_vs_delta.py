@@ -21,6 +21,11 @@ delta-rs: `--commits` one-row `write_deltalake(path, …, mode="append")` under 
 pyarrow filter/count of `v % 2 == 0`. The two sides' timed queries alternate run by run, so both
 see the same background load on a shared machine.
 Goal: Strata p50 (SELECT *) at least 5× faster than delta-rs p50 (open + to_pyarrow_table).
+History storage, side by side: Strata's rowset files of the table (information_schema.rowsets, every
+state) right after compaction and once the recycler has run (waiting up to --storage-wait s: the inputs
+of a version-keeping compaction go after the recycler's grace), the instant read again then; delta-rs'
+directory after optimize (every data file and the log: the history a time travel reads, until a VACUUM
+past the retention). Goal: Strata after the recycler ≤ 1.5× delta-rs.
 Prints one JSON object.
 """
 
@@ -49,6 +54,7 @@ from bench.stack import (
 )
 
 GOAL_FACTOR = 5.0
+STORAGE_GOAL = 1.5
 TABLE_SQL = ("CREATE TABLE t (k BIGINT, v BIGINT) ENGINE=OLAP DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
              "PROPERTIES (\"replication_num\" = \"1\", \"enable_time_travel\" = \"true\")")
 
@@ -69,6 +75,31 @@ def rowset_states(cur, db: str) -> dict[str, int]:
     cur.execute("SELECT STATE, count(*) FROM information_schema.rowsets "
                 f"WHERE TABLE_SCHEMA = '{db}' AND TABLE_NAME = 't' GROUP BY STATE")
     return {state: int(n) for state, n in cur.fetchall()}
+
+
+def strata_storage(cur, db: str) -> dict[str, int]:
+    """Bytes of the table's rowset files by state (visible: the latest cover; stale: kept for history)."""
+    cur.execute("SELECT STATE, count(*), sum(DATA_DISK_SIZE) FROM information_schema.rowsets "
+                f"WHERE TABLE_SCHEMA = '{db}' AND TABLE_NAME = 't' GROUP BY STATE")
+    found = {state: (int(n), int(size or 0)) for state, n, size in cur.fetchall()}
+    return {"bytes": sum(size for _, size in found.values()), "files": sum(n for n, _ in found.values()),
+            **{f"{state}_bytes": size for state, (_, size) in found.items()}}
+
+
+def settled_storage(cur, db: str, wait_s: float) -> dict:
+    """The table's storage once the recycler has removed what no read inside retention needs (stale
+    rowsets replaced by a version-keeping compaction go after the recycler's grace), waiting up to `wait_s`."""
+    t0 = time.perf_counter()
+    while True:
+        storage = strata_storage(cur, db)
+        if not storage.get("stale_bytes") or time.perf_counter() - t0 > wait_s:
+            return {**storage, "waited_s": round(time.perf_counter() - t0, 1)}
+        time.sleep(2)
+
+
+def directory_bytes(path) -> dict[str, int]:
+    files = [f for f in path.rglob("*") if f.is_file()]
+    return {"bytes": sum(f.stat().st_size for f in files), "files": len(files)}
 
 
 def compact(cur, db: str, max_live: int, timeout: float, bench: str = "tt_vs_delta") -> dict:
@@ -154,6 +185,11 @@ class DeltaSide:
         n = pc.sum(pc.equal(pc.bit_wise_and(table["v"], 1), 0)).as_py()
         return time.perf_counter() - t0, n
 
+    def storage(self) -> dict[str, int]:
+        """Every file of the table: data files (the appends' and the compacted one, which keep the
+        history until a VACUUM past the retention) and the log."""
+        return directory_bytes(self.path)
+
     def close(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
 
@@ -176,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-live", type=int, default=5, help="wait until at most this many visible rowsets")
     ap.add_argument("--compaction-timeout", type=float, default=300)
     ap.add_argument("--skip-delta", action="store_true")
+    ap.add_argument("--storage-wait", type=float, default=180.0,
+                    help="wait up to this long for the recycler (grace 120 s by default) before measuring history "
+                         "storage")
     add_stack_args(ap)
     args = ap.parse_args(argv)
     half = args.commits // 2
@@ -199,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         compaction = compact(cur, db, args.max_live, args.compaction_timeout)
         log(f"tt_vs_delta: compacted: {compaction['rowsets_after']} (waited {compaction['wait_s']} s)")
         cover = tt_cover(s, db, t_ms)
+        storage_compacted = strata_storage(cur, db)
 
         delta = None if args.skip_delta else DeltaSide()
         delta_info: dict = {}
@@ -207,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"tt_vs_delta: delta-rs: {args.commits} one-row appends …")
                 delta_info["load_s"] = round(delta.load(args.commits), 2)
                 delta_info["compact"] = delta.compact()
+                delta_info["storage"] = delta.storage()
                 log(f"tt_vs_delta: delta-rs compacted: {delta_info['compact']}")
 
             select_all = f"SELECT * FROM t FOR TIME AS OF '{t_text}'"
@@ -231,6 +272,11 @@ def main(argv: list[str] | None = None) -> int:
                     samples["delta_filter_count"].append(delta.filter_count(half - 1)[0])
             # Latest state, for scale.
             latest_samples = [timed(cur, "SELECT * FROM t")[0] for _ in range(5)]
+            log(f"tt_vs_delta: history storage, waiting up to {args.storage_wait:.0f} s for the recycler …")
+            storage_settled = settled_storage(cur, db, args.storage_wait)
+            # The instant still reads the same rows once the recycler has run.
+            _, rows_settled = timed(cur, select_all)
+            correct = correct and sorted(rows_settled) == sorted(rows)
         finally:
             conn.close()
             if delta is not None:
@@ -244,8 +290,9 @@ def main(argv: list[str] | None = None) -> int:
               "load": {"phase1_s": round(load1, 2), "phase2_s": round(load2, 2),
                        "ms_per_insert": round((load1 + load2) * 1000 / args.commits, 2),
                        "threads": args.loader_threads},
-              "instant": t_text, "compaction": compaction, "snapshot_at_instant": cover, "database": db}
-    ratio = ratio_count = None
+              "instant": t_text, "compaction": compaction, "snapshot_at_instant": cover, "database": db,
+              "storage": {"after_compaction": storage_compacted, "after_recycler": storage_settled}}
+    ratio = ratio_count = storage_ratio = None
     if delta is not None:
         delta_read = percentiles_ms(samples["delta_read"])
         delta_count = percentiles_ms(samples["delta_filter_count"])
@@ -253,14 +300,19 @@ def main(argv: list[str] | None = None) -> int:
         delta_info["filter_count"] = {**delta_count, "result": delta_even}
         ratio = round(delta_read["p50_ms"] / strata_read["p50_ms"], 2)
         ratio_count = round(delta_count["p50_ms"] / strata_count["p50_ms"], 2)
+        storage_ratio = round(storage_settled["bytes"] / delta_info["storage"]["bytes"], 3)
     ok = correct and count_row[0] == want_even
     emit({
         "bench": "tt_vs_delta",
         "goal": f"Strata `SELECT * … FOR TIME AS OF` mid-history (after compaction) p50 at least {GOAL_FACTOR}x "
                 "faster than delta-rs DeltaTable(path, version=mid).to_pyarrow_table() p50, exactly the "
                 "mid-history rows",
-        "goal_met": None if ratio is None else bool(ok and ratio >= GOAL_FACTOR),
+        "storage_goal": f"Strata's history storage (after the recycler) at most {STORAGE_GOAL}x delta-rs' (every "
+                        "file, compacted, not vacuumed)",
+        "goal_met": None if ratio is None or storage_ratio is None else bool(
+            ok and ratio >= GOAL_FACTOR and storage_ratio <= STORAGE_GOAL),
         "speedup_delta_over_strata_p50": ratio,
+        "storage_strata_over_delta": storage_ratio,
         "speedup_filter_count_p50": ratio_count,
         "correct": ok,
         "strata": strata,
