@@ -6,7 +6,11 @@ layers both callers may import.
 
 Cumulative compaction merges every live rowset above the base rowset; base compaction merges
 the whole cover of the tablet into one rowset starting at version 1. With time travel on, the
-inputs become stale (kept for reads at earlier instants) rather than deleted.
+output keeps versions where it can (`keeps_versions_possible`): every input row unmerged with its
+`__version`, no delete applied, so the output answers every instant inside its range (read through
+that version) and its inputs are needed by no read; otherwise the inputs become stale (kept for
+reads at earlier instants) rather than deleted. A time-travel table's base compaction merges only
+what lies at or below its retention horizon (`horizon_version`) and keeps versions above it.
 
 A run never mixes tiers: the output goes where its inputs are, so compacting cooled rowsets reads
 them through the file cache and uploads the merged file to their resource before committing.
@@ -14,6 +18,8 @@ them through the file cache and uploads the merged file to their resource before
 
 from __future__ import annotations
 
+import itertools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -23,7 +29,8 @@ import duckdb
 from projections.projection import Projection
 from projections.proposer import CommandFailed, Proposer
 from projections.remote import RemoteStores
-from projections.snapshot import cover_tablet, visible_deletes
+from projections.retention import retention_ms, tag_instants_ms
+from projections.snapshot import cover_tablet, keeps_versions_possible, visible_deletes
 from projections.state import PartitionState, TableState
 from projections.tablet_locks import TabletLocks
 from schemas import commands as cmd
@@ -66,7 +73,8 @@ def column_definitions(table: TableState) -> dict[int, Column]:
 
 def rowset_file(table: TableState, rowset: Rowset, locate: Callable[[Rowset], str]) -> RowsetFile:
     return RowsetFile(location=locate(rowset), partition_id=rowset.partition_id, start_version=rowset.start_version,
-                      end_version=rowset.end_version, column_ids=column_ids_of(table, rowset))
+                      end_version=rowset.end_version, column_ids=column_ids_of(table, rowset),
+                      read_through=rowset.read_through)
 
 
 def delete_rules(partition: PartitionState, projection: Projection, table: TableState) -> list[DeleteRule]:
@@ -75,11 +83,36 @@ def delete_rules(partition: PartitionState, projection: Projection, table: Table
 
 
 def plan(projection: Projection, table: TableState, partition: PartitionState, bucket: int,
-         kind: Kind) -> list[Rowset]:
-    """The live rowsets a compaction of `kind` would merge (empty: nothing worth doing)."""
+         kind: Kind, horizon: int | None = None) -> list[Rowset]:
+    """The live rowsets a compaction of `kind` would merge (empty: nothing worth doing); `horizon`: a
+    time-travel table's horizon version (`horizon_version`)."""
     live = cover_tablet(projection, table.table_id, partition, bucket, partition.version)
-    run = _one_tier(live if kind == "base" else _small_top(live))[:MAX_INPUTS]
+    run = _one_tier(_base_run(live, horizon) if kind == "base" else _small_top(live))[:MAX_INPUTS]
     return run if len(run) >= 2 else []
+
+
+def horizon_version(projection: Projection, table: TableState, partition: PartitionState, now_ms: int,
+                    day_s: float) -> int:
+    """The partition's version at the retention horizon (or at the oldest live tag, if older): every
+    read a time-travel table still serves — at an instant inside retention, or at a tag — is at this
+    version or above, so rows of versions up to it may be merged."""
+    at = now_ms - retention_ms(table, day_s)
+    tags = tag_instants_ms(table, now_ms)
+    return projection.version_at(table.table_id, partition.partition_id, min([at, *tags[:1]]))
+
+
+def _base_run(live: list[Rowset], horizon: int | None) -> list[Rowset]:
+    """A base compaction's run. Without time travel (`horizon` None): the whole cover. With it: the rowsets
+    ending at or below the horizon version, merged (no read needs their versions apart); when fewer than
+    two, the rowsets above the one holding the horizon, keeping their versions. That one is left alone,
+    so the horizon passes its end within the retention and it settles: history stays bounded."""
+    if horizon is None:
+        return live
+    settled = list(itertools.takewhile(lambda r: r.end_version <= horizon, live))
+    if len(settled) >= 2:
+        return settled
+    rest = live[len(settled):]
+    return rest[1:] if rest and rest[0].start_version <= horizon else rest
 
 
 def _one_tier(run: list[Rowset]) -> list[Rowset]:
@@ -119,6 +152,9 @@ class Compactor:
     locator: RowsetLocator
     stores: RemoteStores
     locks: TabletLocks = field(default_factory=TabletLocks)
+    # The length of a retention day (`time_travel_day_s`) and the clock the retention horizon is read on.
+    day_s: float = 86400.0
+    clock: Callable[[], float] = time.time
 
     def compact(self, cursor: duckdb.DuckDBPyConnection, table: TableState, partition: PartitionState,
                 bucket: int, kind: Kind) -> CompactionCommitted | None:
@@ -132,10 +168,15 @@ class Compactor:
     def _compact(self, cursor: duckdb.DuckDBPyConnection, table: TableState, partition: PartitionState,
                  bucket: int, kind: Kind) -> CompactionCommitted | None:
         with self.projection.lock:
-            inputs = plan(self.projection, table, partition, bucket, kind)
+            horizon = horizon_version(self.projection, table, partition, int(self.clock() * 1000), self.day_s) \
+                if table.time_travel else None
+            inputs = plan(self.projection, table, partition, bucket, kind, horizon)
             deletes = delete_rules(partition, self.projection, table)
         if not inputs:
             return None
+        # Rows no read inside retention tells apart by version are merged; the others keep theirs.
+        keep = keeps_versions_possible(table, partition, inputs) and not (
+            horizon is not None and inputs[-1].end_version <= horizon)
         paths = self.locator.locate_many(inputs)
         files = [rowset_file(table, r, lambda r: paths[r.rowset_id]) for r in inputs]
         defined = column_definitions(table)
@@ -150,7 +191,7 @@ class Compactor:
         write_tier = "ssd" if resource is not None else tier
         tiers = self.locator.tiers
         merged = compact_files(cursor, tiers.root(write_tier), table.table_id, partition.partition_id, bucket, spec,
-                               files, deletes, base=kind == "base" and inputs[0].start_version == 1)
+                               files, deletes, base=kind == "base" and inputs[0].start_version == 1, keep_versions=keep)
         local = tiers.locate(write_tier, merged.written.path)
         if resource is not None:
             try:
@@ -166,7 +207,7 @@ class Compactor:
                 table_id=table.table_id, partition_id=partition.partition_id, bucket=bucket, kind=kind,
                 input_rowset_ids=tuple(r.rowset_id for r in inputs), output=output,
                 start_version=merged.start_version, end_version=merged.end_version,
-                column_ids=merged.column_ids), table_id=table.table_id).payload
+                column_ids=merged.column_ids, keeps_versions=keep), table_id=table.table_id).payload
         except CommandFailed:
             # Refused (the inputs changed meanwhile): the file was never named by the log.
             if resource is not None:

@@ -51,6 +51,31 @@ def cover_seek_key(table_id: int, partition_id: int, bucket: int, version: int) 
     return tablet_prefix(table_id, partition_id, bucket) + f"{version:010d}/\xff".encode("latin-1")
 
 
+def keeping_prefix(table_id: int, partition_id: int, bucket: int) -> bytes:
+    """A tablet's version-keeping rowsets (schemas.model.Rowset.keeps_versions), ordered as `rowset_key`:
+    the cover walk looks here for one whose range holds the version it must cover."""
+    return f"kv/{table_id:010d}/{partition_id:010d}/{bucket:06d}/".encode()
+
+
+def keeping_key(table_id: int, partition_id: int, bucket: int, start_version: int, end_version: int,
+                rowset_id: str) -> bytes:
+    """→ the rowset's key (`rowset_key`)."""
+    inverse_start = _MAX_VERSION - start_version
+    suffix = f"{end_version:010d}/{inverse_start:010d}/{rowset_id}"
+    return keeping_prefix(table_id, partition_id, bucket) + suffix.encode()
+
+
+def keeping_range_of(key: bytes, prefix: bytes) -> tuple[int, int]:
+    """(start, end) versions a `keeping_key` names, read from the key alone."""
+    end, inverse_start = key[len(prefix):].split(b"/", 2)[:2]
+    return _MAX_VERSION - int(inverse_start), int(end)
+
+
+def keeping_seek_key(table_id: int, partition_id: int, bucket: int, version: int) -> bytes:
+    """The first `keeping_key` of the tablet ending above `version`."""
+    return keeping_prefix(table_id, partition_id, bucket) + f"{version:010d}/\xff".encode("latin-1")
+
+
 def delete_prefix(table_id: int, partition_id: int) -> bytes:
     return f"x/{table_id:010d}/{partition_id:010d}/".encode()
 
@@ -91,14 +116,22 @@ def stale_prefix(table_id: int) -> bytes:
     return f"sx/{table_id:010d}/".encode()
 
 
-def stale_key(table_id: int, stale_ts_ms: int, rowset_id: str) -> bytes:
-    """→ the rowset's key (`rowset_key`)."""
-    return stale_prefix(table_id) + f"{stale_ts_ms:015d}/{rowset_id}".encode()
+def stale_key(table_id: int, stale_ts_ms: int, rowset_id: str, *, by_keeping: bool = False) -> bytes:
+    """→ the rowset's key (`rowset_key`); `by_keeping`: in the index of rowsets a version-keeping
+    compaction replaced."""
+    prefix = keeping_stale_prefix(table_id) if by_keeping else stale_prefix(table_id)
+    return prefix + f"{stale_ts_ms:015d}/{rowset_id}".encode()
 
 
-def stale_ts_of(key: bytes, table_id: int) -> int:
-    """The instant a `stale_key` of the table names."""
-    return int(key[len(stale_prefix(table_id)):].split(b"/", 1)[0])
+def keeping_stale_prefix(table_id: int) -> bytes:
+    """As `stale_prefix`, for the rowsets a version-keeping compaction replaced (recycled after the grace
+    alone, not after the retention)."""
+    return f"sk/{table_id:010d}/".encode()
+
+
+def stale_ts_of(key: bytes, prefix: bytes) -> int:
+    """The instant a `stale_key` under `prefix` (its table's `stale_prefix` or `keeping_stale_prefix`) names."""
+    return int(key[len(prefix):].split(b"/", 1)[0])
 
 
 def file_holder_prefix(file_rowset_id: str) -> bytes:
@@ -112,9 +145,10 @@ def file_holder_key(file_rowset_id: str, rowset_id: str) -> bytes:
 
 def table_prefixes(table_id: int) -> tuple[bytes, ...]:
     """Every per-commit key range of one table (rowsets, versions, deletes, history, labels, moves,
-    the stale-rowset index, delete bitmaps)."""
+    the stale-rowset index, delete bitmaps, the version-keeping index)."""
     t = f"{table_id:010d}/".encode()
-    return (b"r/" + t, b"v/" + t, b"x/" + t, b"c/" + t, b"l/" + t, b"mv/" + t, b"sx/" + t, b"mb/" + t)
+    return (b"r/" + t, b"v/" + t, b"x/" + t, b"c/" + t, b"l/" + t, b"mv/" + t, b"sx/" + t, b"mb/" + t, b"kv/" + t,
+            b"sk/" + t)
 
 
 def move_prefix(table_id: int) -> bytes:

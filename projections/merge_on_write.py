@@ -19,7 +19,9 @@ in which bitmaps reach the log. A tablet at version V is read merge-on-write whe
   rowsets a compaction replaced before reaching its version — computed while the compaction committed
   — cannot be applied to the output;
 - on a table with a sequence column, the cover has no cumulative compaction output: its merge keeps a
-  key's winner of its own run even where an older row of a higher sequence value outranks it.
+  key's winner of its own run even where an older row of a higher sequence value outranks it;
+- the cover has no version-keeping compaction output (a time-travel table's): it holds every row of its
+  inputs unmerged, at positions no bitmap names.
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ def applied_bitmaps(bucket: int, cover: Sequence[Rowset], version: int, sequence
     """The bitmap paths one tablet's merge-on-write read at `version` subtracts; None: read it merge-on-read."""
     if sequenced and any(_compacted(r) and r.start_version > 1 for r in cover):
         return None
+    if any(r.keeps_versions for r in cover):
+        return None  # its rows are unmerged and at positions no bitmap names
     base = _base_end(cover)
     if any(d.predicate is not None and d.version > base for d in deletes):
         return None

@@ -59,9 +59,10 @@ USER_PREFIX = b"usr/"
 VIEW_PREFIX = b"vw/"
 # Bump when the key layout or a stored value's shape changes: a projection written in another
 # format is rebuilt from the log (the truth) instead of being misread.
-FORMAT_VERSION = b"12"  # 8: views (vw/), name takeovers, AUTO PARTITION, AUTO_INCREMENT, sequence columns;
+FORMAT_VERSION = b"13"  # 8: views (vw/), name takeovers, AUTO PARTITION, AUTO_INCREMENT, sequence columns;
 #                         9: tags and the recycled-through instant on TableState; 10: file holders (fh/);
-#                         11: the stale-rowset index (sx/); 12: delete bitmaps (mb/)
+#                         11: the stale-rowset index (sx/); 12: delete bitmaps (mb/);
+#                         13: the version-keeping rowset index (kv/)
 FORMAT_KEY = b"m/format"
 # Events that change only a table's data or where it lies, never what a statement's names resolve
 # to, its columns' types or who may read it: they leave `catalog_generation` alone. Every other kind,
@@ -72,6 +73,11 @@ _DATA_ONLY_EVENTS: tuple[type[ev.Event], ...] = (
     ev.DeleteBitmapsCommitted)
 
 
+
+
+def _keeping_key(table_id: int, rowset: Rowset) -> bytes:
+    return keys.keeping_key(table_id, rowset.partition_id, rowset.bucket, rowset.start_version, rowset.end_version,
+                            rowset.rowset_id)
 
 
 class Projection:
@@ -302,11 +308,13 @@ class Projection:
         raw = self.store.get(key) if key else None
         return RowsetRecord.model_validate_json(raw) if raw else None
 
-    def stale_records(self, table_id: int, through_ts_ms: int) -> Iterator[RowsetRecord]:
+    def stale_records(self, table_id: int, through_ts_ms: int, *, by_keeping: bool = False) -> Iterator[RowsetRecord]:
         """The table's stale rowset records that went stale at or before `through_ts_ms`, oldest
-        first, through the stale-rowset index: no live record is read."""
-        for key, rowset_key in self.store.scan(keys.stale_prefix(table_id)):
-            if keys.stale_ts_of(key, table_id) > through_ts_ms:
+        first, through the stale-rowset index: no live record is read. `by_keeping`: those a
+        version-keeping compaction replaced (`RowsetRecord.replaced_by_keeping`) instead of the others."""
+        prefix = keys.keeping_stale_prefix(table_id) if by_keeping else keys.stale_prefix(table_id)
+        for key, rowset_key in self.store.scan(prefix):
+            if keys.stale_ts_of(key, prefix) > through_ts_ms:
                 return
             raw = self.store.get(rowset_key)
             if raw:
@@ -400,21 +408,30 @@ class Projection:
         self.store.put(keys.rowset_locator_key(rs.rowset_id), key)
         self.store.put(keys.file_holder_key(rs.file_ids(table_id)[2], rs.rowset_id), b"")
         if record.stale_ts_ms is not None:
-            self.store.put(keys.stale_key(table_id, record.stale_ts_ms, rs.rowset_id), key)
+            self.store.put(keys.stale_key(table_id, record.stale_ts_ms, rs.rowset_id,
+                                          by_keeping=record.replaced_by_keeping), key)
+        if rs.keeps_versions:
+            self.store.put(_keeping_key(table_id, rs), key)
 
-    def _set_stale(self, table_id: int, record: RowsetRecord, stale_ts_ms: int | None) -> None:
-        """Marks a rowset stale since `stale_ts_ms` (None: live again), its stale-index entry with it."""
+    def _set_stale(self, table_id: int, record: RowsetRecord, stale_ts_ms: int | None, *,
+                   by_keeping: bool = False) -> None:
+        """Marks a rowset stale since `stale_ts_ms` (None: live again), its stale-index entry with it;
+        `by_keeping`: replaced by a version-keeping compaction."""
         self._unindex_stale(table_id, record)
-        self._put_rowset(table_id, record.model_copy(update={"stale_ts_ms": stale_ts_ms}))
+        self._put_rowset(table_id, record.model_copy(update={"stale_ts_ms": stale_ts_ms,
+                                                             "replaced_by_keeping": by_keeping}))
 
     def _unindex_stale(self, table_id: int, record: RowsetRecord) -> None:
         if record.stale_ts_ms is not None:
-            self.store.delete(keys.stale_key(table_id, record.stale_ts_ms, record.rowset.rowset_id))
+            self.store.delete(keys.stale_key(table_id, record.stale_ts_ms, record.rowset.rowset_id,
+                                             by_keeping=record.replaced_by_keeping))
 
     def _forget_rowset(self, table_id: int, rowset: Rowset) -> None:
         """Drops a rowset's record and its hold on its file (the record's key is the caller's)."""
         self.store.delete(keys.rowset_locator_key(rowset.rowset_id))
         self.store.delete(keys.file_holder_key(rowset.file_ids(table_id)[2], rowset.rowset_id))
+        if rowset.keeps_versions:
+            self.store.delete(_keeping_key(table_id, rowset))
 
     # -- handlers ------------------------------------------------------------------------------------
     def _database_created(self, e: ev.DatabaseCreated, ts: int) -> None:
@@ -633,7 +650,7 @@ class Projection:
         for rowset_id in e.input_rowset_ids:
             record = self.rowset_record(rowset_id)
             if record is not None:
-                self._set_stale(e.table_id, record, ts)
+                self._set_stale(e.table_id, record, ts, by_keeping=e.output.keeps_versions)
         self._put_rowset(e.table_id, RowsetRecord(rowset=e.output))
 
     def _delete_bitmaps_committed(self, e: ev.DeleteBitmapsCommitted, ts: int) -> None:
@@ -705,7 +722,9 @@ class Projection:
             locator = keys.rowset_locator_key(rowset_id)
             key = self.store.get(locator)
             record = self.rowset_record(rowset_id) if key else None
-            if record is not None and record.stale_ts_ms is not None and table is not None:
+            # A rowset a version-keeping compaction replaced leaves every snapshot whole: its output reads for it.
+            if record is not None and record.stale_ts_ms is not None and table is not None and \
+                    not record.replaced_by_keeping:
                 draft = self._table(e.table_id)
                 draft.recycled_through_ts_ms = max(draft.recycled_through_ts_ms or 0, record.stale_ts_ms)
             if key:

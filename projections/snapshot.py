@@ -7,10 +7,11 @@ of [1, V] by the fewest, largest rowsets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from projections import keys
+from projections.merge_on_write import enabled as merge_on_write_enabled
 from projections.merge_on_write import read_plan
 from projections.projection import Projection
 from projections.state import DeleteRecord, PartitionState, RowsetRecord, SchemaAt, TableState, unmask
@@ -47,17 +48,21 @@ def cover_tablet(projection: Projection, table_id: int, partition: PartitionStat
                  version: int) -> list[Rowset]:
     """The cover of one tablet at `version`, walked top-down with one seek per rowset it uses.
 
-    Each step lands on the widest rowset among those ending last at or before the version still to
-    cover (the key order of `keys.rowset_key`), then continues below its start. Ranges hidden by a
-    RESTORE in force at `version` are jumped over. The cost depends on the cover's size, not on
-    how many commits or stale rowsets the tablet has."""
+    Each step takes the widest version-keeping rowset whose range holds the version still to cover
+    (`Rowset.keeps_versions`; they nest, as compactions merge runs of a cover), read through that
+    version (`Rowset.read_through`); else it lands on the widest rowset among those ending last at or
+    before that version (the key order of `keys.rowset_key`). Then it continues below the rowset's
+    start. Ranges hidden by a RESTORE in force at `version` are jumped over. The cost depends on the
+    cover's size, not on how many commits or stale rowsets the tablet has."""
     chosen: list[Rowset] = []
     prefix = keys.tablet_prefix(table_id, partition.partition_id, bucket)
     current, limit, floor = unmask(version, partition.masks, version)
     while current >= 1:
-        found = projection.store.seek_for_prev(
-            keys.cover_seek_key(table_id, partition.partition_id, bucket, current), prefix)
-        rowset = RowsetRecord.model_validate_json(found[1]).rowset if found else None
+        rowset = _keeping_around(projection, table_id, partition.partition_id, bucket, current, floor)
+        if rowset is None:
+            found = projection.store.seek_for_prev(
+                keys.cover_seek_key(table_id, partition.partition_id, bucket, current), prefix)
+            rowset = RowsetRecord.model_validate_json(found[1]).rowset if found else None
         if rowset is None or rowset.end_version <= floor:
             if floor == 0:
                 break
@@ -68,6 +73,40 @@ def cover_tablet(projection: Projection, table_id: int, partition: PartitionStat
         current, limit, floor = unmask(rowset.start_version - 1, partition.masks, limit)
     chosen.reverse()
     return chosen
+
+
+def _keeping_around(projection: Projection, table_id: int, partition_id: int, bucket: int, version: int,
+                    floor: int) -> Rowset | None:
+    """The widest version-keeping rowset of the tablet starting in (floor, version] and ending above
+    `version`, read through `version`; None if there is none. Its range and key come from the index
+    (`keys.keeping_key`): only the one taken is decoded. A latest read (nothing ends above it) costs one seek."""
+    prefix = keys.keeping_prefix(table_id, partition_id, bucket)
+    widest: tuple[int, int, bytes] | None = None
+    for key, rowset_key in projection.store.scan(prefix, keys.keeping_seek_key(table_id, partition_id, bucket,
+                                                                                version)):
+        start, end = keys.keeping_range_of(key, prefix)
+        if floor < start <= version and (widest is None or (start, -end) < widest[:2]):
+            widest = (start, -end, rowset_key)
+    raw = projection.store.get(widest[2]) if widest is not None else None
+    if raw is None:
+        return None
+    rowset = RowsetRecord.model_validate_json(raw).rowset
+    through = version if rowset.read_through is None else min(version, rowset.read_through)
+    return rowset.model_copy(update={"read_through": through})
+
+
+def keeps_versions_possible(table: TableState, partition: PartitionState, run: Sequence[Rowset]) -> bool:
+    """Whether a compaction of `run` (a contiguous run of a tablet's live rowsets) may keep every row with
+    its version: on a time-travel table, when each input does (one version, or version-keeping itself,
+    read whole) and no RESTORE hides versions inside the run's range (its rows would not be that range's
+    history). Not on a merge-on-write Unique Key table: its reads subtract delete bitmaps naming rows of
+    merged outputs, which an unmerged output would turn into reads merged by key (projections.merge_on_write)."""
+    if not table.time_travel or merge_on_write_enabled(table) or not run:
+        return False
+    start, end = run[0].start_version, run[-1].end_version
+    if any(low < end and high >= start for low, high in partition.masks):
+        return False
+    return all((r.start_version == r.end_version or r.keeps_versions) and r.read_through is None for r in run)
 
 
 def visible_deletes(projection: Projection, table_id: int, partition: PartitionState,

@@ -217,6 +217,9 @@ class RowsetRecord(BaseModel):
     rowset: Rowset
     # Commit time at which compaction replaced it; None while it is the live copy.
     stale_ts_ms: int | None = None
+    # Replaced by a version-keeping compaction (schemas.model.Rowset.keeps_versions), which answers every
+    # instant this rowset did: no read needs it any more, so it goes after the recycler's grace alone.
+    replaced_by_keeping: bool = False
 
 
 class DeleteRecord(BaseModel):

@@ -177,7 +177,9 @@ def _table_lines(ctx: Context, session: SessionState, label: str, read: _Read, o
             for r in p.rowsets:
                 lines.append(f"    rowset {r.rowset_id}: partition {p.name}, bucket {r.bucket}, versions "
                              f"[{r.start_version}, {r.end_version}], {r.num_rows} rows, {doris_bytes(r.size_bytes)}, "
-                             f"{r.tier}, schema version {r.schema_version}")
+                             f"{r.tier}, schema version {r.schema_version}"
+                             + (f", keeps versions, read through version {r.read_through}"
+                                if r.read_through is not None else ", keeps versions" if r.keeps_versions else ""))
     return lines, missing
 
 

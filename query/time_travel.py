@@ -67,7 +67,7 @@ def admin_compact(ctx: Context, session: SessionState, s: st.AdminCompact) -> Do
     else:
         partition_ids = [p.partition_id for p in table.live_partitions()]
     kind: Kind = "base" if s.compaction_type == "BASE" else "cumulative"
-    compactor = Compactor(ctx.projection, ctx.proposer, ctx.locator, ctx.stores)
+    compactor = Compactor(ctx.projection, ctx.proposer, ctx.locator, ctx.stores, day_s=ctx.config.time_travel_day_s)
     done = 0
     cur = ctx.cursor()
     try:

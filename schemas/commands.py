@@ -317,6 +317,8 @@ class CommitCompaction(Command):
     end_version: int
     # Columns the merged file holds (every column any input held, dropped ones included).
     column_ids: tuple[int, ...] | None = None
+    # The output kept every input row with its `__version` (schemas.model.Rowset.keeps_versions).
+    keeps_versions: bool = False
 
 
 @register

@@ -196,6 +196,13 @@ class Rowset(NewRowset):
     newest_write_ts_ms: int | None = None
     # Set on a clone's rowset: the rowset whose file it reads (None: the file is its own).
     shared_file: SharedFile | None = None
+    # A time-travel table's compaction output that kept every input row unmerged, with its own
+    # `__version` and no delete applied: its rows at or below any version V of its range are exactly
+    # the tablet's rows of versions [start_version, V], so it answers reads at instants inside its range.
+    keeps_versions: bool = False
+    # Rows of the file above this version are not read (None: every row is): set on a version-keeping
+    # rowset by a cover at a version inside its range, and on a clone's copy of one.
+    read_through: int | None = None
 
     @property
     def written_ts_ms(self) -> int:

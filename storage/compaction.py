@@ -26,15 +26,18 @@ class CompactedFile:
 
 def compact_files(cursor: duckdb.DuckDBPyConnection, root: Path, table_id: int, partition_id: int, bucket: int,
                   spec: MergeSpec, inputs: Sequence[RowsetFile], deletes: Sequence[DeleteRule], *,
-                  base: bool) -> CompactedFile:
-    """Writes the merge of `inputs` (a contiguous run, oldest first) under `root`.
+                  base: bool, keep_versions: bool = False) -> CompactedFile:
+    """Writes the merge of `inputs` (a contiguous run, oldest first) under `root`; with `keep_versions`,
+    their rows unmerged, each with its version, no delete applied (`compacted_rows_sql`).
 
     `spec.columns` should be every column any input holds — today's and dropped ones alike — so
     that a read at an instant before a DROP COLUMN still finds the values."""
     ordered = sorted(inputs, key=lambda f: f.start_version)
-    relevant = [d for d in deletes
-                if ordered[0].start_version < d.version <= ordered[-1].end_version and d.partition_id == partition_id]
-    data = cursor.execute(compacted_rows_sql(spec, ordered, relevant, base=base)).to_arrow_table()
+    relevant = [] if keep_versions else [
+        d for d in deletes
+        if ordered[0].start_version < d.version <= ordered[-1].end_version and d.partition_id == partition_id]
+    data = cursor.execute(compacted_rows_sql(spec, ordered, relevant, base=base,
+                                             keep_versions=keep_versions)).to_arrow_table()
     written = write_rowset(root, table_id, partition_id, bucket, data,
                            sort_key=[c.file_column for c in spec.columns if c.is_key])
     return CompactedFile(written=written, column_ids=tuple(c.unique_id for c in spec.columns),

@@ -7,7 +7,8 @@ again later). Stages, each a subquery:
 1. raw — per group of files (same column set; when rows need them, same partition and version) one
    Parquet scan, `__version` and `__partition` as constants (compacted files carry their own
    `__version`), `__seq` and `__delete_sign`; no file-name join, so DuckDB pushes filters into the
-   scan and answers a count from the files' metadata;
+   scan and answers a count from the files' metadata. A version-keeping compaction output read at a
+   version inside its range keeps only its rows up to that version (`RowsetFile.read_through`);
 2. logical — in the same SELECT, each wanted column by unique id (`c<id>`): its value cast to the
    wanted type (no cast where the file has that type), or its DEFAULT in files that predate it;
 3. visible — delete predicates: a row written below a delete's version that matches it is gone;
@@ -133,10 +134,14 @@ class RowsetFile:
     start_version: int
     end_version: int
     column_ids: frozenset[int]
+    # Only the file's rows of versions up to this one are read (a version-keeping compaction output read
+    # at a version inside its range: schemas.model.Rowset.read_through); None: every row.
+    read_through: int | None = None
 
     @property
     def compacted(self) -> bool:
-        return self.start_version != self.end_version
+        """Whether the file carries each row's `__version` (a compaction's output)."""
+        return self.start_version != self.end_version or self.read_through is not None
 
 
 @dataclass(frozen=True)
@@ -185,15 +190,15 @@ def _groups(files: Sequence[RowsetFile], versioned: bool, positions: bool) -> li
     single-version rowsets a scan each (version a constant) unless there are many (one mapped scan).
     With `positions`, a scan of several files is mapped: a row's file is known by its name only."""
     if not versioned:
-        by_columns: dict[frozenset[int], list[RowsetFile]] = {}
+        by_columns: dict[tuple[frozenset[int], int | None], list[RowsetFile]] = {}
         for f in files:
-            by_columns.setdefault(f.column_ids, []).append(f)
+            by_columns.setdefault((f.column_ids, f.read_through), []).append(f)
         return [(group, positions and len(group) > 1) for group in by_columns.values()]
-    by_tablet: dict[tuple[frozenset[int], int, bool], list[RowsetFile]] = {}
+    by_tablet: dict[tuple[frozenset[int], int, bool, int | None], list[RowsetFile]] = {}
     for f in files:
-        by_tablet.setdefault((f.column_ids, f.partition_id, f.compacted), []).append(f)
+        by_tablet.setdefault((f.column_ids, f.partition_id, f.compacted, f.read_through), []).append(f)
     groups: list[tuple[list[RowsetFile], bool]] = []
-    for (_, _, compacted), group in by_tablet.items():
+    for (_, _, compacted, _), group in by_tablet.items():
         by_version: dict[int, list[RowsetFile]] = {}
         for f in group:
             by_version.setdefault(f.end_version, []).append(f)
@@ -246,7 +251,8 @@ def _raw(files: Sequence[RowsetFile], wanted: Sequence[Column], delete_sign: boo
             mapping = ", ".join(f"({quote_literal(f.location)}, {f.end_version}, {index[id(f)]})" for f in group)
             scan += f" JOIN (VALUES {mapping}) AS m(f, v, i) ON r.filename = m.f"
         values = ", ".join(_value(c, first.column_ids) for c in wanted)
-        selects.append(f"SELECT {values}, {hidden} FROM {scan}")
+        through = f" WHERE r.__version <= {first.read_through}" if first.read_through is not None else ""
+        selects.append(f"SELECT {values}, {hidden} FROM {scan}{through}")
     return " UNION ALL ".join(selects)
 
 
@@ -349,19 +355,24 @@ def _merged_on_write(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequ
 
 
 def compacted_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequence[DeleteRule], *,
-                       base: bool) -> str:
+                       base: bool, keep_versions: bool = False) -> str:
     """Merged rows of a run of rowsets, keeping `c<id>`, `__version`, `__seq` (and `__delete_sign`),
     so that merging the output again with newer rowsets gives what merging the inputs would.
 
     Delete signs are kept by a cumulative compaction — older rows they hide may live in rowsets
     below it — and dropped by a base compaction, which starts at version 1; except on a table with a
-    sequence column, where a deleted key's row still outranks later loads of a lower sequence value."""
+    sequence column, where a deleted key's row still outranks later loads of a lower sequence value.
+
+    `keep_versions` (a time-travel table's version-keeping compaction): every input row as it is, with
+    its own `__version`, unmerged, no delete applied (pass none) — the output's rows up to any version V
+    of its range are then exactly the inputs' rows up to V, and reads merge and delete as of V."""
+    assert not (keep_versions and deletes), "a version-keeping compaction applies no delete"
     visible = visible_rows_sql(spec, files, deletes)
     assert visible is not None, "a compaction needs inputs"
     cols = [c.file_column for c in spec.columns]
     hidden = ["__version", "__seq"] + (["__delete_sign"] if spec.delete_sign else [])
     keys = ", ".join(c.file_column for c in spec.columns if c.is_key)
-    if spec.keys_model == "DUPLICATE":
+    if spec.keys_model == "DUPLICATE" or keep_versions:
         return f"SELECT {', '.join(cols + hidden)} FROM ({visible})"
     if spec.keys_model == "UNIQUE":
         keep = " AND NOT __delete_sign" if base and spec.sequence is None else ""

@@ -56,8 +56,8 @@ class Agents:
         for tier in tiers.names():
             tiers.root(tier).mkdir(parents=True, exist_ok=True)
         locks = TabletLocks()  # compaction and cooldown never work on one tablet at once
-        self.compaction = CompactionAgent(Compactor(self.projection, self.proposer, self.locator, stores, locks),
-                                          owns=share.owns_table)
+        self.compaction = CompactionAgent(Compactor(self.projection, self.proposer, self.locator, stores, locks,
+                                                    day_s=config.time_travel_day_s), owns=share.owns_table)
         share.add_listener(lambda _slots: self.compaction.rescan())
         self.replica.follower.add_listener(self.compaction.on_event)
         self.delete_bitmaps = DeleteBitmapAgent(self.projection, self.proposer, self.locator, owns=share.owns_table)

@@ -5,8 +5,10 @@ by reads at instants before it went stale. Every instant a query may name lies i
 `[now − retention, now]`, so a rowset stale since before `now − retention − grace` is needed by
 none of them (the grace covers queries already running). The decision is anchored to query
 instants, not to when the inputs were written. Tables without time travel keep stale rowsets
-only for the grace. Whatever the retention, a rowset a live tag's snapshot reads is kept (and the
-sequencer refuses a recycle that would delete one, so a tag created meanwhile is safe too).
+only for the grace, and so do the inputs of a version-keeping compaction (`Rowset.keeps_versions`):
+its output answers every instant they did, so history costs about the rows written. Whatever the
+retention, a rowset a live tag's snapshot reads is kept (and the sequencer refuses a recycle that
+would delete one, so a tag created meanwhile is safe too).
 
 Every deletion is first an event (`RowsetsRecycled`, which also trims the version index to the
 horizon); files are removed only after the event is in the log. A crash between the two leaves
@@ -68,12 +70,18 @@ ORPHAN_SWEEP_EVERY_S = 600.0
 BITMAP_ORPHAN_GRACE_S = 3600.0
 
 
-def due_rowsets(projection: Projection, table: TableState, horizon_ms: int, tagged: list[int]) -> list[Rowset]:
+def due_rowsets(projection: Projection, table: TableState, horizon_ms: int, tagged: list[int],
+                grace_horizon_ms: int | None = None) -> list[Rowset]:
     """The table's rowsets stale since `horizon_ms` or before that no live tag (at `tagged`) reads,
-    read through the stale-rowset index: a pass over a table with nothing stale reads no record."""
+    and those a version-keeping compaction replaced by `grace_horizon_ms` (its output answers every
+    instant, tags' included, they did), read through the stale-rowset indexes: a pass over a table with
+    nothing stale reads no record."""
     with projection.lock:
-        return [r.rowset for r in projection.stale_records(table.table_id, horizon_ms)
-                if not needed_by_tags(r.rowset, r.stale_ts_ms, tagged)]
+        due = [r.rowset for r in projection.stale_records(table.table_id, horizon_ms)
+               if not needed_by_tags(r.rowset, r.stale_ts_ms, tagged)]
+        if grace_horizon_ms is not None:
+            due += [r.rowset for r in projection.stale_records(table.table_id, grace_horizon_ms, by_keeping=True)]
+        return due
 
 
 @dataclass
@@ -139,7 +147,8 @@ class Recycler:
 
     def recycle_table(self, table: TableState) -> int:
         horizon = self.horizon_ms(table)
-        due = due_rowsets(self.projection, table, horizon, tag_instants_ms(table, int(self.clock() * 1000)))
+        due = due_rowsets(self.projection, table, horizon, tag_instants_ms(table, int(self.clock() * 1000)),
+                          int((self.clock() - self.grace_s) * 1000))
         if not due:
             return 0
         try:

@@ -17,7 +17,7 @@ from projections.merge_on_write import enabled as merges_on_write
 from projections.projection import Projection
 from projections.retention import capped_horizon_ms, needed_by_tags, tag_instants_ms, whole_since_ms
 from projections.routine_loads import creator_refusal, source_refusal
-from projections.snapshot import cover_tablet, resolve
+from projections.snapshot import cover_tablet, keeps_versions_possible, resolve
 from projections.state import TableState
 from projections.users import PRIVILEGES, ROOT, UserRecord, scope_key
 from schemas import commands as cmd
@@ -199,8 +199,12 @@ class Rules:
                 shared = r.shared_file or SharedFile(table_id=source.table_id, partition_id=r.partition_id,
                                                      rowset_id=r.rowset_id)
                 rowset_id = sha256(f"{table_id}/{r.rowset_id}".encode()).hexdigest()[:32]
+                # A version-keeping rowset read through the instant's version: the clone's copy ends there
+                # (its file's newer rows are the source's later history, never the clone's).
+                end = r.end_version if r.read_through is None else r.read_through
                 rowsets.append(r.model_copy(update={"rowset_id": rowset_id, "partition_id": pid, "visible_ts_ms": ts,
-                                                    "newest_write_ts_ms": r.written_ts_ms, "shared_file": shared}))
+                                                    "newest_write_ts_ms": r.written_ts_ms, "shared_file": shared,
+                                                    "end_version": end}))
             deletes.extend(ClonedDelete(partition_id=pid, version=d.version, predicate=d.predicate)
                            for d in taken.deletes)
         event = ev.TableCloned(
@@ -498,9 +502,12 @@ class Rules:
         if (c.output.partition_id, c.output.bucket) != (c.partition_id, c.bucket):
             raise Rejected(ErrorCode.WRONG_ARGUMENTS, "compaction output is not in the tablet it compacts")
         _check_path(c.output.path, c.table_id, c.partition_id, c.bucket, c.output.rowset_id)
+        if c.keeps_versions and not keeps_versions_possible(table, partition, run):
+            raise Rejected(ErrorCode.WRONG_ARGUMENTS, "a version-keeping compaction needs a time-travel table and "
+                                                      "inputs that keep every row's version, with no RESTORE between")
         output = Rowset(**c.output.model_dump(), start_version=c.start_version, end_version=c.end_version,
                         visible_ts_ms=ts, column_ids=c.column_ids,
-                        newest_write_ts_ms=max(r.written_ts_ms for r in run))
+                        newest_write_ts_ms=max(r.written_ts_ms for r in run), keeps_versions=c.keeps_versions)
         return Decision(ev.CompactionCommitted(table_id=c.table_id, partition_id=c.partition_id, bucket=c.bucket,
                                                kind=c.kind, input_rowset_ids=c.input_rowset_ids, output=output),
                         c.table_id)
@@ -556,7 +563,7 @@ class Rules:
                 raise Rejected(ErrorCode.CONFLICT, f"rowset {rowset_id} is already recycled")
             if record.stale_ts_ms is None:
                 raise Rejected(ErrorCode.CONFLICT, f"rowset {rowset_id} is live (restored?); it cannot be recycled")
-            if needed_by_tags(record.rowset, record.stale_ts_ms, tagged):
+            if not record.replaced_by_keeping and needed_by_tags(record.rowset, record.stale_ts_ms, tagged):
                 raise Rejected(ErrorCode.CONFLICT, f"rowset {rowset_id} is read by a tag of '{table.name}'")
         return Decision(ev.RowsetsRecycled(table_id=c.table_id, rowset_ids=c.rowset_ids,
                                            horizon_ts_ms=capped_horizon_ms(table, c.horizon_ts_ms, ts)), c.table_id)

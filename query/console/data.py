@@ -236,8 +236,10 @@ def as_of(ctx: Any, table: TableState, db: str, at_ms: int) -> dict[str, Any]:
         return {"ts_ms": at_ms, "time": iso(at_ms), "sql": sql, "readable": False,
                 "reason": f"before the earliest available instant {iso(earliest)}", "rowsets": []}
     snapshot = resolve(ctx.projection, table, at_ms)
+    # `read_through`: a version-keeping compaction output read up to that version only (None: whole).
     touched = [{"rowset_id": r.rowset_id, "partition": p.name, "bucket": r.bucket,
-                "versions": [r.start_version, r.end_version], "tier": r.tier, "num_rows": r.num_rows}
+                "versions": [r.start_version, r.end_version], "read_through": r.read_through, "tier": r.tier,
+                "num_rows": r.num_rows}
                for p in snapshot.partitions for r in p.rowsets]
     return {"ts_ms": at_ms, "time": iso(at_ms), "sql": sql, "readable": True, "reason": "",
             "versions": {p.name: p.version for p in snapshot.partitions}, "rowsets": touched}

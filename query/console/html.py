@@ -159,7 +159,9 @@ def _as_of(at: dict[str, Any], href: str, may_restore: bool) -> str:
                "<th>versions</th><th>tier</th><th>rows</th></tr>")
     for r in at["rowsets"]:
         out.append(f"<tr><td><code>{_e(r['rowset_id'])}</code></td><td>{_e(r['partition'])}/{r['bucket']}</td>"
-                   f"<td>{r['versions'][0]}–{r['versions'][1]}</td><td>{_e(r['tier'])}</td>"
+                   f"<td>{r['versions'][0]}–{r['versions'][1]}"
+                   + (f" (read through v{r['read_through']})" if r.get("read_through") is not None else "")
+                   + f"</td><td>{_e(r['tier'])}</td>"
                    f"<td class=n>{r['num_rows']}</td></tr>")
     out.append("</table>")
     if may_restore:

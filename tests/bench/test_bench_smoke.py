@@ -33,7 +33,7 @@ CASES = [
     ("replay", ["--commands", "300"]),
     ("fast_start", ["--commands", "300"]),
     ("tt_resolution", ["--sizes", "200,400", "--instants", "10", "--slow-instants", "3"]),
-    ("tt_vs_delta", ["--commits", "20", "--runs", "2"]),
+    ("tt_vs_delta", ["--commits", "20", "--runs", "2", "--storage-wait", "0"]),
     ("tt_ratio", ["--commits", "10", "--rows-per-commit", "100", "--runs", "2"]),
     ("cooldown", ["--inserts", "2", "--rows-per-insert", "1000", "--runs", "2"]),
     ("group_commit", ["--clients", "3", "--inserts", "3"]),
