@@ -1,13 +1,15 @@
 """`SELECT count(*) FROM t` answered from the row counts of the snapshot's rowsets, without DuckDB.
 
-Only where that is exact by construction: every row of every file the snapshot reads is a visible
-row. That holds for a Duplicate Key table (no merge by key, no delete signs: `storage.rowset_sql`
-reads its files' rows as they are) with no delete predicate or TRUNCATE in force in any partition
-read; each rowset's `num_rows` is the row count of the file its writer (a load, or a compaction,
-which applies deletes before it writes) made. Anything else — a WHERE, GROUP BY, HAVING, DISTINCT,
-LIMIT, a join, a view, a `count(col)`, a Unique or Aggregate table, a table with deletes — goes
-through DuckDB as before. The snapshot is resolved as every read resolves it (`reads.snapshot_for`:
-time travel and its checks, PARTITION (…) by name), so an answer at T is the answer DuckDB gives at T.
+Only where that is exact by construction: every row of every file the snapshot reads is a visible row.
+That holds for a Duplicate Key table (no merge by key, no delete signs: `storage.rowset_sql` reads its
+files' rows as they are) with no delete predicate or TRUNCATE in force in any partition read, and no
+rowset read only through an earlier version than its last (a time-travel table's version-keeping
+compaction output, read at an instant inside its range, holds later rows too); each rowset's `num_rows`
+is the row count of the file its writer (a load, or a compaction) made. Anything else — a WHERE, GROUP
+BY, HAVING, DISTINCT, LIMIT, a join, a view, a `count(col)`, a Unique or Aggregate table, a table with
+deletes — goes through DuckDB as before. The snapshot is resolved as every read resolves it
+(`reads.snapshot_for`: time travel and its checks, PARTITION (…) by name), so an answer at T is the
+answer DuckDB gives at T.
 """
 
 from __future__ import annotations
@@ -79,5 +81,8 @@ def metadata_count(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows 
         snapshot = only_partitions(snapshot, selected)
     if snapshot.table.keys_model != "DUPLICATE" or any(p.deletes for p in snapshot.partitions):
         return None
+    if any(r.read_through is not None and r.read_through < r.end_version for r in snapshot.rowsets):
+        return None  # a version-keeping rowset read through an earlier version: some of its rows are later
+
     ANSWERED.inc()
     return Rows(column_labels(expr, ["count_star()"]), [(sum(r.num_rows for r in snapshot.rowsets),)], ["BIGINT"])
