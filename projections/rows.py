@@ -32,7 +32,7 @@ from schemas.events import AutoIncrementAllocated
 from schemas.model import Column, NewRowset, Partition
 from storage.paths import HIDDEN_DELETE_SIGN, HIDDEN_SEQ
 from storage.rowset_sql import converted_sql, default_sql, duck_type, quote_literal, rounded_sql
-from storage.rowset_writer import RowsetStream
+from storage.rowset_writer import RowsetStream, WrittenFile
 from storage.tiers import LocalTiers
 
 REASON = "__reason"
@@ -455,8 +455,9 @@ class RowsetsWriter:
         self._written()
         schema = self.table.schema_now
         rowsets = []
+        finished = _finish_side_by_side([stream for _, stream in self._open.values()])
         for (partition_id, bucket), (tier, stream) in self._open.items():
-            written = stream.finish()
+            written = finished[stream] if stream in finished else stream.finish()
             rowsets.append(NewRowset(rowset_id=written.rowset_id, partition_id=partition_id, bucket=bucket,
                                      num_rows=written.num_rows, size_bytes=written.size_bytes, path=written.path,
                                      tier=tier, schema_version=schema.schema_version, checksum=written.checksum))
@@ -469,6 +470,23 @@ class RowsetsWriter:
         for _, stream in self._open.values():
             stream.abandon()
         self._open.clear()
+
+
+# Finishes the files of one load side by side: writing, fsyncing and hashing a file mostly runs
+# outside the GIL, so a load of several buckets waits for about the longest file instead of their sum.
+_FINISHERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="rowset-finish")
+
+
+def _finish_side_by_side(streams: list[RowsetStream]) -> dict[RowsetStream, WrittenFile]:
+    """The files of `streams` that `finish` sorts without DuckDB, finished at once (one on this thread,
+    so a busy pool never stalls it); a DuckDB sort may hold `_SORT_MEMORY`, so those are left to run
+    one at a time."""
+    light = [stream for stream in streams if not stream.needs_sort]
+    if len(light) < 2:
+        return {}
+    others = {stream: _FINISHERS.submit(stream.finish) for stream in light[1:]}
+    done = {light[0]: light[0].finish()}
+    return done | {stream: future.result() for stream, future in others.items()}
 
 
 def _write_parts(parts: list[tuple[RowsetStream, pa.Table]]) -> None:

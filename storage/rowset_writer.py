@@ -218,6 +218,15 @@ class RowsetStream:
             con.close()
 
     @property
+    def needs_sort(self) -> bool:
+        """Whether `finish` sorts with DuckDB (holding up to `_SORT_MEMORY`) rather than only writing."""
+        if self._spool_file is not None:
+            return True
+        first = self._first
+        return first is not None and not self._in_order and first.num_rows > _SMALL_PART_ROWS and \
+            not any(pa.types.is_null(f.type) for f in first.schema)
+
+    @property
     def in_key_order(self) -> bool:
         """Whether the parts so far came in key order (the file then needs no sort)."""
         return bool(self.sort_key) and self._in_order

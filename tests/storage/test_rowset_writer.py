@@ -150,3 +150,22 @@ def test_abandon_after_the_order_broke_leaves_nothing(tmp_path: Path) -> None:
         stream.append(part)
     stream.abandon()
     assert list(stream.final.parent.iterdir()) == []
+
+
+def test_only_files_out_of_order_need_the_sort(tmp_path: Path) -> None:
+    """`needs_sort` (a DuckDB sort holding memory, run one file at a time by a load) only when
+    `finish` sorts: small parts are sorted in memory, parts in order not at all."""
+    small = RowsetStream(tmp_path, 1, 2, 0, sort_key=["c1"])
+    small.append(_part(0, 1000))
+    in_order = RowsetStream(tmp_path, 1, 2, 1, sort_key=["c1"])
+    for part in (_ordered_part(0, 1000), _ordered_part(1000, 1000)):
+        in_order.append(part)
+    broken = RowsetStream(tmp_path, 1, 2, 2, sort_key=["c1"])
+    for part in (_ordered_part(1000, 1000), _ordered_part(0, 1000)):
+        broken.append(part)
+    big = RowsetStream(tmp_path, 1, 2, 3, sort_key=["c1"])
+    big.append(_part(0, 150_000))
+    assert [s.needs_sort for s in (small, in_order, broken, big)] == [False, False, True, True]
+    for stream in (small, in_order, broken, big):
+        found = pq.read_table(tmp_path / stream.finish().path)
+        assert found["c1"].to_pylist() == sorted(found["c1"].to_pylist())
