@@ -174,9 +174,9 @@ class RowsetStream:
 
     def finish(self) -> WrittenFile:
         if self._first is not None:
+            by_duckdb = self.needs_sort
             first, self._first = self._first, None
-            if self._in_order or first.num_rows <= _SMALL_PART_ROWS or \
-                    any(pa.types.is_null(f.type) for f in first.schema):
+            if not by_duckdb:
                 with _parquet_writer(self.tmp, first.schema) as writer:
                     ordered = first if self._in_order else first.sort_by([(n, "ascending") for n in self.sort_key])
                     writer.write_table(ordered, row_group_size=ROW_GROUP_ROWS)
@@ -219,7 +219,8 @@ class RowsetStream:
 
     @property
     def needs_sort(self) -> bool:
-        """Whether `finish` sorts with DuckDB (holding up to `_SORT_MEMORY`) rather than only writing."""
+        """Whether `finish` sorts with DuckDB (holding up to `_SORT_MEMORY`) rather than only writing: parts
+        out of order, or one part out of order too large to sort in memory (and with no NULL-typed column)."""
         if self._spool_file is not None:
             return True
         first = self._first
