@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from storage.grouped_calls import GroupedCalls
+from storage.parquet_codecs import DEFAULT_CODEC, duckdb_codec
 from storage.paths import rowset_path
 
 
@@ -41,7 +42,6 @@ _DICTIONARY_PAGE_BYTES = 64 << 10
 ROW_GROUP_ROWS = 65536
 # What re-sorting a file written in several parts may hold in memory before DuckDB spills to disk.
 _SORT_MEMORY = "256MB"
-
 
 def new_rowset_id() -> str:
     return uuid.uuid4().hex
@@ -120,8 +120,9 @@ class RowsetStream:
     sort. Readers never depend on the order (rows of one key are ordered by `__seq`)."""
 
     def __init__(self, root: Path, table_id: int, partition_id: int, bucket: int,
-                 sort_key: Sequence[str] = ()) -> None:
+                 sort_key: Sequence[str] = (), codec: str = DEFAULT_CODEC) -> None:
         self.rowset_id = new_rowset_id()
+        self.codec = codec  # pyarrow's name, from `parquet_codec`
         self.rel = rowset_path(table_id, partition_id, bucket, self.rowset_id)
         self.final = root / self.rel
         self.final.parent.mkdir(parents=True, exist_ok=True)
@@ -158,7 +159,7 @@ class RowsetStream:
 
     def _to_file(self, part: pa.Table) -> None:
         if self._file is None:
-            self._file = _WholeGroups(_parquet_writer(self.tmp, part.schema))
+            self._file = _WholeGroups(_parquet_writer(self.tmp, part.schema, self.codec))
         self._file.write(part)
 
     def _to_spool(self, part: pa.Table) -> None:
@@ -177,7 +178,7 @@ class RowsetStream:
             by_duckdb = self.needs_sort
             first, self._first = self._first, None
             if not by_duckdb:
-                with _parquet_writer(self.tmp, first.schema) as writer:
+                with _parquet_writer(self.tmp, first.schema, self.codec) as writer:
                     ordered = first if self._in_order else first.sort_by([(n, "ascending") for n in self.sort_key])
                     writer.write_table(ordered, row_group_size=ROW_GROUP_ROWS)
             else:
@@ -212,7 +213,8 @@ class RowsetStream:
                 files = [self._spool, *([self._in_order_part] if self._in_order_part.exists() else [])]
                 source = f"read_parquet([{', '.join(_literal(str(f)) for f in files)}])"
             con.execute(f"COPY (SELECT * FROM {source} ORDER BY {_order(self.sort_key)}) TO "
-                        f"{_literal(str(self.tmp))} (FORMAT PARQUET, COMPRESSION zstd, "
+                        f"{_literal(str(self.tmp))} (FORMAT PARQUET, "
+                        f"COMPRESSION {duckdb_codec(self.codec)}, "
                         f"ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
         finally:
             con.close()
@@ -287,13 +289,13 @@ def _order(sort_key: Sequence[str]) -> str:
 _SMALL_PART_ROWS = 100_000
 
 
-def _parquet_writer(path: Path, schema: pa.Schema) -> pq.ParquetWriter:
-    return pq.ParquetWriter(path, schema, compression="zstd", dictionary_pagesize_limit=_DICTIONARY_PAGE_BYTES,
+def _parquet_writer(path: Path, schema: pa.Schema, codec: str) -> pq.ParquetWriter:
+    return pq.ParquetWriter(path, schema, compression=codec, dictionary_pagesize_limit=_DICTIONARY_PAGE_BYTES,
                             write_statistics=True, store_decimal_as_integer=True)
 
 
 def write_rowset(root: Path, table_id: int, partition_id: int, bucket: int, data: pa.Table,
-                 sort_key: Sequence[str] = ()) -> WrittenFile:
-    stream = RowsetStream(root, table_id, partition_id, bucket, sort_key)
+                 sort_key: Sequence[str] = (), codec: str = DEFAULT_CODEC) -> WrittenFile:
+    stream = RowsetStream(root, table_id, partition_id, bucket, sort_key, codec)
     stream.append(data)
     return stream.finish()

@@ -169,3 +169,31 @@ def test_only_files_out_of_order_need_the_sort(tmp_path: Path) -> None:
     for stream in (small, in_order, broken, big):
         found = pq.read_table(tmp_path / stream.finish().path)
         assert found["c1"].to_pylist() == sorted(found["c1"].to_pylist())
+
+
+def _codecs(path: Path) -> set[str]:
+    meta = pq.ParquetFile(path).metadata
+    return {meta.row_group(g).column(c).compression
+            for g in range(meta.num_row_groups) for c in range(meta.num_columns)}
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+@pytest.mark.parametrize("way", ["small", "sorted_by_duckdb", "parts_in_order", "parts_out_of_order"])
+def test_every_way_of_writing_uses_the_codec_asked(tmp_path: Path, codec: str, way: str) -> None:
+    """A table's "compression" reaches each path a file takes: pyarrow's sort of a small part, DuckDB's
+    sort of a large one or of spooled parts, parts written as they come."""
+    if way == "small":
+        written = write_rowset(tmp_path, 1, 2, 0, _part(0, 1000), sort_key=["c1"], codec=codec)
+    elif way == "sorted_by_duckdb":
+        written = write_rowset(tmp_path, 1, 2, 0, _part(0, ROW_GROUP_ROWS * 2), sort_key=["c1"], codec=codec)
+    else:
+        stream = RowsetStream(tmp_path, 1, 2, 0, sort_key=["c1"], codec=codec)
+        ordered = pa.table({"c1": pa.array(range(3000), pa.int64()), "__seq": pa.array(range(3000), pa.int64())})
+        chunks = [ordered.slice(0, 1000), ordered.slice(1000, 1000), ordered.slice(2000)]
+        if way == "parts_out_of_order":
+            chunks.reverse()
+        for chunk in chunks:
+            stream.append(chunk)
+        written = stream.finish()
+        assert pq.read_table(tmp_path / written.path)["c1"].to_pylist() == list(range(3000))
+    assert _codecs(tmp_path / written.path) == {codec.upper()}
