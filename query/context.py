@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import duckdb
 
-from projections.follower import EventFollower
+from projections.follower import EventFollower, ReadFence
 from projections.projection import Projection
 from projections.proposer import CommandFailed, CommandTimeout, Proposer
 from projections.remote import RemoteStores
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from query.streamed_rows import StreamedRows
 
 _Service = TypeVar("_Service")
+_NOT_CATCHING_UP = "the projection replica is not catching up with strata.events; is Kafka reachable?"
 
 
 class SqlFailure(Exception):
@@ -210,8 +211,18 @@ class Context:
     def catch_up(self) -> None:
         """Read-your-writes across servers: wait until the replica holds the log as of now."""
         if not self.follower.wait_for_now(self.config.command_timeout_s):
-            raise SqlFailure(ErrorCode.LOCK_WAIT_TIMEOUT, "the projection replica is not catching up with "
-                                                          "strata.events; is Kafka reachable?")
+            raise SqlFailure(ErrorCode.LOCK_WAIT_TIMEOUT, _NOT_CATCHING_UP)
+
+    def read_fence(self) -> ReadFence:
+        """`catch_up` for a read that resolves what it reads meanwhile; then `fence_held` (ReadFence)."""
+        return self.follower.fence()
+
+    def fence_held(self, fence: ReadFence) -> bool:
+        """Whether the read made since `fence` stands (else the replica holds the log now: read again)."""
+        try:
+            return fence.held(self.config.command_timeout_s)
+        except TimeoutError:
+            raise SqlFailure(ErrorCode.LOCK_WAIT_TIMEOUT, _NOT_CATCHING_UP) from None
 
     # -- name resolution -----------------------------------------------------------------------
     def database_id(self, session: SessionState, db: str | None) -> tuple[int, str]:

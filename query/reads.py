@@ -15,6 +15,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from projections.follower import ReadFence
 from projections.names import name_holder_at, name_taken_ts_ms
 from projections.retention import earliest_instant_ms
 from projections.snapshot import Snapshot, resolve
@@ -447,8 +448,11 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr, *, caught_up:
     """Every SELECT, with or without FROM: DuckDB runs it, with the labels MySQL would give.
     `caught_up`: the caller has just waited for the replica (`Context.catch_up`)."""
     reads_tables = bool(table_refs(expr))
-    if reads_tables and not caught_up:
-        ctx.catch_up()  # a query that reads no table (SELECT 1, a connection pool's ping) has nothing to wait for
+    # Read-your-writes: the log's end is asked for while the tables are bound (a query that reads no
+    # table, SELECT 1 or a connection pool's ping, has nothing to wait for); bound again in the rare
+    # case the replica was behind it. The binding rewrites `expr`, hence the copy kept for that case.
+    fence = ctx.read_fence() if reads_tables and not caught_up else None
+    unbound = expr.copy() if fence is not None else expr
     # Streaming costs a small result about 1 ms more CPU than fetching it (DuckDB's relation and
     # Arrow reader): a query that reads no table, or with a small LIMIT, is fetched whole.
     stream = session.arrow_results or (session.stream_results and reads_tables and not limited_below(expr, BATCH_ROWS)
@@ -457,7 +461,12 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr, *, caught_up:
         cur = ctx.cursor()
         streamed = False
         try:
-            sql = bind_tables(ctx, session, expr, cur)
+            sql = _bound(ctx, session, expr, cur, fence)
+            if sql is None:  # bound on a replica behind the log as the query came: bound again
+                cur.close()
+                cur, expr = ctx.cursor(), unbound
+                sql = bind_tables(ctx, session, expr, cur)
+            fence = None
             if stream:
                 relation = cur.sql(sql)
                 types = [str(t) for t in relation.types]
@@ -483,6 +492,20 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr, *, caught_up:
             if not streamed:
                 cur.close()
     raise AssertionError("unreachable")
+
+
+def _bound(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb.DuckDBPyConnection,
+           fence: ReadFence | None) -> str | None:
+    """`bind_tables`' SQL, or None when `fence` says the replica did not yet hold the log as of the
+    query's arrival (the caller binds again). A failed bind is judged the same way: the table it did
+    not find may be one created just before the query, on this server or another."""
+    try:
+        sql = bind_tables(ctx, session, expr, cur)
+    except (SqlFailure, duckdb.Error):
+        if fence is None or ctx.fence_held(fence):
+            raise
+        return None
+    return sql if fence is None or ctx.fence_held(fence) else None
 
 
 def limited_below(expr: exp.Expr, rows: int) -> bool:
