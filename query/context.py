@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from query.streamed_rows import StreamedRows
 
 _Service = TypeVar("_Service")
+_Read = TypeVar("_Read")
 _NOT_CATCHING_UP = "the projection replica is not catching up with strata.events; is Kafka reachable?"
 
 
@@ -213,12 +214,22 @@ class Context:
         if not self.follower.wait_for_now(self.config.command_timeout_s):
             raise SqlFailure(ErrorCode.LOCK_WAIT_TIMEOUT, _NOT_CATCHING_UP)
 
-    def read_fence(self) -> ReadFence:
-        """`catch_up` for a read that resolves what it reads meanwhile; then `fence_held` (ReadFence)."""
-        return self.follower.fence()
+    def read_fenced(self, read: Callable[[], _Read], again: Callable[[], _Read] | None = None) -> _Read:
+        """`read()` of the projection, made while the log's end is asked for instead of after
+        (`ReadFence`: read-your-writes across servers without the broker round trip in the way); made
+        again (`again`, by default `read`) when the replica turns out to have been behind the log as the
+        call came. A read that failed is judged the same way: the table it did not find may be one
+        created just before, on this server or another."""
+        fence = self.follower.fence()
+        try:
+            result = read()
+        except (SqlFailure, duckdb.Error):
+            if self._fence_held(fence):
+                raise
+            return (again or read)()
+        return result if self._fence_held(fence) else (again or read)()
 
-    def fence_held(self, fence: ReadFence) -> bool:
-        """Whether the read made since `fence` stands (else the replica holds the log now: read again)."""
+    def _fence_held(self, fence: ReadFence) -> bool:
         try:
             return fence.held(self.config.command_timeout_s)
         except TimeoutError:

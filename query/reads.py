@@ -15,7 +15,6 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from projections.follower import ReadFence
 from projections.names import name_holder_at, name_taken_ts_ms
 from projections.retention import earliest_instant_ms
 from projections.snapshot import Snapshot, resolve
@@ -448,11 +447,6 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr, *, caught_up:
     """Every SELECT, with or without FROM: DuckDB runs it, with the labels MySQL would give.
     `caught_up`: the caller has just waited for the replica (`Context.catch_up`)."""
     reads_tables = bool(table_refs(expr))
-    # Read-your-writes: the log's end is asked for while the tables are bound (a query that reads no
-    # table, SELECT 1 or a connection pool's ping, has nothing to wait for); bound again in the rare
-    # case the replica was behind it. The binding rewrites `expr`, hence the copy kept for that case.
-    fence = ctx.read_fence() if reads_tables and not caught_up else None
-    unbound = expr.copy() if fence is not None else expr
     # Streaming costs a small result about 1 ms more CPU than fetching it (DuckDB's relation and
     # Arrow reader): a query that reads no table, or with a small LIMIT, is fetched whole.
     stream = session.arrow_results or (session.stream_results and reads_tables and not limited_below(expr, BATCH_ROWS)
@@ -461,12 +455,12 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr, *, caught_up:
         cur = ctx.cursor()
         streamed = False
         try:
-            sql = _bound(ctx, session, expr, cur, fence)
-            if sql is None:  # bound on a replica behind the log as the query came: bound again
-                cur.close()
-                cur, expr = ctx.cursor(), unbound
+            if reads_tables and not caught_up and attempt == 1:
+                # Read-your-writes: the log's end is asked for while the tables are bound (a query that
+                # reads no table, SELECT 1 or a connection pool's ping, has nothing to wait for).
+                cur, expr, sql = _bound_fenced(ctx, session, expr, cur)
+            else:
                 sql = bind_tables(ctx, session, expr, cur)
-            fence = None
             if stream:
                 relation = cur.sql(sql)
                 types = [str(t) for t in relation.types]
@@ -494,18 +488,27 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr, *, caught_up:
     raise AssertionError("unreachable")
 
 
-def _bound(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb.DuckDBPyConnection,
-           fence: ReadFence | None) -> str | None:
-    """`bind_tables`' SQL, or None when `fence` says the replica did not yet hold the log as of the
-    query's arrival (the caller binds again). A failed bind is judged the same way: the table it did
-    not find may be one created just before the query, on this server or another."""
-    try:
-        sql = bind_tables(ctx, session, expr, cur)
-    except (SqlFailure, duckdb.Error):
-        if fence is None or ctx.fence_held(fence):
+def _bound_fenced(ctx: Context, session: SessionState, expr: exp.Expr,
+                  cur: duckdb.DuckDBPyConnection) -> tuple[duckdb.DuckDBPyConnection, exp.Expr, str]:
+    """`bind_tables` made while the log's end is asked for (`Context.read_fenced`): the cursor, query and
+    SQL of the binding that stands. The binding rewrites `expr`, so a copy is kept for binding again on a
+    fresh cursor, in the rare case the replica was behind the log as the query came."""
+    unbound = expr.copy()
+    rebound: list[tuple[duckdb.DuckDBPyConnection, exp.Expr]] = []
+
+    def again() -> str:
+        cur.close()
+        fresh = ctx.cursor()
+        try:
+            sql = bind_tables(ctx, session, unbound, fresh)
+        except BaseException:
+            fresh.close()
             raise
-        return None
-    return sql if fence is None or ctx.fence_held(fence) else None
+        rebound.append((fresh, unbound))
+        return sql
+
+    sql = ctx.read_fenced(lambda: bind_tables(ctx, session, expr, cur), again)
+    return (*rebound[0], sql) if rebound else (cur, expr, sql)
 
 
 def limited_below(expr: exp.Expr, rows: int) -> bool:
