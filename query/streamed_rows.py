@@ -32,29 +32,6 @@ WHOLE_ROWS = 64
 _NOT_STREAMABLE = re.compile(r"\b(MAP|INTERVAL|U?HUGEINT|BIGNUM|VARINT|UNION|BIT|TIME WITH TIME ZONE|TIMETZ)\b")
 
 
-# DuckDB's statement runner (DuckDB ≥ 2.0): one parse, bind and run gives both the result's description
-# and its reader. Older versions have no such thing; `open_stream` then takes the public API's two steps.
-_SUBMIT = getattr(getattr(duckdb, "_seam", None), "submit", None)
-
-
-def open_stream(cursor: duckdb.DuckDBPyConnection, sql: str,
-                batch_rows: int) -> tuple[list[tuple[str, str]], pa.RecordBatchReader]:
-    """(name, DuckDB type) of each column of `sql`'s result, and a reader of its rows that runs the
-    statement as batches are read (memory bounded by a few batches, whatever the result's size).
-
-    DuckDB's public API describes a statement by binding it (`cursor.sql`, for the types the wire
-    needs before the first row) and runs it by parsing and binding it again (`to_arrow_reader`): for
-    a point lookup or a short aggregate that second pass is a fifth of the statement's CPU. The
-    runner behind both gives the description and the stream from one pass."""
-    if _SUBMIT is not None:
-        result = _SUBMIT(cursor, sql, None, "stream", batch_rows)
-        described = [(str(d[0]), str(d[1])) for d in result.description or ()]
-        return described, result.arrow_reader()
-    relation = cursor.sql(sql)
-    return list(zip(relation.columns, (str(t) for t in relation.types), strict=True)), \
-        relation.to_arrow_reader(batch_rows)
-
-
 def streamable_types(duck_types: Sequence[str]) -> bool:
     """Whether a result of these DuckDB column types may be streamed as Arrow (see the module doc). A
     BITMAP/HLL column is not: its values go out as NULL, which query.reads does to fetched rows."""
