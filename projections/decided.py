@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from projections.state import record_bytes, trusted
+from projections.state import record_bytes
 from projections.store import ProjectionStore
 from schemas import events as ev
 from schemas.envelope import EventEnvelope
@@ -64,8 +64,7 @@ def remember(store: ProjectionStore, envelope: EventEnvelope) -> None:
         return
     payload = envelope.payload
     code, reason = (payload.code, payload.reason) if isinstance(payload, ev.CommandRejected) else (0, "")
-    # The envelope is validated: its fields are of Outcome's types already.
-    record = trusted(Outcome, event_id=envelope.event_id, type=envelope.type, commit_ts_ms=envelope.commit_ts_ms,
+    record = Outcome(event_id=envelope.event_id, type=envelope.type, commit_ts_ms=envelope.commit_ts_ms,
                      code=code, reason=reason)
     store.put(key, record_bytes(record))
     store.put(_age_key(envelope.commit_ts_ms, envelope.command_id), b"")

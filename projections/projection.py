@@ -46,7 +46,6 @@ from projections.state import (
     ViewState,
     draft_of,
     record_bytes,
-    trusted,
 )
 from projections.store import ProjectionStore
 from projections.users import UserRecord, scope_key
@@ -464,10 +463,9 @@ class Projection:
         table.last_commit_ts_ms = ts
         if table.first_commit_ts_ms is None:
             table.first_commit_ts_ms = ts
-        # Every argument is of its field's type (from a validated event), so nothing is validated again.
-        record = trusted(CommitRecord, commit_number=table.commit_number, ts_ms=ts, kind=kind,
-                         partition_versions=partition_versions or {}, rows_added=rows_added,
-                         rows_removed=rows_removed, description=description)
+        record = CommitRecord(commit_number=table.commit_number, ts_ms=ts, kind=kind,
+                              partition_versions=partition_versions or {}, rows_added=rows_added,
+                              rows_removed=rows_removed, description=description)
         self.store.put(keys.commit_key(table.table_id, table.commit_number), record_bytes(record))
         return table.commit_number
 
@@ -675,16 +673,14 @@ class Projection:
             self.next_ids["partition"] = max(self.next_ids["partition"], partition.partition_id + 1)
         self._bump_versions(table, e.partition_versions, ts)
         for rowset in e.rowsets:
-            self._put_rowset(e.table_id, trusted(RowsetRecord, rowset=rowset, stale_ts_ms=None,
-                                                         replaced_by_keeping=False))
+            self._put_rowset(e.table_id, RowsetRecord(rowset=rowset))
         # Unique Key DELETE/UPDATE are loads of delete-sign / new-value rows (merge-on-write).
         removed = e.num_rows if e.source in ("delete", "update") else 0
         added = 0 if e.source == "delete" else e.num_rows
         kind = e.source if e.source in ("delete", "update") else "load"
         number = self._record_commit(table, ts, kind, partition_versions=e.partition_versions,
                                      rows_added=added, rows_removed=removed, description=e.source)
-        label = trusted(LabelRecord, label=e.label, command_id=None, commit_number=number, ts_ms=ts,
-                        num_rows=e.num_rows)
+        label = LabelRecord(label=e.label, command_id=None, commit_number=number, ts_ms=ts, num_rows=e.num_rows)
         self.store.put(keys.label_key(e.table_id, e.label), record_bytes(label))
         if e.load is not None:
             self._record_load(e.load, e.num_rows, ts)

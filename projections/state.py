@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
@@ -42,28 +41,6 @@ def draft_of(state: _Model, changes: dict[str, Any]) -> _Model:
     object.__setattr__(draft, "__pydantic_extra__", None)
     object.__setattr__(draft, "__pydantic_private__", None)
     return draft
-
-
-@cache
-def _field_names(cls: type[BaseModel]) -> tuple[str, ...]:
-    return tuple(cls.model_fields)
-
-
-def trusted(cls: type[_Model], **values: Any) -> _Model:
-    """`cls(**values)` for values that are already of their fields' types — parts of validated events
-    and records, as the fold's records are made of — built without validating them again. `values`
-    must name every field, in declaration order (so no default is left to fill and the instance is
-    laid out as pydantic lays it out); anything else is a TypeError. Not for input from outside:
-    nothing is checked or coerced, and no validator of `cls` runs."""
-    if tuple(values) != _field_names(cls):
-        raise TypeError(f"{cls.__name__} is built from every field in declaration order: {_field_names(cls)}, "
-                        f"not {tuple(values)}")
-    record = cls.__new__(cls)
-    object.__setattr__(record, "__dict__", values)
-    object.__setattr__(record, "__pydantic_fields_set__", set(values))
-    object.__setattr__(record, "__pydantic_extra__", None)
-    object.__setattr__(record, "__pydantic_private__", None)
-    return record
 
 
 def record_bytes(record: BaseModel) -> bytes:
