@@ -67,7 +67,7 @@ class EventFollower:
         self._thread: threading.Thread | None = None
         self._flushed = projection.offsets()
         self.decode_errors = 0
-        # Decoded events the fold raised on, skipped (see `_fold`).
+        # Decoded events the fold raised on, skipped (see `_skipped`).
         self.apply_errors = 0
         self.applied_events = 0
         self._halt = halt

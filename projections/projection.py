@@ -11,7 +11,9 @@ partitions, schemas and properties), `PartitionState` or `DatabaseState` once pu
 changed again. An event's handler changes a draft (`_table`, `_partition`: copies one level deep,
 a partition only when it changes) and `apply` publishes the drafts once the handler is done, by
 replacing the dict's value (its size unchanged, so an iteration under way goes on); adding or
-removing an entry swaps in a new dict. A handler that fails publishes nothing.
+removing an entry swaps in a new dict. A handler that fails publishes nothing. Inside `batch` (the
+follower's batches) the drafts of data commits live on from one event to the next and are published
+at the batch's end: a run of commits to a table copies it once, not once per commit.
 """
 
 from __future__ import annotations
@@ -240,8 +242,8 @@ class Projection:
                     self._drafts.clear()
         # After the change is in place, never before: a reader that saw the old number and then the
         # new state caches it under the old number (recomputed next time); the other order would let
-        # it cache the old state under the new number for good. (No kind a batch keeps drafts of
-        # counts: those change only data.)
+        # it cache the old state under the new number for good. (The kinds whose drafts a batch
+        # keeps are data-only: they never count, so no number runs ahead of a draft not yet published.)
         data_only = _DATA_ONLY.get(kind)
         if data_only is None:
             data_only = _DATA_ONLY[kind] = issubclass(kind, _DATA_ONLY_EVENTS)
@@ -274,10 +276,10 @@ class Projection:
         once, not once per event, and publishes it once at the end. Events of other kinds run as
         outside a batch, after the earlier events' drafts are published.
 
-        A readers sees the batch's data tables when it ends (its RocksDB records come at `flush`).
-        If an event raises, the drafts may hold part of it, so the caller must `abandon` what was
-        folded since the last flush (and fold the batch again event by event, outside `batch`, to
-        skip that event whole, as `apply` alone does)."""
+        Readers see the tables as the batch leaves them once it ends (its RocksDB records at `flush`),
+        never a draft being changed. If an event raises, the drafts may hold part of it, so the caller
+        must `abandon` what was folded since the last flush (and fold the batch again event by event,
+        outside `batch`, to skip that event whole, as `apply` alone does)."""
         self._batching = True
         try:
             yield
