@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
+from projections.batches import Record, fold_batch
 from projections.kafka_batch import IDLE_FETCH_WAIT_MS, consume_available
 from projections.projection import Projection
 from schemas.config import Settings
@@ -67,7 +68,7 @@ class EventFollower:
         self._thread: threading.Thread | None = None
         self._flushed = projection.offsets()
         self.decode_errors = 0
-        # Decoded events the fold raised on, skipped (see `_fold`).
+        # Decoded events the fold raised on, skipped (see `_skipped`).
         self.apply_errors = 0
         self.applied_events = 0
         self._halt = halt
@@ -148,6 +149,21 @@ class EventFollower:
         return len(messages)
 
     def _fold(self, messages: list, applied: list[EventEnvelope]) -> None:
+        applied.extend(fold_batch(self.projection, self._decode(messages), self._skipped))
+
+    def _skipped(self, envelope: EventEnvelope, topic: str, partition: int, offset: int) -> None:
+        # A well-formed event naming what the projection lacks (a dropped table's id, say). Raising
+        # would end this thread, and at the next start `catch_up` would raise on the same record
+        # forever: the log keeps it. The fold is deterministic, so every replica and every replay
+        # skips it the same way.
+        self.apply_errors += 1
+        log.exception("follower %s: skipped event %s at %s/%d@%d that the projection cannot apply",
+                      self.name, envelope.type, topic, partition, offset)
+
+    def _decode(self, messages: list) -> list[Record]:
+        """The records to fold (an undecodable one counted, with no event); a record past a `halt`
+        stops its partition and is left out, with everything after it there."""
+        records: list[Record] = []
         for message in messages:
             if message.error():
                 log.warning("follower %s: consume error %s", self.name, message.error())
@@ -160,25 +176,13 @@ class EventFollower:
                 self.decode_errors += 1
                 log.error("follower %s: skipped record at %s/%d@%d: %s", self.name, message.topic(),
                           message.partition(), message.offset(), exc)
-                self.projection.advance(message.topic(), message.partition(), message.offset())
+                records.append((message.topic(), message.partition(), message.offset(), None))
                 continue
             if self._halt is not None and self._halt(envelope):
                 self._stop_partition(message.partition())
                 continue
-            try:
-                self.projection.apply(envelope, message.topic(), message.partition(), message.offset())
-            except Exception:  # noqa: BLE001 - one event the fold cannot apply must not stop every replica
-                # A well-formed event naming what the projection lacks (a dropped table's id, say).
-                # Raising would end this thread, and at the next start `catch_up` would raise on the
-                # same record forever: the log keeps it. The fold is deterministic, so every replica
-                # and every replay skips it the same way.
-                self.apply_errors += 1
-                log.exception("follower %s: skipped event %s at %s/%d@%d that the projection cannot apply",
-                              self.name, envelope.type, message.topic(), message.partition(), message.offset())
-                self.projection.advance(message.topic(), message.partition(), message.offset())
-                continue
-            applied.append(envelope)
-        self.projection.flush()
+            records.append((message.topic(), message.partition(), message.offset(), envelope))
+        return records
 
     def _stop_partition(self, partition: int) -> None:
         self.halted.add(partition)

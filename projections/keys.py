@@ -23,7 +23,8 @@ def version_prefix(table_id: int, partition_id: int) -> bytes:
 
 
 def version_key(table_id: int, partition_id: int, ts_ms: int) -> bytes:
-    return version_prefix(table_id, partition_id) + f"{ts_ms:015d}".encode()
+    # `version_prefix` + the instant, in one format: the fold makes one per commit and partition.
+    return f"v/{table_id:010d}/{partition_id:010d}/{ts_ms:015d}".encode()
 
 
 def rowset_prefix(table_id: int, partition_id: int | None = None) -> bytes:
@@ -42,9 +43,9 @@ def rowset_key(table_id: int, partition_id: int, bucket: int, start_version: int
                rowset_id: str) -> bytes:
     """Ordered by end version, then widest first: `seek_for_prev(cover_seek_key(…, V))` lands on the
     widest rowset among those ending last at or before V — one step of the cover walk."""
-    inverse_start = _MAX_VERSION - start_version
-    suffix = f"{end_version:010d}/{inverse_start:010d}/{rowset_id}"
-    return tablet_prefix(table_id, partition_id, bucket) + suffix.encode()
+    # `tablet_prefix` + the suffix, in one format: the fold makes one per rowset it commits.
+    return (f"r/{table_id:010d}/{partition_id:010d}/{bucket:06d}/"
+            f"{end_version:010d}/{_MAX_VERSION - start_version:010d}/{rowset_id}").encode()
 
 
 def cover_seek_key(table_id: int, partition_id: int, bucket: int, version: int) -> bytes:
@@ -98,11 +99,11 @@ def commit_prefix(table_id: int) -> bytes:
 
 
 def commit_key(table_id: int, commit_number: int) -> bytes:
-    return commit_prefix(table_id) + f"{commit_number:010d}".encode()
+    return f"c/{table_id:010d}/{commit_number:010d}".encode()
 
 
 def label_key(table_id: int, label: str) -> bytes:
-    return f"l/{table_id:010d}/".encode() + label.encode()
+    return f"l/{table_id:010d}/{label}".encode()
 
 
 def rowset_locator_key(rowset_id: str) -> bytes:
@@ -140,7 +141,7 @@ def file_holder_prefix(file_rowset_id: str) -> bytes:
 
 
 def file_holder_key(file_rowset_id: str, rowset_id: str) -> bytes:
-    return file_holder_prefix(file_rowset_id) + rowset_id.encode()
+    return f"fh/{file_rowset_id}/{rowset_id}".encode()
 
 
 def table_prefixes(table_id: int) -> tuple[bytes, ...]:

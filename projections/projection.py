@@ -11,7 +11,9 @@ partitions, schemas and properties), `PartitionState` or `DatabaseState` once pu
 changed again. An event's handler changes a draft (`_table`, `_partition`: copies one level deep,
 a partition only when it changes) and `apply` publishes the drafts once the handler is done, by
 replacing the dict's value (its size unchanged, so an iteration under way goes on); adding or
-removing an entry swaps in a new dict. A handler that fails publishes nothing.
+removing an entry swaps in a new dict. A handler that fails publishes nothing. Inside `batch` (the
+follower's batches) the drafts of data commits live on from one event to the next and are published
+at the batch's end: a run of commits to a table copies it once, not once per commit.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import logging
 import shutil
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -71,6 +74,13 @@ _DATA_ONLY_EVENTS: tuple[type[ev.Event], ...] = (
     ev.RowsetsCommitted, ev.DeleteCommitted, ev.CompactionCommitted, ev.RowsetsMoved, ev.RowsetsRecycled,
     ev.RoutineLoadProgressed, ev.BulkJobChanged, ev.CommandRejected, ev.LoadPrepared, ev.LoadAborted,
     ev.DeleteBitmapsCommitted)
+_DATA_ONLY: dict[type, bool] = {}
+# Kinds whose handlers reach the catalog only through `Projection._table`/`_partition` drafts and
+# change only data (a subset of `_DATA_ONLY_EVENTS`): inside `Projection.batch` their drafts are kept
+# from one event to the next.
+_DRAFT_KEEPING_EVENTS: frozenset[type[ev.Event]] = frozenset({
+    ev.RowsetsCommitted, ev.DeleteCommitted, ev.CompactionCommitted, ev.RowsetsMoved, ev.LoadPrepared,
+    ev.LoadAborted})
 
 
 
@@ -90,27 +100,16 @@ class Projection:
         # Held while a batch is folded and flushed, and by readers resolving a snapshot, so a
         # reader never sees half of an event.
         self.lock = threading.RLock()
-        self.databases: dict[int, DatabaseState] = {}
-        self.tables: dict[int, TableState] = {}
-        self.named: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in NAMED_KINDS}
-        self.routine_loads: dict[str, RoutineLoadJob] = {}
-        self.bulk_jobs: dict[str, BulkJob] = {}  # the latest job of each (kind, database, label)
-        self.users: dict[str, UserRecord] = {}
-        self.views: dict[int, ViewState] = {}
-        self.next_ids = {"db": 1, "table": 1, "partition": 1, "routine_load": 1, "bulk_job": 1}
-        self.commands_position: dict[int, int] = {}
         # Counts catalog changes folded by this process (see `_DATA_ONLY_EVENTS`), so a cache of
         # something derived from the catalog (a prepared SELECT's columns, query.server) knows it is
         # stale by comparing one number. In memory only: not part of the fold's bytes or checksum.
         self.catalog_generation = 0
-        # The newest commit time folded since the last flush: what `decided` forgets against.
+        # The newest commit time folded: what `decided` forgets against at flush; and its value then.
         self._newest_ts_ms = 0
-        self._dirty_tables: set[int] = set()
-        # Tables the event being applied changes, published by `apply` (see the module's doc).
-        self._drafts: dict[int, TableState] = {}
-        self._dirty_dbs: set[int] = set()
-        self._offsets = self.store.offsets()
-        self._load()
+        self._newest_at_flush = 0
+        # Inside `batch`: drafts of `_DRAFT_KEEPING_EVENTS` outlive their event (see `batch`).
+        self._batching = False
+        self._load_state()
         self._handlers: dict[type[ev.Event], Callable[[Any, int], None]] = {
             ev.DatabaseCreated: self._database_created,
             ev.DatabaseDropped: self._database_dropped,
@@ -158,6 +157,25 @@ class Projection:
         }
 
     # -- lifecycle -------------------------------------------------------------------------------
+    def _load_state(self) -> None:
+        """The catalog and positions in memory, as the store's committed state has them."""
+        self.databases: dict[int, DatabaseState] = {}
+        self.tables: dict[int, TableState] = {}
+        self.named: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in NAMED_KINDS}
+        self.routine_loads: dict[str, RoutineLoadJob] = {}
+        self.bulk_jobs: dict[str, BulkJob] = {}  # the latest job of each (kind, database, label)
+        self.users: dict[str, UserRecord] = {}
+        self.views: dict[int, ViewState] = {}
+        self.next_ids = {"db": 1, "table": 1, "partition": 1, "routine_load": 1, "bulk_job": 1}
+        self.commands_position: dict[int, int] = {}
+        self._dirty_tables: set[int] = set()
+        # Tables the events being applied change, published by `apply` (see the module's doc) or,
+        # inside `batch`, by `publish`.
+        self._drafts: dict[int, TableState] = {}
+        self._dirty_dbs: set[int] = set()
+        self._offsets = self.store.offsets()
+        self._load()
+
     def _load(self) -> None:
         for _, raw in self.store.scan(keys.DB):
             db = DatabaseState.model_validate_json(raw)
@@ -202,32 +220,88 @@ class Projection:
         return dict(self._offsets)
 
     def apply(self, envelope: EventEnvelope, topic: str, partition: int, offset: int) -> None:
-        """Folds one event in; its effects become durable (and readable in RocksDB) at `flush`."""
-        handler = self._handlers.get(type(envelope.payload))
+        """Folds one event in; its effects become durable (and readable in RocksDB) at `flush`.
+
+        Outside `batch`, the tables it changes are published before it returns; a handler that
+        fails publishes nothing. Inside, see `batch`."""
+        payload = envelope.payload
+        kind = type(payload)
+        handler = self._handlers.get(kind)
         if handler is not None:
-            try:
-                handler(envelope.payload, envelope.commit_ts_ms)
-                for table_id, draft in self._drafts.items():
-                    self.tables[table_id] = draft
-            finally:
-                self._drafts.clear()
+            if self._batching and kind in _DRAFT_KEEPING_EVENTS:
+                # Its drafts stay for the batch's next events; `batch` publishes them, or its caller
+                # `abandon`s the batch if this raises (the drafts may hold half of this event).
+                handler(payload, envelope.commit_ts_ms)
+            else:
+                # Read the catalog as published, with the batch's earlier events in it.
+                self.publish()
+                try:
+                    handler(payload, envelope.commit_ts_ms)
+                    self.publish()
+                finally:
+                    self._drafts.clear()
         # After the change is in place, never before: a reader that saw the old number and then the
         # new state caches it under the old number (recomputed next time); the other order would let
-        # it cache the old state under the new number for good.
-        if not isinstance(envelope.payload, _DATA_ONLY_EVENTS):
+        # it cache the old state under the new number for good. (The kinds whose drafts a batch
+        # keeps are data-only: they never count, so no number runs ahead of a draft not yet published.)
+        data_only = _DATA_ONLY.get(kind)
+        if data_only is None:
+            data_only = _DATA_ONLY[kind] = issubclass(kind, _DATA_ONLY_EVENTS)
+        if not data_only:
             self.catalog_generation += 1
         if envelope.commands_position:
             self.commands_position.update(envelope.commands_position)
         decided.remember(self.store, envelope)
-        self._newest_ts_ms = max(self._newest_ts_ms, envelope.commit_ts_ms)
+        if envelope.commit_ts_ms > self._newest_ts_ms:
+            self._newest_ts_ms = envelope.commit_ts_ms
         if offset >= 0:  # the sequencer folds before it knows the offset, and advances after commit
-            self.advance(topic, partition, offset)
+            self._offsets[(topic, partition)] = offset + 1
+
+    @property
+    def batching(self) -> bool:
+        """Inside `batch`."""
+        return self._batching
+
+    def publish(self) -> None:
+        """Makes the drafts of the events applied so far the published tables (see the module's doc)."""
+        if self._drafts:
+            for table_id, draft in self._drafts.items():
+                self.tables[table_id] = draft
+            self._drafts.clear()
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Applies the events of a batch (the follower's) with the drafts of `_DRAFT_KEEPING_EVENTS`
+        kept from one event to the next: a run of commits to one table copies it (and a partition)
+        once, not once per event, and publishes it once at the end. Events of other kinds run as
+        outside a batch, after the earlier events' drafts are published.
+
+        Readers see the tables as the batch leaves them once it ends (its RocksDB records at `flush`),
+        never a draft being changed. If an event raises, the drafts may hold part of it, so the caller
+        must `abandon` what was folded since the last flush (and fold the batch again event by event,
+        outside `batch`, to skip that event whole, as `apply` alone does)."""
+        self._batching = True
+        try:
+            yield
+            self.publish()
+        finally:
+            self._batching = False
+
+    def abandon(self) -> None:
+        """Forgets everything folded since the last flush — the store's pending writes, the drafts and
+        the catalog in memory, read again from the store's committed state, as a restart would."""
+        self.store.discard()
+        self._load_state()
+        self._newest_ts_ms = self._newest_at_flush
+        # The catalog objects are new ones (with the same state): caches derived from them recompute.
+        self.catalog_generation += 1
 
     def advance(self, topic: str, partition: int, offset: int) -> None:
         """Moves the tracking position past a record without an effect (e.g. one we could not decode)."""
         self._offsets[(topic, partition)] = offset + 1
 
     def flush(self) -> None:
+        self.publish()
         for table_id in self._dirty_tables:
             table = self.tables.get(table_id)
             if table is None:
@@ -242,6 +316,7 @@ class Projection:
         if self._newest_ts_ms:
             decided.forget_before(self.store, self._newest_ts_ms)
         self.store.commit(self._offsets)
+        self._newest_at_flush = self._newest_ts_ms
         self._dirty_tables.clear()
         self._dirty_dbs.clear()
 
