@@ -29,6 +29,7 @@ this runs on the SQL server's event loop. Both ways give the same `LiteralRows` 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -200,10 +201,10 @@ def _short_column(texts: list[str], bare: list[bool]) -> tuple[pa.Array, str] | 
     if any("." in t for t in texts):
         decimal = _short_decimal_type(values)
         return (pa.array(values, pa.string()), decimal) if decimal is not None else None
-    numbers = [None if v is None else int(v) for v in values]
-    if any(n is not None and not _BIGINT_MIN <= n <= _BIGINT_MAX for n in numbers):
+    nullable_numbers = [None if v is None else int(v) for v in values]
+    if any(n is not None and not _BIGINT_MIN <= n <= _BIGINT_MAX for n in nullable_numbers):
         return None
-    return pa.array(numbers, pa.int64()), "BIGINT"
+    return pa.array(nullable_numbers, pa.int64()), "BIGINT"
 
 
 def _upper(text: str) -> str:
@@ -211,7 +212,7 @@ def _upper(text: str) -> str:
     return text.upper() if text.isascii() else str(pc.utf8_upper(pa.scalar(text, pa.string())).as_py())
 
 
-def _short_decimal_type(tokens: list[str | None]) -> str | None:
+def _short_decimal_type(tokens: Sequence[str | None]) -> str | None:
     """`_decimal_type` of a short list's values (NULLs skipped)."""
     whole = scale = 0
     for token in tokens:
