@@ -71,16 +71,14 @@ def _decimal(precision: int, scale: int) -> Convert:
             if _DECIMAL_TEXT.fullmatch(value) is None or len(fraction) > scale:
                 return _NO
             number = Decimal(value)
-        elif isinstance(value, Decimal):
-            number = value.quantize(step, rounding=ROUND_HALF_UP)  # DuckDB rounds half away from zero
-        elif isinstance(value, int) and not isinstance(value, bool):
+        elif isinstance(value, Decimal | int) and not isinstance(value, bool):
             number = Decimal(value)
         else:
             return _NO
         try:
-            number = number.quantize(step)
+            number = number.quantize(step, rounding=ROUND_HALF_UP)  # DuckDB rounds half away from zero
         except InvalidOperation:
-            return _NO
+            return _NO  # more digits than Python's decimal context holds: DuckDB's to convert
         return number if abs(number) < limit else _NO
     return convert
 
@@ -108,7 +106,10 @@ def _datetime(precision: int) -> Convert:
             return _NO
         # Rounded half up to the column's fraction digits (storage.rowset_sql.rounded_sql).
         micros = (moment.microsecond + unit // 2) // unit * unit
-        return moment.replace(microsecond=0) + timedelta(microseconds=micros)
+        try:
+            return moment.replace(microsecond=0) + timedelta(microseconds=micros)
+        except OverflowError:
+            return _NO  # rounded past 9999-12-31
     return convert
 
 
