@@ -7,7 +7,8 @@ Arrow types, `__seq`, partition and bucket — or None, and the caller then take
 also answers every error. It takes only what it can convert exactly as DuckDB does: the conversions in
 `_CONVERSIONS` (integers, strings, DECIMAL, DATE and DATETIME from ISO text, BOOLEAN, exact doubles),
 columns left out whose default is NULL, unpartitioned tables and RANGE / LIST tables partitioned on one
-column, one bucket per partition. Any row that would fail a check (a NULL in a NOT NULL column, a value
+column, buckets by the hash of the distribution columns (one small DuckDB query of the rows' typed keys,
+so the hash is DuckDB's own). Any row that would fail a check (a NULL in a NOT NULL column, a value
 that does not convert, a string too long, no partition) also gives None: the DuckDB path names the
 failure as it always has.
 """
@@ -20,12 +21,13 @@ from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 
 from projections.state import TableState
 from schemas.model import Column
 from storage.paths import HIDDEN_DELETE_SIGN, HIDDEN_SEQ
-from storage.rowset_sql import datetime_precision, duck_type
+from storage.rowset_sql import datetime_precision, duck_type, quote_literal
 
 # A value not converted: the row leaves the fast path (a failed TRY_CAST is NULL there, and a check).
 _NO = object()
@@ -220,17 +222,51 @@ def _partition(table: TableState, converted: dict[int, list[object]], rows: int)
     return ids
 
 
+def _sql_literal(value: object, duck: str) -> str:
+    """A converted value as DuckDB SQL of the column's type: text cast exactly (a double's shortest
+    repr reads back as the same double)."""
+    if value is None:
+        return f"CAST(NULL AS {duck})"
+    if isinstance(value, datetime):
+        text = value.isoformat(sep=" ", timespec="microseconds")
+    elif isinstance(value, float):
+        text = repr(value)
+    else:
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+    return f"CAST({quote_literal(text)} AS {duck})"
+
+
+def _buckets(table: TableState, converted: dict[int, list[object]], partitions: list[int],
+             cursor: Callable[[], duckdb.DuckDBPyConnection] | None) -> list[int] | None:
+    """Each row's bucket as `rows.bucket_expr` gives it: 0 when every partition has one, else DuckDB's
+    hash of the distribution columns' values (typed as the table's columns) modulo the partition's
+    buckets; None for a RANDOM distribution or without a `cursor`."""
+    counts = {p.partition_id: p.partition.buckets for p in table.live_partitions()}
+    if all(n == 1 for n in counts.values()):
+        return [0] * len(partitions)
+    columns = [table.schema_now.column(n) for n in table.distribution.columns]
+    if cursor is None or not columns or any(c is None or c.unique_id not in converted for c in columns):
+        return None
+    keyed = [c for c in columns if c is not None]
+    rows = [f"({i}, hash({', '.join(_sql_literal(converted[c.unique_id][i], duck_type(c.type)) for c in keyed)}))"
+            for i in range(len(partitions))]
+    try:
+        found = cursor().execute(f"SELECT h FROM (VALUES {', '.join(rows)}) AS t(i, h) ORDER BY i").fetchall()
+    except duckdb.Error:
+        return None  # the DuckDB path then answers the statement, as it would have
+    return [int(h) % counts[pid] for (h,), pid in zip(found, partitions, strict=True)]
+
+
 def prepare_literal_rows(table: TableState, columns: Sequence[Sequence[object]], duck_types: Sequence[str],
-                         targets: Sequence[Column]) -> pa.Table | None:
+                         targets: Sequence[Column], cursor: Callable[[], duckdb.DuckDBPyConnection] | None = None
+                         ) -> pa.Table | None:
     """`rows.prepare_rows` of literal rows (`columns[i]`: the values of target i, typed as DuckDB types
-    a literal: `duck_types[i]`), or None when this path does not take them (see the module docstring)."""
+    a literal: `duck_types[i]`), or None when this path does not take them (see the module docstring).
+    `cursor` gives a DuckDB connection for a table of several buckets (DuckDB's hash chooses them)."""
     if table.auto_partition is not None or table.auto_increment_column is not None:
         return None
     if any(target.unique_id < 0 for target in targets):
         return None  # the delete sign or version of a Unique Key table: the DuckDB path's
-    buckets = {p.partition.buckets for p in table.live_partitions()}
-    if buckets != {1}:
-        return None
     rows = len(columns[0]) if columns else 0
     if not rows:
         return None
@@ -265,11 +301,14 @@ def prepare_literal_rows(table: TableState, columns: Sequence[Sequence[object]],
     partitions = _partition(table, converted, rows)
     if partitions is None or max(partitions) > _INT32_MAX:
         return None  # DuckDB would type a larger partition id BIGINT
+    buckets = _buckets(table, converted, partitions, cursor)
+    if buckets is None:
+        return None
     arrays.append(pa.array(range(rows), pa.int64()))
     names.append(HIDDEN_SEQ)
     if table.keys_model == "UNIQUE":
         arrays.append(pa.array([False] * rows, pa.bool_()))
         names.append(HIDDEN_DELETE_SIGN)
-    arrays += [pa.array(partitions, pa.int32()), pa.array([0] * rows, pa.int32())]
+    arrays += [pa.array(partitions, pa.int32()), pa.array(buckets, pa.int32())]
     names += ["__partition", "__bucket"]
     return pa.table(arrays, names=names)

@@ -241,7 +241,7 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
     mode = group_commit.session_mode(session)
     batched = mode != "off_mode" and isinstance(s.query, exp.Values) and not s.label and not partial \
         and table.auto_partition is None
-    literal = _literal_prepared(table, s, targets, partial=partial)
+    literal = _literal_prepared(ctx, table, s, targets, partial=partial)
     if literal is not None:
         if batched:
             count, label = group_commit.registry(ctx).submit(table, literal, mode)
@@ -277,15 +277,26 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
 _LITERAL_ROWS = 64
 
 
-def _literal_prepared(table: TableState, s: st.Insert, targets: list[Column], *, partial: bool) -> pa.Table | None:
+def _literal_prepared(ctx: Context, table: TableState, s: st.Insert, targets: list[Column], *,
+                      partial: bool) -> pa.Table | None:
     """The statement's rows prepared without DuckDB (`literal_rows.prepare_literal_rows`): a few literal
     rows into the table as it is; None sends the statement the DuckDB way, which answers every error."""
     found = s.literal_rows
     if found is None or partial or s.partitions or found.data.num_rows > _LITERAL_ROWS \
             or len(found.duck_types) != len(targets):
         return None
-    return literal_rows.prepare_literal_rows(table, [c.to_pylist() for c in found.data.columns], found.duck_types,
-                                             targets)
+    opened: list[duckdb.DuckDBPyConnection] = []
+
+    def cursor() -> duckdb.DuckDBPyConnection:
+        opened.append(ctx.cursor())
+        return opened[-1]
+
+    try:
+        return literal_rows.prepare_literal_rows(table, [c.to_pylist() for c in found.data.columns],
+                                                 found.duck_types, targets, cursor)
+    finally:
+        for cur in opened:
+            cur.close()
 
 
 def _inserted(session: SessionState, count: int, info: str, allocate: AutoIncrement) -> Done:

@@ -58,7 +58,8 @@ _VALUES = {
 
 def _table(tmp_path: Path, *, keys_model: str = "DUPLICATE", partition_kind: str = "UNPARTITIONED",
            partition_column: str | None = None, bounds: tuple[PartitionBound, ...] = (PartitionBound(),),
-           buckets: int = 1, columns: tuple[Column, ...] = _COLUMNS) -> TableState:
+           buckets: int = 1, columns: tuple[Column, ...] = _COLUMNS,
+           distribution: tuple[str, ...] = ("k",)) -> TableState:
     projection = Projection(tmp_path / f"p{len(list(tmp_path.iterdir()))}")
     partitions = tuple(Partition(partition_id=10 + i, name=f"p{i}", bound=b, buckets=buckets)
                        for i, b in enumerate(bounds))
@@ -68,7 +69,7 @@ def _table(tmp_path: Path, *, keys_model: str = "DUPLICATE", partition_kind: str
                         table_schema=TableSchema(schema_version=1, columns=columns),
                         partition_kind=partition_kind,  # type: ignore[arg-type]
                         partition_columns=(partition_column,) if partition_column else (),
-                        partitions=partitions, distribution=Distribution(columns=("k",)),
+                        partitions=partitions, distribution=Distribution(columns=distribution),
                         next_column_id=len(columns) + 1),
     ]
     for offset, event in enumerate(events):
@@ -98,7 +99,8 @@ def _both(table: TableState, names: list[str], values: list[list[str]]) -> tuple
         expected: pa.Table | str = rows.prepare_rows(cur, table, literals.select_sql("v"), targets)
     except (rows.RowsRejected, duckdb.Error) as exc:
         expected = f"error: {exc}"
-    fast = prepare_literal_rows(table, [c.to_pylist() for c in literals.data.columns], literals.duck_types, targets)
+    fast = prepare_literal_rows(table, [c.to_pylist() for c in literals.data.columns], literals.duck_types, targets,
+                                duckdb.connect)
     return fast, expected
 
 
@@ -171,9 +173,34 @@ def test_partitions_are_chosen_as_duckdb_chooses_them(tmp_path: Path, kind: str,
     assert taken >= len(keys) - 2  # most keys routed here (no partition: the DuckDB path's error)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(*(st.sampled_from(_VALUES[n][:3] + ["NULL"]) for n in _NAMES)), min_size=1, max_size=4),
+       st.sampled_from([("k",), ("i", "s"), ("d",), ("dt", "ts", "ts3"), ("txt", "b", "f"), ("ti",)]),
+       st.sampled_from([2, 3, 7]))
+def test_buckets_are_chosen_by_duckdbs_hash(tmp_path_factory: pytest.TempPathFactory, values: list[tuple[str, ...]],
+                                            distribution: tuple[str, ...], buckets: int) -> None:
+    assume(_literals(_NAMES, [list(v) for v in values]) is not None)
+    table = _table(tmp_path_factory.mktemp("t"), buckets=buckets, distribution=distribution)
+    _same(*_both(table, _NAMES, [list(v) for v in values]))
+
+
+def test_rows_of_a_bucketed_table_are_taken_and_spread(tmp_path: Path) -> None:
+    table = _table(tmp_path, buckets=4, distribution=("k", "s"))
+    values = [[str(k), "1", f"'{k % 3}'"] for k in range(40)]
+    fast, expected = _both(table, ["k", "nn", "s"], values)
+    assert fast is not None
+    _same(fast, expected)
+    assert len(set(fast.column("__bucket").to_pylist())) == 4
+
+
 def test_what_this_path_does_not_take_is_left_to_duckdb(tmp_path: Path) -> None:
-    # More than one bucket (DuckDB's hash chooses it).
-    assert _both(_table(tmp_path, buckets=3), ["k", "nn"], [["1", "1"]])[0] is None
+    # More than one bucket with no way to hash them (no DuckDB connection; a RANDOM distribution).
+    literals = _literals(["k", "nn"], [["1", "1"]])
+    assert literals is not None
+    bucketed = _table(tmp_path, buckets=3)
+    assert prepare_literal_rows(bucketed, [c.to_pylist() for c in literals.data.columns], literals.duck_types,
+                                [bucketed.schema_now.columns[0], bucketed.schema_now.columns[-1]]) is None
+    assert _both(_table(tmp_path, buckets=3, distribution=()), ["k", "nn"], [["1", "1"]])[0] is None
     # A column type converted only by DuckDB, and a default other than NULL.
     floaty = (*_COLUMNS[:1], Column(unique_id=2, name="r", type="FLOAT"))
     assert _both(_table(tmp_path, columns=floaty), ["k", "r"], [["1", "2"]])[0] is None
@@ -198,3 +225,17 @@ def test_each_literal_of_each_type_alone_and_beside_another(tmp_path: Path, name
                 _same(fast, expected)
                 taken += fast is not None
     assert taken  # the common literals of every type are prepared here
+
+
+@pytest.mark.parametrize("name", [n for n in _NAMES if n not in ("k", "nn")])
+def test_each_literal_of_each_type_is_bucketed_as_duckdb_buckets_it(tmp_path: Path, name: str) -> None:
+    table = _table(tmp_path, buckets=5, distribution=(name,))
+    taken = 0
+    for value in _VALUES[name]:
+        values = [["1", "1", value], ["2", "2", "NULL"]]
+        if _literals(["k", "nn", name], values) is None:
+            continue
+        fast, expected = _both(table, ["k", "nn", name], values)
+        _same(fast, expected)
+        taken += fast is not None
+    assert taken
