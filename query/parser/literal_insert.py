@@ -29,8 +29,9 @@ this runs on the SQL server's event loop. Both ways give the same `LiteralRows` 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -83,6 +84,10 @@ class LiteralInsert:
     rows: LiteralRows
 
 
+# A column's texts and bare flags, as the long path (Arrow arrays) or the short one (lists) cuts them.
+_T = TypeVar("_T")
+_B = TypeVar("_B")
+
 # A column as cut from the list: each value's text (a string's without its quotes and doubling) and
 # whether it was bare (not a string).
 _Cells = tuple[pa.Array, pa.Array]
@@ -123,7 +128,7 @@ def _long_rows(body: str) -> LiteralRows | None:
     """The list's rows cut and typed column by column as Arrow arrays (vectorised)."""
     quote = "'" if "'" in body or '"' not in body else '"'
     cut = _split_columns(body, quote) or _pieces_columns(body)
-    return _typed(*cut) if cut is not None else None
+    return _typed(cut[0], cut[1], _column) if cut is not None else None
 
 
 # A VALUES list up to this long is cut and typed in Python (`_short_rows`), a longer one vectorised.
@@ -141,13 +146,11 @@ def _short_rows(body: str) -> LiteralRows | None:
     if cut is None:
         return None
     pieces, width, rows = cut
-    arrays: list[pa.Array] = []
-    types: list[str] = []
+    columns: list[tuple[list[str], list[bool]]] = []
     for i in range(width):
-        raw = pieces[1 + 2 * i::2 * width + 2]
         texts: list[str] = []
         bare: list[bool] = []
-        for piece in raw:
+        for piece in pieces[1 + 2 * i::2 * width + 2]:
             quote = piece[0]
             if quote in "'\"":
                 if len(piece) < 2:
@@ -157,13 +160,8 @@ def _short_rows(body: str) -> LiteralRows | None:
             else:
                 texts.append(piece)
                 bare.append(True)
-        typed = _short_column(texts, bare)
-        if typed is None:
-            return None
-        arrays.append(typed[0])
-        types.append(typed[1])
-    data = pa.table(arrays, names=[f"c{i}" for i in range(len(arrays))])
-    return LiteralRows(data, tuple(types)) if data.num_rows == rows else None
+        columns.append((texts, bare))
+    return _typed(columns, rows, _short_column)
 
 
 def _short_column(texts: list[str], bare: list[bool]) -> tuple[pa.Array, str] | None:
@@ -375,11 +373,13 @@ def _column(text: pa.Array, bare: pa.Array) -> tuple[pa.Array, str] | None:
         return None  # beyond BIGINT: the parser path types it
 
 
-def _typed(columns: list[_Cells], rows: int) -> LiteralRows | None:
+def _typed(columns: Sequence[tuple[_T, _B]], rows: int,
+           column: Callable[[_T, _B], tuple[pa.Array, str] | None]) -> LiteralRows | None:
+    """The cut columns (each value's text, whether bare) typed by `column`; None if any is no literal list."""
     arrays: list[pa.Array] = []
     types: list[str] = []
     for text, bare in columns:
-        typed = _column(text, bare)
+        typed = column(text, bare)
         if typed is None:
             return None
         arrays.append(typed[0])

@@ -18,8 +18,8 @@ from projections.projection import Projection
 from projections.state import TableState
 from query.parser.literal_insert import LiteralRows, parse_literal_insert
 from schemas import events as ev
-from schemas.envelope import wrap_event
 from schemas.model import Column, Distribution, Partition, PartitionBound, TableSchema
+from tests.projections.test_load_source import folded_table
 
 _COLUMNS = (
     Column(unique_id=1, name="k", type="BIGINT", is_key=True, nullable=False),
@@ -72,12 +72,7 @@ def _table(tmp_path: Path, *, keys_model: str = "DUPLICATE", partition_kind: str
                         partitions=partitions, distribution=Distribution(columns=distribution),
                         next_column_id=len(columns) + 1),
     ]
-    for offset, event in enumerate(events):
-        projection.apply(wrap_event(event, table_id=None, commit_ts_ms=0, command_id=None), "e", 0, offset)
-    projection.flush()
-    table = projection.tables[1]
-    projection.close()
-    return table
+    return folded_table(projection, events)
 
 
 def _literals(names: list[str], values: list[list[str]]) -> LiteralRows | None:

@@ -104,7 +104,8 @@ def test_the_split_and_the_pieces_cut_agree(values: str) -> None:
     quote = "'" if "'" in values or '"' not in values else '"'
     split, pieces = literal_insert._split_columns(values, quote), literal_insert._pieces_columns(values)
     assert split is not None and pieces is not None
-    split_rows, piece_rows = literal_insert._typed(*split), literal_insert._typed(*pieces)
+    split_rows = literal_insert._typed(*split, literal_insert._column)
+    piece_rows = literal_insert._typed(*pieces, literal_insert._column)
     assert split_rows is not None and piece_rows is not None
     assert split_rows.duck_types == piece_rows.duck_types
     assert split_rows.data.to_pylist() == piece_rows.data.to_pylist()
