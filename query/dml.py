@@ -239,14 +239,15 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
         raise SqlFailure(ErrorCode.LABEL_ALREADY_EXISTS, f"Label [{s.label}] has already been used")
     allocate = AutoIncrement.of(ctx, table)
     mode = group_commit.session_mode(session)
+    # Only `INSERT INTO t VALUES …` without a label is batched, as in Doris; the rows are typed and
+    # checked first, so a bad row fails this statement alone and never reaches the batch. An AUTO
+    # PARTITION table's rows may need new partitions, which only their own commit creates.
     batched = mode != "off_mode" and isinstance(s.query, exp.Values) and not s.label and not partial \
         and table.auto_partition is None
     literal = _literal_prepared(ctx, table, s, targets, partial=partial)
     if literal is not None:
         if batched:
-            count, label = group_commit.registry(ctx).submit(table, literal, mode)
-            status = "VISIBLE" if mode == "sync_mode" else "PREPARE"
-            return _inserted(session, count, f"{{'label':'{label}', 'status':'{status}'}}", allocate)
+            return _batched(ctx, session, table, literal, mode, allocate)
         label = s.label or f"insert_{uuid.uuid4().hex}"
         count = commit_rows(ctx, table, literal, label=label)
         return _inserted(session, count, transactions.insert_reply(ctx, table, label), allocate)
@@ -256,15 +257,10 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
         partitions = tuple(_named_partition(table, n) for n in s.partitions)
         if partial:
             source_sql, targets = with_stored_values(ctx, table, source_sql, targets)
-        # An AUTO PARTITION table's rows may need new partitions, which only their own commit creates.
         if batched:
-            # Only `INSERT INTO t VALUES …` without a label is batched, as in Doris; the rows are typed
-            # and checked here, so a bad row fails this statement alone and never reaches the batch.
             data = prepare_rows(cur, table, source_sql, targets, partitions=partitions,
                                 sign_from=_sign_position(targets), allocate=allocate)
-            count, label = group_commit.registry(ctx).submit(table, data, mode)
-            status = "VISIBLE" if mode == "sync_mode" else "PREPARE"
-            return _inserted(session, count, f"{{'label':'{label}', 'status':'{status}'}}", allocate)
+            return _batched(ctx, session, table, data, mode, allocate)
         label = s.label or f"insert_{uuid.uuid4().hex}"  # named in the reply, as Doris names its own
         count = write_rows(ctx, cur, table, source_sql, targets, label=label, partitions=partitions,
                            allocate=allocate)
@@ -297,6 +293,14 @@ def _literal_prepared(ctx: Context, table: TableState, s: st.Insert, targets: li
     finally:
         for cur in opened:
             cur.close()
+
+
+def _batched(ctx: Context, session: SessionState, table: TableState, data: pa.Table, mode: str,
+             allocate: AutoIncrement) -> Done:
+    """Prepared rows handed to group commit (`mode`); the answer once their batch is committed."""
+    count, label = group_commit.registry(ctx).submit(table, data, mode)
+    status = "VISIBLE" if mode == "sync_mode" else "PREPARE"
+    return _inserted(session, count, f"{{'label':'{label}', 'status':'{status}'}}", allocate)
 
 
 def _inserted(session: SessionState, count: int, info: str, allocate: AutoIncrement) -> Done:
