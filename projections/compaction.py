@@ -191,7 +191,8 @@ class Compactor:
         write_tier = "ssd" if resource is not None else tier
         tiers = self.locator.tiers
         merged = compact_files(cursor, tiers.root(write_tier), table.table_id, partition.partition_id, bucket, spec,
-                               files, deletes, base=kind == "base" and inputs[0].start_version == 1, keep_versions=keep)
+                               files, deletes, base=kind == "base" and inputs[0].start_version == 1, keep_versions=keep,
+                               codec=table.rowset_codec)
         local = tiers.locate(write_tier, merged.written.path)
         if resource is not None:
             try:

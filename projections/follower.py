@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
@@ -184,8 +185,9 @@ class EventFollower:
         # Paused, so the records past the halt are not fetched again only to be skipped.
         self._consumer.pause([TopicPartition(self.topic, partition)])
 
-    def _reached(self, target: dict[int, int]) -> bool:
-        position = self.position()
+    def _reached(self, target: dict[int, int], position: dict[int, int] | None = None) -> bool:
+        """Whether `position` (default: the projection's now) is at `target` or past it."""
+        position = self.position() if position is None else position
         return all(p in self.halted or position.get(p, 0) >= end for p, end in target.items())
 
     def catch_up(self, timeout: float = 60.0, progress: Callable[[int, int], None] | None = None) -> None:
@@ -225,6 +227,10 @@ class EventFollower:
         """Read-your-writes: wait until everything on the log when called is applied."""
         return self.wait_until(self.end_offsets(), timeout)
 
+    def fence(self) -> ReadFence:
+        """`wait_for_now` for a reader that goes on meanwhile (`ReadFence`)."""
+        return ReadFence(self)
+
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name=f"follower-{self.name}", daemon=True)
         self._thread.start()
@@ -243,3 +249,35 @@ class EventFollower:
             self._thread.join(timeout=5)
         self._consumer.close()
         self._probe.close()
+
+
+# Log-end probes of `ReadFence`s: a probe is mostly a wait for the broker's answer, spent here while the
+# reader's own thread resolves what it reads.
+_FENCE_PROBES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="log-end-probe")
+
+
+class ReadFence:
+    """Read-your-writes without waiting first. `wait_for_now` costs a statement a broker round trip
+    (1–3 ms) before it may look at the projection; a fence asks for the log's end on another thread
+    while the statement resolves what it reads (snapshots, files, its executor's plan), then `held`
+    says whether that read stands: it does when the projection, before the read began, already held
+    everything on the log when the fence was made — as it does whenever the replica is current.
+    Otherwise `held` waits for the replica to hold it, and the caller reads again."""
+
+    def __init__(self, follower: EventFollower) -> None:
+        self._follower = follower
+        # Taken before the caller reads anything: the least its read can have seen (positions only grow).
+        self._position = follower.position()
+        self._ends = _FENCE_PROBES.submit(follower.end_offsets)
+
+    def held(self, timeout: float) -> bool:
+        """True: what was read since the fence was made holds everything on the log as of then. False:
+        it may not, and the projection holds it now (read again). TimeoutError when the replica does
+        not catch up within `timeout`; the probe's own error (Kafka unreachable) as it came."""
+        ends = self._ends.result()
+        if self._follower._reached(ends, self._position):
+            return True
+        if not self._follower.wait_until(ends, timeout):
+            raise TimeoutError(f"follower {self._follower.name}: not caught up with {self._follower.topic} "
+                               f"in {timeout}s")
+        return False

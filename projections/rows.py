@@ -436,7 +436,7 @@ class RowsetsWriter:
                 # New rows land hot, on the partition's local medium; cooldown moves them later.
                 tier = local_target(self.table, self.table.partitions[key[0]], now_ms, self.default_cooldown_s)
                 self._open[key] = (tier, RowsetStream(self.tiers.root(tier), self.table.table_id, *key,
-                                                      sort_key=self._sort_key))
+                                                      sort_key=self._sort_key, codec=self.table.rowset_codec))
             if len(groups) == 1:  # every row in one partition × bucket: no filter (it copies every column)
                 parts.append((self._open[key][1], data.select(keep)))
                 continue

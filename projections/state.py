@@ -22,6 +22,7 @@ from schemas.model import (
     TabletBitmap,
     ViewColumn,
 )
+from storage.parquet_codecs import parquet_codec
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
@@ -196,6 +197,13 @@ class TableState(BaseModel):
     @property
     def time_travel(self) -> bool:
         return self.properties.get("enable_time_travel", "false").lower() == "true"
+
+    @property
+    def rowset_codec(self) -> str:
+        """The Parquet codec of the table's new rowset files, from its "compression" property (Doris'
+        names; its default, LZ4F, without one). Each file names its own codec, so a change of the
+        property applies to the files written after it."""
+        return parquet_codec(self.properties.get("compression"))
 
     @property
     def auto_increment_column(self) -> Column | None:

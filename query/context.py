@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import duckdb
 
-from projections.follower import EventFollower
+from projections.follower import EventFollower, ReadFence
 from projections.projection import Projection
 from projections.proposer import CommandFailed, CommandTimeout, Proposer
 from projections.remote import RemoteStores
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from query.streamed_rows import StreamedRows
 
 _Service = TypeVar("_Service")
+_Read = TypeVar("_Read")
+_NOT_CATCHING_UP = "the projection replica is not catching up with strata.events; is Kafka reachable?"
 
 
 class SqlFailure(Exception):
@@ -210,8 +212,28 @@ class Context:
     def catch_up(self) -> None:
         """Read-your-writes across servers: wait until the replica holds the log as of now."""
         if not self.follower.wait_for_now(self.config.command_timeout_s):
-            raise SqlFailure(ErrorCode.LOCK_WAIT_TIMEOUT, "the projection replica is not catching up with "
-                                                          "strata.events; is Kafka reachable?")
+            raise SqlFailure(ErrorCode.LOCK_WAIT_TIMEOUT, _NOT_CATCHING_UP)
+
+    def read_fenced(self, read: Callable[[], _Read], again: Callable[[], _Read] | None = None) -> _Read:
+        """`read()` of the projection, made while the log's end is asked for instead of after
+        (`ReadFence`: read-your-writes across servers without the broker round trip in the way); made
+        again (`again`, by default `read`) when the replica turns out to have been behind the log as the
+        call came. A read that failed is judged the same way: the table it did not find may be one
+        created just before, on this server or another."""
+        fence = self.follower.fence()
+        try:
+            result = read()
+        except (SqlFailure, duckdb.Error):
+            if self._fence_held(fence):
+                raise
+            return (again or read)()
+        return result if self._fence_held(fence) else (again or read)()
+
+    def _fence_held(self, fence: ReadFence) -> bool:
+        try:
+            return fence.held(self.config.command_timeout_s)
+        except TimeoutError:
+            raise SqlFailure(ErrorCode.LOCK_WAIT_TIMEOUT, _NOT_CATCHING_UP) from None
 
     # -- name resolution -----------------------------------------------------------------------
     def database_id(self, session: SessionState, db: str | None) -> tuple[int, str]:

@@ -68,8 +68,7 @@ def _query(ctx: Context, session: SessionState, s: st.Query) -> Rows:
     expr = mysql_semantics.rewrite(s.expr)
     if session.arrow_results or not counts_whole_table(expr):  # a Flight SQL client takes Arrow batches
         return run_query(ctx, session, expr)
-    ctx.catch_up()
-    counted = metadata_count(ctx, session, expr)
+    counted = ctx.read_fenced(lambda: metadata_count(ctx, session, expr))
     return counted if counted is not None else run_query(ctx, session, expr, caught_up=True)
 
 

@@ -62,7 +62,7 @@ def counts_whole_table(expr: exp.Expr) -> bool:
 def metadata_count(ctx: Context, session: SessionState, expr: exp.Expr) -> Rows | None:
     """The answer of a plain `SELECT count(*) FROM t` whose count the rowsets' row counts give exactly;
     None when the query is anything else or the count needs the rows (the caller runs it). The caller
-    has waited for the replica to hold the log as of now (`Context.catch_up`), as any read does."""
+    makes it read-your-writes as any read is (`Context.read_fenced`)."""
     table = _counted_table(expr)
     if table is None:
         return None

@@ -44,7 +44,7 @@ from query.relation import snapshot_sql
 from query.s3_source import bind_s3_calls
 from query.sandbox import check_expression
 from query.session_functions import session_zone, substitute
-from query.streamed_rows import BATCH_ROWS, StreamedRows, streamable_types
+from query.streamed_rows import BATCH_ROWS, StreamedRows, open_stream, streamable_types
 from schemas.errors import ErrorCode
 from storage.set_values import SET_DUCK_TYPE
 
@@ -447,25 +447,29 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr, *, caught_up:
     """Every SELECT, with or without FROM: DuckDB runs it, with the labels MySQL would give.
     `caught_up`: the caller has just waited for the replica (`Context.catch_up`)."""
     reads_tables = bool(table_refs(expr))
-    if reads_tables and not caught_up:
-        ctx.catch_up()  # a query that reads no table (SELECT 1, a connection pool's ping) has nothing to wait for
-    # Streaming costs a small result about 1 ms more CPU than fetching it (DuckDB's relation and
-    # Arrow reader): a query that reads no table, or with a small LIMIT, is fetched whole.
+    # Streaming costs a small result a little more than fetching it (the Arrow reader, a hop to the
+    # encoding thread): a query that reads no table, or with a small LIMIT, is fetched whole.
     stream = session.arrow_results or (session.stream_results and reads_tables and not limited_below(expr, BATCH_ROWS)
                                        and not one_row(expr))
     for attempt in (1, 2):
         cur = ctx.cursor()
         streamed = False
         try:
-            sql = bind_tables(ctx, session, expr, cur)
+            if reads_tables and not caught_up and attempt == 1:
+                # Read-your-writes: the log's end is asked for while the tables are bound (a query that
+                # reads no table, SELECT 1 or a connection pool's ping, has nothing to wait for).
+                cur, expr, sql = _bound_fenced(ctx, session, expr, cur)
+            else:
+                sql = bind_tables(ctx, session, expr, cur)
             if stream:
-                relation = cur.sql(sql)
-                types = [str(t) for t in relation.types]
+                described, reader = open_stream(cur, sql, BATCH_ROWS)
+                types = [kind for _, kind in described]
                 if session.arrow_results or streamable_types(types):
-                    batches = StreamedRows(cur, relation.to_arrow_reader(BATCH_ROWS), ctx.locator.take_pins(),
+                    batches = StreamedRows(cur, reader, ctx.locator.take_pins(),
                                            lambda exc: SqlFailure(*duck_error(exc)))
                     streamed = True  # the cursor is the stream's now
-                    return Rows(column_labels(expr, relation.columns), [], types, batches=batches)
+                    return Rows(column_labels(expr, [name for name, _ in described]), [], types, batches=batches)
+                reader.close()  # nothing read yet: fetched whole below instead
             result = cur.execute(sql)
             description = result.description or []
             types = [str(d[1]) for d in description]
@@ -483,6 +487,29 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr, *, caught_up:
             if not streamed:
                 cur.close()
     raise AssertionError("unreachable")
+
+
+def _bound_fenced(ctx: Context, session: SessionState, expr: exp.Expr,
+                  cur: duckdb.DuckDBPyConnection) -> tuple[duckdb.DuckDBPyConnection, exp.Expr, str]:
+    """`bind_tables` made while the log's end is asked for (`Context.read_fenced`): the cursor, query and
+    SQL of the binding that stands. The binding rewrites `expr`, so a copy is kept for binding again on a
+    fresh cursor, in the rare case the replica was behind the log as the query came."""
+    unbound = expr.copy()
+    rebound: list[tuple[duckdb.DuckDBPyConnection, exp.Expr]] = []
+
+    def again() -> str:
+        cur.close()
+        fresh = ctx.cursor()
+        try:
+            sql = bind_tables(ctx, session, unbound, fresh)
+        except BaseException:
+            fresh.close()
+            raise
+        rebound.append((fresh, unbound))
+        return sql
+
+    sql = ctx.read_fenced(lambda: bind_tables(ctx, session, expr, cur), again)
+    return (*rebound[0], sql) if rebound else (cur, expr, sql)
 
 
 def limited_below(expr: exp.Expr, rows: int) -> bool:
@@ -521,9 +548,8 @@ def query_batches(ctx: Context, session: SessionState, expr: exp.Expr) -> Iterat
         ctx.catch_up()
     cur = ctx.cursor()
     try:
-        relation = cur.sql(bind_tables(ctx, session, expr, cur))
-        labels = column_labels(expr, relation.columns)
-        reader = relation.to_arrow_reader(BATCH_ROWS)
+        described, reader = open_stream(cur, bind_tables(ctx, session, expr, cur), BATCH_ROWS)
+        labels = column_labels(expr, [name for name, _ in described])
         for field in reader.schema:
             # A BITMAP/HLL value (storage.set_values) has no text a file could carry that Doris would read back.
             if pa.types.is_list(field.type) and pa.types.is_uint64(field.type.value_type):

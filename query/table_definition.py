@@ -19,6 +19,7 @@ from query.unique_key import check_column_name
 from schemas.commands import NewPartition
 from schemas.errors import ErrorCode
 from schemas.model import AutoPartitioning, Column, PartitionBound
+from storage.parquet_codecs import DORIS_COMPRESSIONS
 
 _BOOL = ("true", "false")
 # Known table properties and a check of each value; anything else is refused, as Doris does.
@@ -27,7 +28,7 @@ _PROPERTY_CHECKS: dict[str, tuple[str, ...] | str] = {
     "storage_cooldown_time": "future_datetime", "storage_policy": "policy", "enable_time_travel": _BOOL,
     "time_travel_retention_days": "retention", "group_commit_interval_ms": "int",
     "group_commit_data_bytes": "int", "disable_auto_compaction": _BOOL, "light_schema_change": _BOOL,
-    "storage_format": "any", "compression": "any", "enable_unique_key_merge_on_write": _BOOL,
+    "storage_format": "any", "compression": tuple(DORIS_COMPRESSIONS), "enable_unique_key_merge_on_write": _BOOL,
     "in_memory": _BOOL, "bloom_filter_columns": "any", "is_being_synced": _BOOL,
     "enable_single_replica_compaction": _BOOL, "store_row_column": _BOOL, "file_cache_ttl_seconds": "int",
     "inverted_index_storage_format": "any", "compaction_policy": "any", "estimate_partition_size": "any",
@@ -101,6 +102,8 @@ def check_properties(properties: dict[str, str], *, session: SessionState | None
                                                     "medium; it is when data moves from SSD to HDD")
     if checked.get("enable_time_travel") == "true":
         checked.setdefault("time_travel_retention_days", "7")
+    if "compression" in checked:
+        checked["compression"] = checked["compression"].upper()  # as Doris prints it: "ZSTD"
     return checked
 
 

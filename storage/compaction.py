@@ -12,6 +12,7 @@ from pathlib import Path
 
 import duckdb
 
+from storage.parquet_codecs import DEFAULT_CODEC
 from storage.rowset_sql import DeleteRule, MergeSpec, RowsetFile, compacted_rows_sql
 from storage.rowset_writer import WrittenFile, write_rowset
 
@@ -26,7 +27,7 @@ class CompactedFile:
 
 def compact_files(cursor: duckdb.DuckDBPyConnection, root: Path, table_id: int, partition_id: int, bucket: int,
                   spec: MergeSpec, inputs: Sequence[RowsetFile], deletes: Sequence[DeleteRule], *,
-                  base: bool, keep_versions: bool = False) -> CompactedFile:
+                  base: bool, keep_versions: bool = False, codec: str = DEFAULT_CODEC) -> CompactedFile:
     """Writes the merge of `inputs` (a contiguous run, oldest first) under `root`; with `keep_versions`,
     their rows unmerged, each with its version, no delete applied (`compacted_rows_sql`).
 
@@ -39,6 +40,6 @@ def compact_files(cursor: duckdb.DuckDBPyConnection, root: Path, table_id: int, 
     data = cursor.execute(compacted_rows_sql(spec, ordered, relevant, base=base,
                                              keep_versions=keep_versions)).to_arrow_table()
     written = write_rowset(root, table_id, partition_id, bucket, data,
-                           sort_key=[c.file_column for c in spec.columns if c.is_key])
+                           sort_key=[c.file_column for c in spec.columns if c.is_key], codec=codec)
     return CompactedFile(written=written, column_ids=tuple(c.unique_id for c in spec.columns),
                          start_version=ordered[0].start_version, end_version=ordered[-1].end_version)

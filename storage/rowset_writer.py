@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from storage.grouped_calls import GroupedCalls
+from storage.parquet_codecs import DEFAULT_CODEC, duckdb_codec
 from storage.paths import rowset_path
 
 
@@ -41,7 +42,6 @@ _DICTIONARY_PAGE_BYTES = 64 << 10
 ROW_GROUP_ROWS = 65536
 # What re-sorting a file written in several parts may hold in memory before DuckDB spills to disk.
 _SORT_MEMORY = "256MB"
-
 
 def new_rowset_id() -> str:
     return uuid.uuid4().hex
@@ -120,8 +120,9 @@ class RowsetStream:
     sort. Readers never depend on the order (rows of one key are ordered by `__seq`)."""
 
     def __init__(self, root: Path, table_id: int, partition_id: int, bucket: int,
-                 sort_key: Sequence[str] = ()) -> None:
+                 sort_key: Sequence[str] = (), codec: str = DEFAULT_CODEC) -> None:
         self.rowset_id = new_rowset_id()
+        self.codec = codec  # pyarrow's name, from `parquet_codec`
         self.rel = rowset_path(table_id, partition_id, bucket, self.rowset_id)
         self.final = root / self.rel
         self.final.parent.mkdir(parents=True, exist_ok=True)
@@ -158,7 +159,7 @@ class RowsetStream:
 
     def _to_file(self, part: pa.Table) -> None:
         if self._file is None:
-            self._file = _WholeGroups(_parquet_writer(self.tmp, part.schema))
+            self._file = _WholeGroups(_parquet_writer(self.tmp, part.schema, self.codec))
         self._file.write(part)
 
     def _to_spool(self, part: pa.Table) -> None:
@@ -180,9 +181,9 @@ class RowsetStream:
             if not by_duckdb:
                 ordered = first if self._in_order else first.sort_by([(n, "ascending") for n in self.sort_key])
                 if ordered.nbytes <= _IN_MEMORY_BYTES:
-                    checksum = _write_encoded(self.tmp, ordered)
+                    checksum = _write_encoded(self.tmp, ordered, self.codec)
                 else:
-                    with _parquet_writer(self.tmp, first.schema) as writer:
+                    with _parquet_writer(self.tmp, first.schema, self.codec) as writer:
                         writer.write_table(ordered, row_group_size=ROW_GROUP_ROWS)
             else:
                 self._write_sorted(first)
@@ -217,7 +218,8 @@ class RowsetStream:
                 files = [self._spool, *([self._in_order_part] if self._in_order_part.exists() else [])]
                 source = f"read_parquet([{', '.join(_literal(str(f)) for f in files)}])"
             con.execute(f"COPY (SELECT * FROM {source} ORDER BY {_order(self.sort_key)}) TO "
-                        f"{_literal(str(self.tmp))} (FORMAT PARQUET, COMPRESSION zstd, "
+                        f"{_literal(str(self.tmp))} (FORMAT PARQUET, "
+                        f"COMPRESSION {duckdb_codec(self.codec)}, "
                         f"ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
         finally:
             con.close()
@@ -298,10 +300,10 @@ _SMALL_PART_ROWS = 100_000
 _IN_MEMORY_BYTES = 8 << 20
 
 
-def _write_encoded(path: Path, data: pa.Table) -> str:
+def _write_encoded(path: Path, data: pa.Table, codec: str) -> str:
     """Writes `data` as the Parquet file `path` (fsynced), encoded in memory; returns its SHA-256."""
     sink = pa.BufferOutputStream()
-    with _parquet_writer(sink, data.schema) as writer:
+    with _parquet_writer(sink, data.schema, codec) as writer:
         writer.write_table(data, row_group_size=ROW_GROUP_ROWS)
     encoded = sink.getvalue()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
@@ -315,13 +317,13 @@ def _write_encoded(path: Path, data: pa.Table) -> str:
     return hashlib.sha256(encoded).hexdigest()
 
 
-def _parquet_writer(path: Path | pa.NativeFile, schema: pa.Schema) -> pq.ParquetWriter:
-    return pq.ParquetWriter(path, schema, compression="zstd", dictionary_pagesize_limit=_DICTIONARY_PAGE_BYTES,
+def _parquet_writer(path: Path | pa.NativeFile, schema: pa.Schema, codec: str) -> pq.ParquetWriter:
+    return pq.ParquetWriter(path, schema, compression=codec, dictionary_pagesize_limit=_DICTIONARY_PAGE_BYTES,
                             write_statistics=True, store_decimal_as_integer=True)
 
 
 def write_rowset(root: Path, table_id: int, partition_id: int, bucket: int, data: pa.Table,
-                 sort_key: Sequence[str] = ()) -> WrittenFile:
-    stream = RowsetStream(root, table_id, partition_id, bucket, sort_key)
+                 sort_key: Sequence[str] = (), codec: str = DEFAULT_CODEC) -> WrittenFile:
+    stream = RowsetStream(root, table_id, partition_id, bucket, sort_key, codec)
     stream.append(data)
     return stream.finish()

@@ -356,6 +356,17 @@ class WireConnection(Connection):
         socket takes the last: memory stays a couple of batches whatever the result's size, and the
         event loop only hands bytes to the socket."""
         loop = asyncio.get_running_loop()
+        whole = batches.read_whole()
+        if whole is not None:  # a few rows, all read: encoded here, no worker thread involved
+            try:
+                count = 0
+                for batch in whole:
+                    packets = encode_text_rows(batch, columns, self.stream.seq.value)
+                    await self.stream.write_framed(packets.data, packets.next_seq)
+                    count += packets.rows
+                return count
+            finally:
+                batches.close()
 
         def encode(seq: int) -> EncodedRows | None:
             batch = batches.next_batch()

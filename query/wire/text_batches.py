@@ -46,6 +46,11 @@ class RecordBatches(Protocol):
 
     def next_batch(self) -> pa.RecordBatch | None: ...
 
+    def read_whole(self) -> list[pa.RecordBatch] | None:
+        """Every batch not yet taken, when the result was read to its end before it reached the wire
+        and holds few rows (a point lookup's): the wire then encodes them as they are, with no hop to
+        a worker thread; else None (read them with `next_batch`)."""
+
     def interrupt(self) -> None:
         """Thread-safe: stops a `next_batch` running on another thread."""
 

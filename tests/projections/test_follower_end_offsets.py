@@ -109,3 +109,35 @@ def test_a_failed_probe_fails_its_caller_only(follower: SlowProbes) -> None:
     prober.join(30)
     assert [str(e) for e in first] == ["broker away"]
     assert len(answers) == 4 and all(set(a) == set(range(PARTITIONS)) for a in answers)
+
+
+def _write(topic: str, value: bytes) -> None:
+    producer = Producer({**settings().kafka_client(), "acks": "all"})
+    producer.produce(topic, value=value, partition=0)
+    assert producer.flush(30) == 0
+
+
+def test_a_fence_on_a_current_replica_holds_without_a_second_read(topic: str, follower: SlowProbes) -> None:
+    _write(topic, b"before")
+    follower.start()
+    assert follower.wait_for_now(30)
+    fence = follower.fence()
+    assert fence.held(30) is True
+
+
+def test_a_fence_on_a_replica_behind_the_log_waits_for_it_and_says_read_again(topic: str,
+                                                                              follower: SlowProbes) -> None:
+    """The record is on the log when the fence is made and the replica has not folded it: what was read
+    meanwhile cannot stand. `held` returns only once the replica holds the record."""
+    _write(topic, b"before the fence")
+    fence = follower.fence()
+    follower.start()
+    assert fence.held(30) is False
+    assert follower.position()[0] >= 1
+
+
+def test_a_fence_on_a_replica_that_does_not_catch_up_times_out(topic: str, follower: SlowProbes) -> None:
+    _write(topic, b"never folded")
+    fence = follower.fence()  # the follower is never started
+    with pytest.raises(TimeoutError, match="not caught up"):
+        fence.held(0.3)

@@ -85,3 +85,23 @@ def test_show_frontends_lists_both_servers(second_server: int) -> None:
     other, me = found[second_server], found[int(os.environ["STRATA_SQL_PORT"])]
     assert other["Alive"] == "true" and other["CurrentConnected"] == "No" and other["LastStartTime"]
     assert int(other["ReplayedJournalId"]) >= 0 and me["CurrentConnected"] == "Yes"
+
+
+def test_a_table_created_on_one_server_is_read_on_the_other_by_the_next_statement(second_server: int) -> None:
+    """A read binds its tables while it asks the log for its end (Context.read_fenced): one that bound on a
+    replica not yet holding the CREATE or the INSERT — a table not found, rows missing — binds again."""
+    first = _connect(int(os.environ["STRATA_SQL_PORT"])).cursor()
+    second = _connect(second_server).cursor()
+    first.execute("CREATE DATABASE IF NOT EXISTS two_servers")
+    for i in range(5):
+        first.execute(f"DROP TABLE IF EXISTS two_servers.fresh{i} FORCE")
+        first.execute(f"CREATE TABLE two_servers.fresh{i} (k INT, v INT) DUPLICATE KEY(k) "
+                      "DISTRIBUTED BY HASH(k) BUCKETS 1")
+        second.execute(f"SELECT k FROM two_servers.fresh{i}")
+        assert second.fetchall() == ()
+        first.execute(f"INSERT INTO two_servers.fresh{i} VALUES ({i}, 1), ({i + 1}, 2)")
+        second.execute(f"SELECT count(*) FROM two_servers.fresh{i}")  # answered from rowset metadata
+        assert second.fetchone() == (2,)
+        first.execute(f"INSERT INTO two_servers.fresh{i} VALUES ({i + 2}, 3)")
+        second.execute(f"SELECT v FROM two_servers.fresh{i} WHERE k = {i + 2}")
+        assert second.fetchall() == ((3,),)

@@ -171,8 +171,37 @@ def test_only_files_out_of_order_need_the_sort(tmp_path: Path) -> None:
         assert found["c1"].to_pylist() == sorted(found["c1"].to_pylist())
 
 
+def _codecs(path: Path) -> set[str]:
+    meta = pq.ParquetFile(path).metadata
+    return {meta.row_group(g).column(c).compression
+            for g in range(meta.num_row_groups) for c in range(meta.num_columns)}
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+@pytest.mark.parametrize("way", ["small", "sorted_by_duckdb", "parts_in_order", "parts_out_of_order"])
+def test_every_way_of_writing_uses_the_codec_asked(tmp_path: Path, codec: str, way: str) -> None:
+    """A table's "compression" reaches each path a file takes: pyarrow's sort of a small part, DuckDB's
+    sort of a large one or of spooled parts, parts written as they come."""
+    if way == "small":
+        written = write_rowset(tmp_path, 1, 2, 0, _part(0, 1000), sort_key=["c1"], codec=codec)
+    elif way == "sorted_by_duckdb":
+        written = write_rowset(tmp_path, 1, 2, 0, _part(0, ROW_GROUP_ROWS * 2), sort_key=["c1"], codec=codec)
+    else:
+        stream = RowsetStream(tmp_path, 1, 2, 0, sort_key=["c1"], codec=codec)
+        ordered = pa.table({"c1": pa.array(range(3000), pa.int64()), "__seq": pa.array(range(3000), pa.int64())})
+        chunks = [ordered.slice(0, 1000), ordered.slice(1000, 1000), ordered.slice(2000)]
+        if way == "parts_out_of_order":
+            chunks.reverse()
+        for chunk in chunks:
+            stream.append(chunk)
+        written = stream.finish()
+        assert pq.read_table(tmp_path / written.path)["c1"].to_pylist() == list(range(3000))
+    assert _codecs(tmp_path / written.path) == {codec.upper()}
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
 @pytest.mark.parametrize("rows", [1, 50, 200_000])
-def test_a_file_of_one_part_is_the_same_file_in_memory_or_not(tmp_path: Path, rows: int,
+def test_a_file_of_one_part_is_the_same_file_in_memory_or_not(tmp_path: Path, rows: int, codec: str,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A small part is encoded in memory (`_IN_MEMORY_BYTES`), a large one through the file writer:
     the same bytes either way, the checksum theirs, nothing left but the file."""
@@ -180,12 +209,12 @@ def test_a_file_of_one_part_is_the_same_file_in_memory_or_not(tmp_path: Path, ro
     from storage.rowset_writer import file_sha256
 
     part = _part(0, rows)
-    written = [write_rowset(tmp_path / "a", 1, 1, 0, part, sort_key=("c1",))]
+    written = [write_rowset(tmp_path / "a", 1, 1, 0, part, sort_key=("c1",), codec=codec)]
     monkeypatch.setattr(rowset_writer, "_IN_MEMORY_BYTES", 0 if rows < 100 else 1 << 40)
-    written.append(write_rowset(tmp_path / "b", 1, 1, 0, part, sort_key=("c1",)))
+    written.append(write_rowset(tmp_path / "b", 1, 1, 0, part, sort_key=("c1",), codec=codec))
     files = [tmp_path / root / w.path for root, w in zip(("a", "b"), written, strict=True)]
     assert files[0].read_bytes() == files[1].read_bytes()
     for file, w in zip(files, written, strict=True):
         assert w.checksum == file_sha256(file) and w.size_bytes == file.stat().st_size
-        assert pq.read_table(file).sort_by("__seq").equals(part)
+        assert pq.read_table(file).sort_by("__seq").equals(part) and _codecs(file) == {codec.upper()}
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == sorted(f.name for f in files)
