@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from projections import rows
+from projections import literal_rows, rows
 from projections.snapshot import resolve
 from projections.state import TableState
 from query import group_commit, transactions
@@ -238,29 +238,69 @@ def insert(ctx: Context, session: SessionState, s: st.Insert) -> Done:
     if s.label and ctx.projection.label(table.table_id, s.label):
         raise SqlFailure(ErrorCode.LABEL_ALREADY_EXISTS, f"Label [{s.label}] has already been used")
     allocate = AutoIncrement.of(ctx, table)
+    mode = group_commit.session_mode(session)
+    # Only `INSERT INTO t VALUES …` without a label is batched, as in Doris; the rows are typed and
+    # checked first, so a bad row fails this statement alone and never reaches the batch. An AUTO
+    # PARTITION table's rows may need new partitions, which only their own commit creates.
+    batched = mode != "off_mode" and isinstance(s.query, exp.Values) and not s.label and not partial \
+        and table.auto_partition is None
+    literal = _literal_prepared(ctx, table, s, targets, partial=partial)
+    if literal is not None:
+        if batched:
+            return _batched(ctx, session, table, literal, mode, allocate)
+        label = s.label or f"insert_{uuid.uuid4().hex}"
+        count = commit_rows(ctx, table, literal, label=label)
+        return _inserted(session, count, transactions.insert_reply(ctx, table, label), allocate)
     cur = ctx.cursor()
     try:
         source_sql = _source_sql(ctx, session, s, targets, cur)
         partitions = tuple(_named_partition(table, n) for n in s.partitions)
         if partial:
             source_sql, targets = with_stored_values(ctx, table, source_sql, targets)
-        mode = group_commit.session_mode(session)
-        # An AUTO PARTITION table's rows may need new partitions, which only their own commit creates.
-        if mode != "off_mode" and isinstance(s.query, exp.Values) and not s.label and not partial \
-                and table.auto_partition is None:
-            # Only `INSERT INTO t VALUES …` without a label is batched, as in Doris; the rows are typed
-            # and checked here, so a bad row fails this statement alone and never reaches the batch.
+        if batched:
             data = prepare_rows(cur, table, source_sql, targets, partitions=partitions,
                                 sign_from=_sign_position(targets), allocate=allocate)
-            count, label = group_commit.registry(ctx).submit(table, data, mode)
-            status = "VISIBLE" if mode == "sync_mode" else "PREPARE"
-            return _inserted(session, count, f"{{'label':'{label}', 'status':'{status}'}}", allocate)
+            return _batched(ctx, session, table, data, mode, allocate)
         label = s.label or f"insert_{uuid.uuid4().hex}"  # named in the reply, as Doris names its own
         count = write_rows(ctx, cur, table, source_sql, targets, label=label, partitions=partitions,
                            allocate=allocate)
     finally:
         cur.close()
     return _inserted(session, count, transactions.insert_reply(ctx, table, label), allocate)
+
+
+# Literal rows up to this many are typed and routed in Python when they can be (projections.literal_rows).
+_LITERAL_ROWS = 64
+
+
+def _literal_prepared(ctx: Context, table: TableState, s: st.Insert, targets: list[Column], *,
+                      partial: bool) -> pa.Table | None:
+    """The statement's rows prepared without DuckDB (`literal_rows.prepare_literal_rows`): a few literal
+    rows into the table as it is; None sends the statement the DuckDB way, which answers every error."""
+    found = s.literal_rows
+    if found is None or partial or s.partitions or found.data.num_rows > _LITERAL_ROWS \
+            or len(found.duck_types) != len(targets):
+        return None
+    opened: list[duckdb.DuckDBPyConnection] = []
+
+    def cursor() -> duckdb.DuckDBPyConnection:
+        opened.append(ctx.cursor())
+        return opened[-1]
+
+    try:
+        return literal_rows.prepare_literal_rows(table, [c.to_pylist() for c in found.data.columns],
+                                                 found.duck_types, targets, cursor)
+    finally:
+        for cur in opened:
+            cur.close()
+
+
+def _batched(ctx: Context, session: SessionState, table: TableState, data: pa.Table, mode: str,
+             allocate: AutoIncrement) -> Done:
+    """Prepared rows handed to group commit (`mode`); the answer once their batch is committed."""
+    count, label = group_commit.registry(ctx).submit(table, data, mode)
+    status = "VISIBLE" if mode == "sync_mode" else "PREPARE"
+    return _inserted(session, count, f"{{'label':'{label}', 'status':'{status}'}}", allocate)
 
 
 def _inserted(session: SessionState, count: int, info: str, allocate: AutoIncrement) -> Done:

@@ -19,12 +19,19 @@ tens of thousands of values). The rows go to the executor typed as DuckDB types 
 convert into the table's columns as the parser path's rows do. Anything else (an expression, a
 function, a comment, an escape sequence, a label, a partition, a second statement, a column mixing
 strings with numbers, tuples of different widths) returns None and the statement takes the parser.
+
+A short list (`_SHORT_BODY_CHARS`: the single-row INSERTs of many small writers) is cut by the regular
+expression and typed value by value in Python instead (`_short_rows`): the Arrow CSV reader and the
+vectorised checks cost about a millisecond whatever the size, many times what a few values need, and
+this runs on the SQL server's event loop. Both ways give the same `LiteralRows` (or both None).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -77,6 +84,10 @@ class LiteralInsert:
     rows: LiteralRows
 
 
+# A column's texts and bare flags, as the long path (Arrow arrays) or the short one (lists) cuts them.
+_T = TypeVar("_T")
+_B = TypeVar("_B")
+
 # A column as cut from the list: each value's text (a string's without its quotes and doubling) and
 # whether it was bare (not a string).
 _Cells = tuple[pa.Array, pa.Array]
@@ -95,9 +106,7 @@ def parse_literal_insert(sql: str) -> LiteralInsert | None:
     if head is None:
         return None
     body = sql[head.end():]
-    quote = "'" if "'" in body or '"' not in body else '"'
-    cut = _split_columns(body, quote) or _pieces_columns(body)
-    data = _typed(*cut) if cut is not None else None
+    data = _rows(body)
     if data is None:
         return None
     columns = None
@@ -105,6 +114,114 @@ def parse_literal_insert(sql: str) -> LiteralInsert | None:
         columns = tuple(_name(c) for c in re.findall(_IDENT, head.group("columns")))
     db = _name(head.group("db").rstrip().rstrip(".")) if head.group("db") else None
     return LiteralInsert(db, _name(head.group("table")), columns, data)
+
+
+def _rows(body: str) -> LiteralRows | None:
+    """The VALUES list's rows: a short one typed in Python, a longer one (or one `_short_rows` would cut
+    differently) vectorised."""
+    if len(body) <= _SHORT_BODY_CHARS and _WIDE_SPACE.search(body) is None:
+        return _short_rows(body)
+    return _long_rows(body)
+
+
+def _long_rows(body: str) -> LiteralRows | None:
+    """The list's rows cut and typed column by column as Arrow arrays (vectorised)."""
+    quote = "'" if "'" in body or '"' not in body else '"'
+    cut = _split_columns(body, quote) or _pieces_columns(body)
+    return _typed(cut[0], cut[1], _column) if cut is not None else None
+
+
+# A VALUES list up to this long is cut and typed in Python (`_short_rows`), a longer one vectorised.
+_SHORT_BODY_CHARS = 1024
+_INTEGER_RE, _DECIMAL_RE, _NUMBER_RE = re.compile(_INTEGER), re.compile(_DECIMAL), re.compile(_NUMBER)
+_BIGINT_MIN, _BIGINT_MAX = -(1 << 63), (1 << 63) - 1
+# Whitespace beyond SQL's (a no-break space…): the regular expression's pieces end at it where the long
+# path's split keeps it in the value, so a list holding one takes the long path.
+_WIDE_SPACE = re.compile(r"[^\S \t\n\r\f\v]")
+
+
+def _short_rows(body: str) -> LiteralRows | None:
+    """`_long_rows` of a short list, value by value in Python: the same rows and types, or None alike."""
+    cut = _tuples(_PIECE.findall(body))
+    if cut is None:
+        return None
+    pieces, width, rows = cut
+    columns: list[tuple[list[str], list[bool]]] = []
+    for i in range(width):
+        texts: list[str] = []
+        bare: list[bool] = []
+        for piece in pieces[1 + 2 * i::2 * width + 2]:
+            quote = piece[0]
+            if quote in "'\"":
+                if len(piece) < 2:
+                    return None  # a lone quote
+                texts.append(piece[1:-1].replace(quote * 2, quote))
+                bare.append(False)
+            else:
+                texts.append(piece)
+                bare.append(True)
+        columns.append((texts, bare))
+    return _typed(columns, rows, _short_column)
+
+
+def _short_column(texts: list[str], bare: list[bool]) -> tuple[pa.Array, str] | None:
+    """`_column` of a short list's column, value by value (the same decisions in the same order)."""
+    if not any(bare):
+        return pa.array(texts, pa.string()), "VARCHAR"
+    if all(_INTEGER_RE.search(t) for t in texts):
+        numbers = [int(t) for t in texts]
+        if any(not _BIGINT_MIN <= n <= _BIGINT_MAX for n in numbers):
+            return None  # beyond BIGINT: the parser path types it
+        return pa.array(numbers, pa.int64()), "BIGINT"
+    if all(_DECIMAL_RE.search(t) for t in texts):
+        decimal = _short_decimal_type(texts)
+        return (pa.array(texts, pa.string()), decimal) if decimal is not None else None
+    upper = [_upper(t) for t in texts]
+    null = [b and u == "NULL" for b, u in zip(bare, upper, strict=True)]
+    values: list[str | None] = [None if n else t for n, t in zip(null, texts, strict=True)]
+    if not all(bare):
+        if not all(n or not b for n, b in zip(null, bare, strict=True)):
+            return None  # strings mixed with numbers or booleans: the parser path's typing
+        return pa.array(values, pa.string()), "VARCHAR"
+    boolean = [u in ("TRUE", "FALSE") for u in upper]
+    number = [not (n or b) for n, b in zip(null, boolean, strict=True)]
+    if not all(_NUMBER_RE.search(t) for t, is_number in zip(texts, number, strict=True) if is_number):
+        return None  # a name, an empty slot: no literal list
+    has_number, has_bool = any(number), any(boolean)
+    if not has_number and not has_bool:
+        return pa.array(values, pa.string()), "VARCHAR"  # NULLs alone
+    if has_bool and has_number:
+        return None
+    if has_bool:
+        return pa.array([None if n else u == "TRUE" for n, u in zip(null, upper, strict=True)], pa.bool_()), "BOOLEAN"
+    if any("E" in u for u in upper):
+        return pc.cast(pa.array(values, pa.string()), pa.float64()), "DOUBLE"  # Arrow's parse, as `_column`
+    if any("." in t for t in texts):
+        decimal = _short_decimal_type(values)
+        return (pa.array(values, pa.string()), decimal) if decimal is not None else None
+    nullable_numbers = [None if v is None else int(v) for v in values]
+    if any(n is not None and not _BIGINT_MIN <= n <= _BIGINT_MAX for n in nullable_numbers):
+        return None
+    return pa.array(nullable_numbers, pa.int64()), "BIGINT"
+
+
+def _upper(text: str) -> str:
+    """`text` in upper case as Arrow's utf8_upper has it (Python's differs beyond ASCII: 'ß' → 'SS')."""
+    return text.upper() if text.isascii() else str(pc.utf8_upper(pa.scalar(text, pa.string())).as_py())
+
+
+def _short_decimal_type(tokens: Sequence[str | None]) -> str | None:
+    """`_decimal_type` of a short list's values (NULLs skipped)."""
+    whole = scale = 0
+    for token in tokens:
+        if token is None:
+            continue
+        digits = token.lstrip("-").lstrip("0")
+        point = digits.find(".")
+        whole = max(whole, point if point >= 0 else len(digits))
+        scale = max(scale, len(digits) - point - 1 if point >= 0 else 0)
+    precision = whole + scale
+    return f"DECIMAL({max(precision, 1)},{scale})" if precision <= 38 else None
 
 
 def _split_columns(body: str, quote: str) -> tuple[list[_Cells], int] | None:
@@ -256,11 +373,13 @@ def _column(text: pa.Array, bare: pa.Array) -> tuple[pa.Array, str] | None:
         return None  # beyond BIGINT: the parser path types it
 
 
-def _typed(columns: list[_Cells], rows: int) -> LiteralRows | None:
+def _typed(columns: Sequence[tuple[_T, _B]], rows: int,
+           column: Callable[[_T, _B], tuple[pa.Array, str] | None]) -> LiteralRows | None:
+    """The cut columns (each value's text, whether bare) typed by `column`; None if any is no literal list."""
     arrays: list[pa.Array] = []
     types: list[str] = []
     for text, bare in columns:
-        typed = _column(text, bare)
+        typed = column(text, bare)
         if typed is None:
             return None
         arrays.append(typed[0])

@@ -14,6 +14,7 @@ from projections.rows import RowsRejected
 from projections.state import TableState
 from schemas import events as ev
 from schemas.envelope import wrap_event
+from schemas.events import Event
 from schemas.model import Column, Distribution, KeysModel, LoadColumn, Partition, RoutineLoadSpec, TableSchema
 from storage.paths import HIDDEN_DELETE_SIGN
 
@@ -30,6 +31,11 @@ def _table(tmp_path: Path, keys_model: KeysModel = "DUPLICATE") -> TableState:
                         partitions=(Partition(partition_id=1, name="t", buckets=2),),
                         distribution=Distribution(columns=("id",)), next_column_id=4),
     ]
+    return folded_table(projection, events)
+
+
+def folded_table(projection: Projection, events: list[Event]) -> TableState:
+    """Table 1 of `projection` once `events` are folded into it (the projection is closed)."""
     for offset, event in enumerate(events):
         projection.apply(wrap_event(event, table_id=None, commit_ts_ms=0, command_id=None), "e", 0, offset)
     projection.flush()

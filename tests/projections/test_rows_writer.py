@@ -67,3 +67,21 @@ def test_kept_rows_returns_a_batch_that_keeps_every_row_as_it_is() -> None:
     assert kept_rows(data, pa.array([True, True, True])) is data
     assert kept_rows(data, pa.array([True, False, True])).column("a").to_pylist() == [1, 3]
     assert kept_rows(data, pa.array([False, False, False])).num_rows == 0
+
+
+@pytest.mark.parametrize("count", [1, 10, 300])
+def test_a_part_reaches_the_file_of_each_bucket_whatever_its_size(tmp_path: Path, count: int) -> None:
+    """Few rows have their partition × bucket pairs read as Python values, more by Arrow's group_by:
+    each row lands in its bucket's file either way."""
+    from projections.rows import _tablets
+
+    table = _table(tmp_path)
+    data = _rows(table, 0, count)
+    expected = sorted({(p, b) for p, b in zip(data["__partition"].to_pylist(), data["__bucket"].to_pylist(),
+                                              strict=True)})
+    assert sorted(_tablets(data)) == expected
+    written = RowsetsWriter(_tiers(tmp_path), table)
+    written.append(data, overlap=False)
+    rowsets = written.finish()
+    assert sorted((r.partition_id, r.bucket) for r in rowsets) == expected
+    assert sum(r.num_rows for r in rowsets) == count

@@ -197,3 +197,24 @@ def test_every_way_of_writing_uses_the_codec_asked(tmp_path: Path, codec: str, w
         written = stream.finish()
         assert pq.read_table(tmp_path / written.path)["c1"].to_pylist() == list(range(3000))
     assert _codecs(tmp_path / written.path) == {codec.upper()}
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+@pytest.mark.parametrize("rows", [1, 50, 200_000])
+def test_a_file_of_one_part_is_the_same_file_in_memory_or_not(tmp_path: Path, rows: int, codec: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small part is encoded in memory (`_IN_MEMORY_BYTES`), a large one through the file writer:
+    the same bytes either way, the checksum theirs, nothing left but the file."""
+    from storage import rowset_writer
+    from storage.rowset_writer import file_sha256
+
+    part = _part(0, rows)
+    written = [write_rowset(tmp_path / "a", 1, 1, 0, part, sort_key=("c1",), codec=codec)]
+    monkeypatch.setattr(rowset_writer, "_IN_MEMORY_BYTES", 0 if rows < 100 else 1 << 40)
+    written.append(write_rowset(tmp_path / "b", 1, 1, 0, part, sort_key=("c1",), codec=codec))
+    files = [tmp_path / root / w.path for root, w in zip(("a", "b"), written, strict=True)]
+    assert files[0].read_bytes() == files[1].read_bytes()
+    for file, w in zip(files, written, strict=True):
+        assert w.checksum == file_sha256(file) and w.size_bytes == file.stat().st_size
+        assert pq.read_table(file).sort_by("__seq").equals(part) and _codecs(file) == {codec.upper()}
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == sorted(f.name for f in files)
