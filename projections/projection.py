@@ -90,6 +90,11 @@ def _keeping_key(table_id: int, rowset: Rowset) -> bytes:
                             rowset.rowset_id)
 
 
+# The catalog's containers, in `_load_state`: `abandon` refills them in place.
+_CATALOG_CONTAINERS = ("databases", "tables", "named", "routine_loads", "bulk_jobs", "users", "views", "next_ids",
+                       "commands_position")
+
+
 class Projection:
     def __init__(self, path: Path, *, read_only: bool = False, scratch: bool = False) -> None:
         """`scratch`: written without RocksDB's write-ahead log, for a projection rebuilt from
@@ -291,7 +296,14 @@ class Projection:
         """Forgets everything folded since the last flush — the store's pending writes, the drafts and
         the catalog in memory, read again from the store's committed state, as a restart would."""
         self.store.discard()
+        # Read back into the same containers: whoever holds one (the SQL server's login check holds
+        # `users`) must see the catalog as folded from here on, not a copy left behind.
+        kept = {name: getattr(self, name) for name in _CATALOG_CONTAINERS}
         self._load_state()
+        for name, container in kept.items():
+            container.clear()
+            container.update(getattr(self, name))
+            setattr(self, name, container)
         self._newest_ts_ms = self._newest_at_flush
         # The catalog objects are new ones (with the same state): caches derived from them recompute.
         self.catalog_generation += 1

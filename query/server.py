@@ -407,10 +407,8 @@ async def serve(restoring: Future[Manifest | None] | None = None) -> None:
     if not config.root_password.get_secret_value():
         log.warning("root has no password: anyone who reaches %s:%d is root. Set STRATA_ROOT_PASSWORD "
                     "anywhere but a local stack", config.sql_host, config.sql_port)
-    users = engine.ctx.projection.users
-
     def auth_string(name: str) -> str | None:
-        found = users.get(name.lower())
+        found = engine.ctx.projection.users.get(name.lower())
         return None if found is None else found.auth_string
 
     control = StrataControl(engine.ctx.sessions, engine.login_policy, config.qe_max_connection)

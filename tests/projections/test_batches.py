@@ -162,3 +162,26 @@ def test_abandon_forgets_what_was_folded_since_the_flush(tmp_path: Path) -> None
             alone.close()
     finally:
         projection.close()
+
+
+def test_after_abandon_a_caller_holding_the_catalog_sees_what_is_folded_next(tmp_path: Path) -> None:
+    """The SQL server's login check holds `projection.users`, other readers `tables`: an abandoned batch
+    must not leave them a stale copy while the fold goes on in a new one (every login of a user created
+    after the abandon was refused)."""
+    events = _log()[:6]
+    projection = Projection(tmp_path / "p")
+    try:
+        fold_batch(projection, _records(events[:3]), lambda *_: None)
+        users, tables, databases = projection.users, projection.tables, projection.databases
+        with projection.batch():
+            for offset, envelope in enumerate(events[3:], start=3):
+                projection.apply(envelope, TOPIC, 0, offset)
+        projection.abandon()
+        created = wrap_event(ev.UserCreated(name="alice", auth_string="*X"), table_id=None, commit_ts_ms=3000,
+                             command_id="c3000")
+        fold_batch(projection, [(TOPIC, 0, 3, created), *_records(events)[3:]], lambda *_: None)
+        assert users is projection.users and "alice" in users
+        assert tables is projection.tables and tables[1].commit_number == 3
+        assert databases is projection.databases and 1 in databases
+    finally:
+        projection.close()
