@@ -90,9 +90,10 @@ def _keeping_key(table_id: int, rowset: Rowset) -> bytes:
                             rowset.rowset_id)
 
 
-# The catalog's containers, in `_load_state`: `abandon` refills them in place.
-_CATALOG_CONTAINERS = ("databases", "tables", "named", "routine_loads", "bulk_jobs", "users", "views", "next_ids",
-                       "commands_position")
+# The catalog's containers that events change in place (the SQL server's login check holds `users`):
+# `abandon` refills them in place. `databases` and `tables` are not among them: events replace those
+# (copy-on-write), so a reader iterating one it took never sees it change.
+_IN_PLACE_CONTAINERS = ("named", "routine_loads", "bulk_jobs", "users", "views", "next_ids", "commands_position")
 
 
 class Projection:
@@ -262,11 +263,6 @@ class Projection:
         if offset >= 0:  # the sequencer folds before it knows the offset, and advances after commit
             self._offsets[(topic, partition)] = offset + 1
 
-    @property
-    def batching(self) -> bool:
-        """Inside `batch`."""
-        return self._batching
-
     def publish(self) -> None:
         """Makes the drafts of the events applied so far the published tables (see the module's doc)."""
         if self._drafts:
@@ -296,9 +292,9 @@ class Projection:
         """Forgets everything folded since the last flush — the store's pending writes, the drafts and
         the catalog in memory, read again from the store's committed state, as a restart would."""
         self.store.discard()
-        # Read back into the same containers: whoever holds one (the SQL server's login check holds
-        # `users`) must see the catalog as folded from here on, not a copy left behind.
-        kept = {name: getattr(self, name) for name in _CATALOG_CONTAINERS}
+        # Read back into the same in-place containers: whoever holds one must see the catalog as folded
+        # from here on, not a copy left behind. `tables` and `databases` are new dicts, as after any event.
+        kept = {name: getattr(self, name) for name in _IN_PLACE_CONTAINERS}
         self._load_state()
         for name, container in kept.items():
             container.clear()

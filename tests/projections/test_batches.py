@@ -165,14 +165,16 @@ def test_abandon_forgets_what_was_folded_since_the_flush(tmp_path: Path) -> None
 
 
 def test_after_abandon_a_caller_holding_the_catalog_sees_what_is_folded_next(tmp_path: Path) -> None:
-    """The SQL server's login check holds `projection.users`, other readers `tables`: an abandoned batch
-    must not leave them a stale copy while the fold goes on in a new one (every login of a user created
-    after the abandon was refused)."""
+    """The SQL server's login check holds `projection.users`: an abandoned batch must not leave it a stale
+    copy while the fold goes on in a new one (every login of a user created after the abandon was
+    refused). `tables` and `databases` are copy-on-write: a reader iterating the ones it took keeps them
+    whole, and the projection's new ones hold what is folded next."""
     events = _log()[:6]
     projection = Projection(tmp_path / "p")
     try:
         fold_batch(projection, _records(events[:3]), lambda *_: None)
         users, tables, databases = projection.users, projection.tables, projection.databases
+        held_tables, held_databases = dict(tables), dict(databases)  # keys: events replace values in place
         with projection.batch():
             for offset, envelope in enumerate(events[3:], start=3):
                 projection.apply(envelope, TOPIC, 0, offset)
@@ -181,7 +183,9 @@ def test_after_abandon_a_caller_holding_the_catalog_sees_what_is_folded_next(tmp
                              command_id="c3000")
         fold_batch(projection, [(TOPIC, 0, 3, created), *_records(events)[3:]], lambda *_: None)
         assert users is projection.users and "alice" in users
-        assert tables is projection.tables and tables[1].commit_number == 3
-        assert databases is projection.databases and 1 in databases
+        # Never emptied under a reader (abandon used to clear and refill them in place).
+        assert tables is not projection.tables and sorted(tables) == sorted(held_tables) != []
+        assert databases is not projection.databases and sorted(databases) == sorted(held_databases) != []
+        assert projection.tables[1].commit_number == 3 and 1 in projection.databases
     finally:
         projection.close()
