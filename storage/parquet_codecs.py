@@ -13,8 +13,6 @@ DORIS_COMPRESSIONS = {"lz4f": "lz4", "lz4": "lz4", "lz4hc": "lz4", "zstd": "zstd
                       "zlib": "gzip", "no_compression": "none"}
 DEFAULT_COMPRESSION = "lz4f"
 DEFAULT_CODEC = DORIS_COMPRESSIONS[DEFAULT_COMPRESSION]
-# pyarrow's codec names as DuckDB's COPY spells them (pyarrow's "lz4" writes Parquet's LZ4_RAW).
-_DUCKDB_CODECS = {"lz4": "lz4_raw", "none": "uncompressed"}
 
 
 def parquet_codec(compression: str | None) -> str:
@@ -23,7 +21,3 @@ def parquet_codec(compression: str | None) -> str:
     anyway is written with the default rather than failing every load."""
     return DORIS_COMPRESSIONS.get((compression or DEFAULT_COMPRESSION).lower(), DEFAULT_CODEC)
 
-
-def duckdb_codec(codec: str) -> str:
-    """A pyarrow codec name as DuckDB's COPY … (COMPRESSION …) takes it."""
-    return _DUCKDB_CODECS.get(codec, codec)

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from storage.grouped_calls import GroupedCalls
-from storage.parquet_codecs import DEFAULT_CODEC, duckdb_codec
+from storage.parquet_codecs import DEFAULT_CODEC
 from storage.paths import rowset_path
 
 
@@ -36,6 +36,13 @@ class WrittenFile:
 # bytes. Arrow's default, 1 MB, made a column of mostly distinct values (names, ids, times) cost three
 # times its plain encoding before giving up, for files no smaller; a column of few values keeps one.
 _DICTIONARY_PAGE_BYTES = 64 << 10
+# Data pages of about this size, with a page index (each page's min/max, Parquet's ColumnIndex), and
+# dictionaries only for text and binary columns: DuckDB then decodes only the pages of a row group whose
+# range can match, and numbers plain. On a 5M-row key-sorted table, against DuckDB's own writer (1 MB
+# pages, dictionaries on any column of few values): a point lookup by key 3.7 → 2.8 ms, GROUP BY a
+# 21-value DECIMAL 17 → 13 ms, a filtered aggregate 25 → 21 ms, files 2 % larger. Smaller pages cost
+# scans (16 KB: twice the time of a 1M-row scan).
+_PAGE_BYTES = 64 << 10
 # Rows per row group. Files are sorted by the table's key and each row group has min/max statistics,
 # so a read that filters on the key (or on a column that follows it) skips the row groups whose range
 # cannot match; smaller groups skip more, larger ones cost less per group to scan.
@@ -206,8 +213,10 @@ class RowsetStream:
                            size_bytes=self.final.stat().st_size, checksum=checksum)
 
     def _write_sorted(self, part: pa.Table | None) -> None:
-        """The temp file written by DuckDB, sorted, from one part in memory or (None) from the spool and
-        the parts written before the order broke."""
+        """The temp file sorted by DuckDB (spilling past `_SORT_MEMORY`) and written by `_parquet_writer`
+        as the sort's batches come, from one part in memory or (None) from the spool and the parts
+        written before the order broke. The rows keep the parts' Arrow types (DuckDB's may differ: a
+        large_string comes back a string), so the file is the one the other paths would write."""
         con = duckdb.connect(config={"memory_limit": _SORT_MEMORY,
                                      "temp_directory": str(self.tmp.with_name(f"{self.tmp.name}.spill"))})
         try:
@@ -217,10 +226,16 @@ class RowsetStream:
             else:
                 files = [self._spool, *([self._in_order_part] if self._in_order_part.exists() else [])]
                 source = f"read_parquet([{', '.join(_literal(str(f)) for f in files)}])"
-            con.execute(f"COPY (SELECT * FROM {source} ORDER BY {_order(self.sort_key)}) TO "
-                        f"{_literal(str(self.tmp))} (FORMAT PARQUET, "
-                        f"COMPRESSION {duckdb_codec(self.codec)}, "
-                        f"ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
+            schema = self._schema if part is None else part.schema
+            assert schema is not None
+            reader = con.sql(f"SELECT * FROM {source} ORDER BY {_order(self.sort_key)}").to_arrow_reader(
+                ROW_GROUP_ROWS)
+            out = _WholeGroups(_parquet_writer(self.tmp, schema, self.codec))
+            try:
+                for batch in reader:
+                    out.write(pa.Table.from_batches([batch]).cast(schema))
+            finally:
+                out.close()
         finally:
             con.close()
 
@@ -317,9 +332,17 @@ def _write_encoded(path: Path, data: pa.Table, codec: str) -> str:
     return hashlib.sha256(encoded).hexdigest()
 
 
+def _dictionary_columns(schema: pa.Schema) -> list[str]:
+    """The columns worth a dictionary: text and binary (a number's dictionary, even of few values, makes
+    DuckDB's scans and lookups slower than its plain encoding)."""
+    return [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+            or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
+
+
 def _parquet_writer(path: Path | pa.NativeFile, schema: pa.Schema, codec: str) -> pq.ParquetWriter:
-    return pq.ParquetWriter(path, schema, compression=codec, dictionary_pagesize_limit=_DICTIONARY_PAGE_BYTES,
-                            write_statistics=True, store_decimal_as_integer=True)
+    return pq.ParquetWriter(path, schema, compression=codec, use_dictionary=_dictionary_columns(schema),
+                            dictionary_pagesize_limit=_DICTIONARY_PAGE_BYTES, data_page_size=_PAGE_BYTES,
+                            write_page_index=True, write_statistics=True, store_decimal_as_integer=True)
 
 
 def write_rowset(root: Path, table_id: int, partition_id: int, bucket: int, data: pa.Table,

@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from mysql_mimic.types import ColumnType
+from mysql_mimic.types import ColumnType, uint_len
 
 from query.wire import values as v
 from query.wire.columns import WireColumn
@@ -164,9 +164,56 @@ def _frame_split(payload: bytes, seq: int) -> tuple[bytes, int]:
             return bytes(out), seq
 
 
+# At most this many rows, a batch is encoded value by value in Python: the vectorised path costs about
+# 50 µs a column whatever the row count (some twenty Arrow and numpy calls, each releasing and taking
+# the GIL, which another busy thread may hold for its whole switch interval), a point lookup's four
+# rows 0.4 ms against 0.03 ms one value at a time.
+FEW_ROWS = 32
+
+
+def _is_plain(kind: pa.DataType) -> bool:
+    """Arrow types whose Python values (`to_pylist`) are the ones DuckDB's own fetch gives, so a
+    column's per-value encoder writes the same text from either."""
+    return (pa.types.is_integer(kind) or pa.types.is_boolean(kind) or pa.types.is_decimal(kind)
+            or pa.types.is_floating(kind) or pa.types.is_date32(kind) or pa.types.is_string(kind)
+            or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+            or (pa.types.is_timestamp(kind) and kind.tz is None and kind.unit != "ns"))
+
+
+def _cells(array: pa.Array, column: WireColumn) -> list[bytes | None]:
+    if _is_plain(array.type):
+        encode = column.text
+        return [None if value is None else encode(value) for value in array.to_pylist()]
+    return text_values(array, column).to_pylist()
+
+
+def _encode_few_rows(batch: pa.RecordBatch, columns: Sequence[WireColumn], seq: int) -> EncodedRows:
+    """`encode_text_rows` for a batch of at most FEW_ROWS rows, in plain Python."""
+    cells = [_cells(array, column) for array, column in zip(batch.columns, columns, strict=True)]
+    out = bytearray()
+    for row in zip(*cells, strict=True):
+        payload = bytearray()
+        for cell in row:
+            if cell is None:
+                payload.append(_NULL)
+            else:
+                payload += uint_len(len(cell))
+                payload += cell
+        if len(payload) >= _MAX_FRAME:
+            data, seq = _frame_split(bytes(payload), seq)
+            out += data
+        else:
+            out += (len(payload) | (seq << 24)).to_bytes(4, "little")
+            out += payload
+            seq = (seq + 1) % 256
+    return EncodedRows(bytes(out), batch.num_rows, seq)
+
+
 def encode_text_rows(batch: pa.RecordBatch, columns: Sequence[WireColumn], seq: int) -> EncodedRows:
     """The batch's rows as framed text-protocol packets, the first with sequence id `seq`."""
     n = batch.num_rows
+    if 0 < n <= FEW_ROWS:
+        return _encode_few_rows(batch, columns, seq)
     parts: list[pa.Array] = []
     payload = np.zeros(n, dtype=np.int64)
     for array, column in zip(batch.columns, columns, strict=True):

@@ -199,6 +199,41 @@ def test_every_way_of_writing_uses_the_codec_asked(tmp_path: Path, codec: str, w
     assert _codecs(tmp_path / written.path) == {codec.upper()}
 
 
+def _write_each_way(tmp_path: Path, way: str, part: pa.Table) -> Path:
+    """`part` (keyed by c1) written the way named: pyarrow's sort of it whole, DuckDB's sort of it whole
+    (it is large), its halves as they come (in key order), its halves the other way round (spooled and
+    sorted by DuckDB)."""
+    if way in ("small", "sorted_by_duckdb"):
+        return tmp_path / write_rowset(tmp_path, 1, 2, 0, part, sort_key=["c1"]).path
+    ordered = part.sort_by("c1")
+    halves = [ordered.slice(0, ordered.num_rows // 2), ordered.slice(ordered.num_rows // 2)]
+    stream = RowsetStream(tmp_path, 1, 2, 0, sort_key=["c1"])
+    for half in halves if way == "parts_in_order" else halves[::-1]:
+        stream.append(half)
+    return tmp_path / stream.finish().path
+
+
+@pytest.mark.parametrize("way", ["small", "sorted_by_duckdb", "parts_in_order", "parts_out_of_order"])
+def test_every_way_of_writing_makes_the_same_layout(tmp_path: Path, way: str) -> None:
+    """Whichever path a file takes: a page index on every column (DuckDB skips the pages a filter's range
+    misses), dictionaries on text columns only, and the parts' own Arrow types (DuckDB's sort hands back
+    a large_string as a string)."""
+    rows = 1000 if way == "small" else ROW_GROUP_ROWS * 2 + 10
+    part = _part(0, rows)
+    part = part.append_column("c4", part["c3"].cast(pa.large_string()))
+    path = _write_each_way(tmp_path, way, part)
+    file = pq.ParquetFile(path)
+    assert file.schema_arrow.equals(part.schema, check_metadata=False)
+    meta = file.metadata
+    for g in range(meta.num_row_groups):
+        for c in range(meta.num_columns):
+            column = meta.row_group(g).column(c)
+            assert column.has_column_index and column.has_offset_index, (g, column.path_in_schema)
+            dictionary = "RLE_DICTIONARY" in column.encodings or "PLAIN_DICTIONARY" in column.encodings
+            assert dictionary == (column.path_in_schema in ("c3", "c4")), (g, column.path_in_schema, column.encodings)
+    assert sorted(pq.read_table(path).to_pylist(), key=lambda r: r["__seq"]) == part.to_pylist()
+
+
 @pytest.mark.parametrize("codec", ["lz4", "zstd"])
 @pytest.mark.parametrize("rows", [1, 50, 200_000])
 def test_a_file_of_one_part_is_the_same_file_in_memory_or_not(tmp_path: Path, rows: int, codec: str,

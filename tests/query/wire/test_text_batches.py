@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 from query.streamed_rows import streamable_types
+from query.wire import text_batches
 from query.wire import values as v
 from query.wire.columns import describe
 from query.wire.stream import WireStream
@@ -87,7 +88,8 @@ def batch_at_a_time(con: duckdb.DuckDBPyConnection, zone: dt.tzinfo, seq: int, b
 
 
 @pytest.mark.parametrize("zone", [dt.UTC, ZoneInfo("Asia/Shanghai")])
-@pytest.mark.parametrize(("seq", "batch_rows"), [(1, 100_000), (2, 97), (255, 300)])
+@pytest.mark.parametrize(("seq", "batch_rows"), [(1, 100_000), (2, 97), (255, 300),
+                                                 (3, 7), (254, text_batches.FEW_ROWS)])  # value by value
 def test_the_same_bytes_as_row_at_a_time(duck: duckdb.DuckDBPyConnection, zone: dt.tzinfo, seq: int,
                                          batch_rows: int) -> None:
     expected, types = row_at_a_time(duck, zone, seq)
@@ -95,7 +97,9 @@ def test_the_same_bytes_as_row_at_a_time(duck: duckdb.DuckDBPyConnection, zone: 
     assert batch_at_a_time(duck, zone, seq, batch_rows) == expected
 
 
-def test_a_row_of_16_mb_or_more_is_split_into_frames() -> None:
+@pytest.mark.parametrize("few_rows", [text_batches.FEW_ROWS, 0])  # value by value, vectorised
+def test_a_row_of_16_mb_or_more_is_split_into_frames(few_rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(text_batches, "FEW_ROWS", few_rows)
     con = duckdb.connect()
     con.execute("CREATE TABLE t AS SELECT i, repeat('y', 16777215 + i - 2) AS big FROM range(3) AS r(i)")
     rel = con.sql("SELECT * FROM t ORDER BY i")
