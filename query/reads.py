@@ -458,7 +458,7 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr, *, caught_up:
             if reads_tables and not caught_up and attempt == 1:
                 # Read-your-writes: the log's end is asked for while the tables are bound (a query that
                 # reads no table, SELECT 1 or a connection pool's ping, has nothing to wait for).
-                cur, expr, sql = _bound_fenced(ctx, session, expr, cur)
+                cur, sql = _bound_fenced(ctx, session, expr, cur)
             else:
                 sql = bind_tables(ctx, session, expr, cur)
             if stream:
@@ -489,26 +489,25 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr, *, caught_up:
 
 
 def _bound_fenced(ctx: Context, session: SessionState, expr: exp.Expr,
-                  cur: duckdb.DuckDBPyConnection) -> tuple[duckdb.DuckDBPyConnection, exp.Expr, str]:
-    """`bind_tables` made while the log's end is asked for (`Context.read_fenced`): the cursor, query and
-    SQL of the binding that stands. The binding rewrites `expr`, so a copy is kept for binding again on a
-    fresh cursor, in the rare case the replica was behind the log as the query came."""
-    unbound = expr.copy()
-    rebound: list[tuple[duckdb.DuckDBPyConnection, exp.Expr]] = []
+                  cur: duckdb.DuckDBPyConnection) -> tuple[duckdb.DuckDBPyConnection, str]:
+    """`bind_tables` made while the log's end is asked for (`Context.read_fenced`): the cursor and SQL of
+    the binding that stands — on a fresh cursor, in the rare case the replica was behind the log as the
+    query came (`bind_tables` rewrites a copy of `expr`, so binding it again starts from the query)."""
+    rebound: list[duckdb.DuckDBPyConnection] = []
 
     def again() -> str:
         cur.close()
         fresh = ctx.cursor()
         try:
-            sql = bind_tables(ctx, session, unbound, fresh)
+            sql = bind_tables(ctx, session, expr, fresh)
         except BaseException:
             fresh.close()
             raise
-        rebound.append((fresh, unbound))
+        rebound.append(fresh)
         return sql
 
     sql = ctx.read_fenced(lambda: bind_tables(ctx, session, expr, cur), again)
-    return (*rebound[0], sql) if rebound else (cur, expr, sql)
+    return (rebound[0] if rebound else cur), sql
 
 
 def limited_below(expr: exp.Expr, rows: int) -> bool:
