@@ -44,7 +44,7 @@ from query.relation import snapshot_sql
 from query.s3_source import bind_s3_calls
 from query.sandbox import check_expression
 from query.session_functions import session_zone, substitute
-from query.streamed_rows import BATCH_ROWS, StreamedRows, streamable_types
+from query.streamed_rows import BATCH_ROWS, StreamedRows, open_result, streamable_types
 from schemas.errors import ErrorCode
 from storage.set_values import SET_DUCK_TYPE
 
@@ -447,8 +447,8 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr, *, caught_up:
     """Every SELECT, with or without FROM: DuckDB runs it, with the labels MySQL would give.
     `caught_up`: the caller has just waited for the replica (`Context.catch_up`)."""
     reads_tables = bool(table_refs(expr))
-    # Streaming costs a small result about 1 ms more CPU than fetching it (DuckDB's relation and
-    # Arrow reader): a query that reads no table, or with a small LIMIT, is fetched whole.
+    # Streaming costs a small result a little more than fetching it (the Arrow reader, a hop to the
+    # encoding thread): a query that reads no table, or with a small LIMIT, is fetched whole.
     stream = session.arrow_results or (session.stream_results and reads_tables and not limited_below(expr, BATCH_ROWS)
                                        and not one_row(expr))
     for attempt in (1, 2):
@@ -462,13 +462,15 @@ def run_query(ctx: Context, session: SessionState, expr: exp.Expr, *, caught_up:
             else:
                 sql = bind_tables(ctx, session, expr, cur)
             if stream:
-                relation = cur.sql(sql)
-                types = [str(t) for t in relation.types]
+                opened = open_result(cur, sql, BATCH_ROWS, bind_first=aggregates(expr))
+                types = [kind for _, kind in opened.described]
+                labels = column_labels(expr, [name for name, _ in opened.described])
                 if session.arrow_results or streamable_types(types):
-                    batches = StreamedRows(cur, relation.to_arrow_reader(BATCH_ROWS), ctx.locator.take_pins(),
+                    batches = StreamedRows(cur, opened.reader(), ctx.locator.take_pins(),
                                            lambda exc: SqlFailure(*duck_error(exc)))
                     streamed = True  # the cursor is the stream's now
-                    return Rows(column_labels(expr, relation.columns), [], types, batches=batches)
+                    return Rows(labels, [], types, batches=batches)
+                return Rows(labels, _sets_hidden(opened.fetchall(), types), types)
             result = cur.execute(sql)
             description = result.description or []
             types = [str(d[1]) for d in description]
@@ -510,6 +512,12 @@ def _bound_fenced(ctx: Context, session: SessionState, expr: exp.Expr,
     return (rebound[0] if rebound else cur), sql
 
 
+def aggregates(expr: exp.Expr) -> bool:
+    """Whether the query groups or aggregates anywhere: its result types are then often ones that cannot
+    stream (SUM of integers is a HUGEINT), which `open_result` is told."""
+    return expr.find(exp.AggFunc, exp.Group) is not None
+
+
 def limited_below(expr: exp.Expr, rows: int) -> bool:
     """Whether the query's own LIMIT (a literal) keeps it to at most `rows` rows."""
     limit = expr.args.get("limit")
@@ -546,9 +554,9 @@ def query_batches(ctx: Context, session: SessionState, expr: exp.Expr) -> Iterat
         ctx.catch_up()
     cur = ctx.cursor()
     try:
-        relation = cur.sql(bind_tables(ctx, session, expr, cur))
-        labels = column_labels(expr, relation.columns)
-        reader = relation.to_arrow_reader(BATCH_ROWS)
+        opened = open_result(cur, bind_tables(ctx, session, expr, cur), BATCH_ROWS, bind_first=True)
+        labels = column_labels(expr, [name for name, _ in opened.described])
+        reader = opened.reader()
         for field in reader.schema:
             # A BITMAP/HLL value (storage.set_values) has no text a file could carry that Doris would read back.
             if pa.types.is_list(field.type) and pa.types.is_uint64(field.type.value_type):
