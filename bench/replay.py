@@ -258,8 +258,10 @@ def main(argv: list[str] | None = None) -> int:
         into = s.state_dir / "replay-bench"
         log(f"replay: replaying strata.events from offset 0 into {into} …")
         result = run_replay_cli(s, into) if args.via_cli else run_replay_in_process(s, into)
-        # The replica must not have moved while we replayed (nothing else writes to the bench stack).
-        live_after, _ = projection_checksum(sql_projection_path(s))
+        # The replica must not have moved while we replayed: on a stack other benchmarks used, agents may
+        # still commit (a recycler's grace ending); the offsets then say so, beside an unequal checksum.
+        live_after, live_offsets_after = projection_checksum(sql_projection_path(s))
+        _, replayed_offsets = projection_checksum(into)
         seq_checksum, _ = projection_checksum(
             s.state_dir / "sequencer")
 
@@ -274,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         "checksum_equal": match,
         "live_checksum": live_checksum,
         "live_offsets": {f"{t}/{p}": o for (t, p), o in live_offsets.items()},
+        "live_offsets_after_replay": {f"{t}/{p}": o for (t, p), o in live_offsets_after.items()},
+        "replayed_offsets": {f"{t}/{p}": o for (t, p), o in replayed_offsets.items()},
         "sequencer_projection_checksum_equal": seq_checksum == live_checksum,
         "sequencer": {"commands": args.commands, "produce_s": round(produce_s, 2),
                       "produce_to_sequenced_s": round(sequenced_s, 2),

@@ -37,8 +37,8 @@ def compact_files(cursor: duckdb.DuckDBPyConnection, root: Path, table_id: int, 
     relevant = [] if keep_versions else [
         d for d in deletes
         if ordered[0].start_version < d.version <= ordered[-1].end_version and d.partition_id == partition_id]
-    data = cursor.execute(compacted_rows_sql(spec, ordered, relevant, base=base,
-                                             keep_versions=keep_versions)).to_arrow_table()
+    data = cursor.sql(compacted_rows_sql(spec, ordered, relevant, base=base,
+                                         keep_versions=keep_versions)).to_arrow_table()
     written = write_rowset(root, table_id, partition_id, bucket, data,
                            sort_key=[c.file_column for c in spec.columns if c.is_key], codec=codec)
     return CompactedFile(written=written, column_ids=tuple(c.unique_id for c in spec.columns),

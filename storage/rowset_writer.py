@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -43,6 +44,16 @@ _DICTIONARY_PAGE_BYTES = 64 << 10
 # 21-value DECIMAL 17 → 13 ms, a filtered aggregate 25 → 21 ms, files 2 % larger. Smaller pages cost
 # scans (16 KB: twice the time of a 1M-row scan).
 _PAGE_BYTES = 64 << 10
+# An integer-valued column (integers, dates, times, DECIMALs up to 18 digits: Parquet stores them as
+# INT32/INT64) whose values spread over at least a row group's rows ÷ this is delta-encoded
+# (DELTA_BINARY_PACKED: the differences between neighbours, bit-packed); narrower ones stay plain. Measured
+# with DuckDB on a 5M-row table sorted by its key, random values (ids, prices, a shuffled `__seq`): files
+# 138 → 100 MB, a filtered aggregate 37 → 33 ms, GROUP BY 1000 values 33 → 29 ms, a top-10 9.7 → 8.0 ms, sums
+# of the delta-encoded columns 44 → 31 ms, a point lookup unchanged. Keys, times and sequences that grow
+# step by step shrink to a few bits a value: sums of two sequential BIGINTs over 1M of a version-keeping
+# file's 2M rows 13 → 5 ms, files 23 MB → 0.2 MB. A column of few values (a 21-value DECIMAL, a quantity, a
+# date among 2,500) decodes faster plain: delta on every column made GROUP BY 21 values 13 → 18 ms.
+_DELTA_SPREAD = 8
 # Rows per row group. Files are sorted by the table's key and each row group has min/max statistics,
 # so a read that filters on the key (or on a column that follows it) skips the row groups whose range
 # cannot match; smaller groups skip more, larger ones cost less per group to scan.
@@ -166,7 +177,7 @@ class RowsetStream:
 
     def _to_file(self, part: pa.Table) -> None:
         if self._file is None:
-            self._file = _WholeGroups(_parquet_writer(self.tmp, part.schema, self.codec))
+            self._file = _WholeGroups(_parquet_writer(self.tmp, part, self.codec))
         self._file.write(part)
 
     def _to_spool(self, part: pa.Table) -> None:
@@ -190,7 +201,7 @@ class RowsetStream:
                 if ordered.nbytes <= _IN_MEMORY_BYTES:
                     checksum = _write_encoded(self.tmp, ordered, self.codec)
                 else:
-                    with _parquet_writer(self.tmp, first.schema, self.codec) as writer:
+                    with _parquet_writer(self.tmp, ordered, self.codec) as writer:
                         writer.write_table(ordered, row_group_size=ROW_GROUP_ROWS)
             else:
                 self._write_sorted(first)
@@ -230,12 +241,18 @@ class RowsetStream:
             assert schema is not None
             reader = con.sql(f"SELECT * FROM {source} ORDER BY {_order(self.sort_key)}").to_arrow_reader(
                 ROW_GROUP_ROWS)
-            out = _WholeGroups(_parquet_writer(self.tmp, schema, self.codec))
+            out: _WholeGroups | None = None  # opened with the first sorted rows, which choose its encodings
             try:
                 for batch in reader:
-                    out.write(pa.Table.from_batches([batch]).cast(schema))
+                    rows = pa.Table.from_batches([batch]).cast(schema)
+                    if out is None:
+                        out = _WholeGroups(_parquet_writer(self.tmp, rows, self.codec))
+                    out.write(rows)
+                if out is None:
+                    out = _WholeGroups(_parquet_writer(self.tmp, schema.empty_table(), self.codec))
             finally:
-                out.close()
+                if out is not None:
+                    out.close()
         finally:
             con.close()
 
@@ -318,7 +335,7 @@ _IN_MEMORY_BYTES = 8 << 20
 def _write_encoded(path: Path, data: pa.Table, codec: str) -> str:
     """Writes `data` as the Parquet file `path` (fsynced), encoded in memory; returns its SHA-256."""
     sink = pa.BufferOutputStream()
-    with _parquet_writer(sink, data.schema, codec) as writer:
+    with _parquet_writer(sink, data, codec) as writer:
         writer.write_table(data, row_group_size=ROW_GROUP_ROWS)
     encoded = sink.getvalue()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
@@ -339,8 +356,46 @@ def _dictionary_columns(schema: pa.Schema) -> list[str]:
             or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
 
 
-def _parquet_writer(path: Path | pa.NativeFile, schema: pa.Schema, codec: str) -> pq.ParquetWriter:
+def _stored_as_integers(kind: pa.DataType) -> bool:
+    """Whether Parquet stores the type as INT32/INT64 (with `store_decimal_as_integer`), the physical
+    types DELTA_BINARY_PACKED encodes."""
+    return (pa.types.is_integer(kind) or pa.types.is_date32(kind) or pa.types.is_timestamp(kind)
+            or pa.types.is_time(kind) or (pa.types.is_decimal(kind) and kind.precision <= 18))
+
+
+def _spread(column: pa.ChunkedArray) -> int:
+    """max − min of an integer-valued column, in its stored units (0 when it holds no value)."""
+    kind = column.type
+    if pa.types.is_decimal(kind):
+        low, high = _min_max(column)
+        return 0 if low is None or high is None else int((high - low).scaleb(kind.scale))
+    if not pa.types.is_integer(kind):
+        # Dates, times and timestamps as the integers they are stored as.
+        column = column.cast(pa.int32() if kind.bit_width == 32 else pa.int64())
+    low, high = _min_max(column)
+    return 0 if low is None or high is None else int(high - low)
+
+
+def _min_max(column: pa.ChunkedArray) -> tuple[Any, Any]:
+    found = pc.min_max(column)
+    return found["min"].as_py(), found["max"].as_py()
+
+
+def _delta_columns(sample: pa.Table) -> dict[str, str]:
+    """The integer-valued columns of `sample` (a file's first rows) whose first row group spreads over at
+    least its rows ÷ `_DELTA_SPREAD`, to be delta-encoded (see `_DELTA_SPREAD`)."""
+    head = sample.slice(0, ROW_GROUP_ROWS)
+    return {field.name: "DELTA_BINARY_PACKED" for field, column in zip(head.schema, head.columns, strict=True)
+            if _stored_as_integers(field.type) and head.num_rows > 1
+            and _spread(column) * _DELTA_SPREAD >= head.num_rows}
+
+
+def _parquet_writer(path: Path | pa.NativeFile, sample: pa.Table, codec: str) -> pq.ParquetWriter:
+    """The writer of a rowset file with `sample`'s schema, its encodings chosen from `sample` (the file's
+    first rows; see `_DELTA_SPREAD`)."""
+    schema = sample.schema
     return pq.ParquetWriter(path, schema, compression=codec, use_dictionary=_dictionary_columns(schema),
+                            column_encoding=_delta_columns(sample) or None,
                             dictionary_pagesize_limit=_DICTIONARY_PAGE_BYTES, data_page_size=_PAGE_BYTES,
                             write_page_index=True, write_statistics=True, store_decimal_as_integer=True)
 

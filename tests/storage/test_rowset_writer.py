@@ -216,7 +216,8 @@ def _write_each_way(tmp_path: Path, way: str, part: pa.Table) -> Path:
 @pytest.mark.parametrize("way", ["small", "sorted_by_duckdb", "parts_in_order", "parts_out_of_order"])
 def test_every_way_of_writing_makes_the_same_layout(tmp_path: Path, way: str) -> None:
     """Whichever path a file takes: a page index on every column (DuckDB skips the pages a filter's range
-    misses), dictionaries on text columns only, and the parts' own Arrow types (DuckDB's sort hands back
+    misses), dictionaries on text columns only, delta encoding on the integer-valued columns of many
+    values, and the parts' own Arrow types (DuckDB's sort hands back
     a large_string as a string)."""
     rows = 1000 if way == "small" else ROW_GROUP_ROWS * 2 + 10
     part = _part(0, rows)
@@ -231,6 +232,9 @@ def test_every_way_of_writing_makes_the_same_layout(tmp_path: Path, way: str) ->
             assert column.has_column_index and column.has_offset_index, (g, column.path_in_schema)
             dictionary = "RLE_DICTIONARY" in column.encodings or "PLAIN_DICTIONARY" in column.encodings
             assert dictionary == (column.path_in_schema in ("c3", "c4")), (g, column.path_in_schema, column.encodings)
+            # Keys, prices and __seq spread over their rows: delta-encoded, whichever rows came first.
+            delta = "DELTA_BINARY_PACKED" in column.encodings
+            assert delta == (column.path_in_schema in ("c1", "c2", "__seq")), (g, column.path_in_schema)
     assert sorted(pq.read_table(path).to_pylist(), key=lambda r: r["__seq"]) == part.to_pylist()
 
 
@@ -253,3 +257,47 @@ def test_a_file_of_one_part_is_the_same_file_in_memory_or_not(tmp_path: Path, ro
         assert w.checksum == file_sha256(file) and w.size_bytes == file.stat().st_size
         assert pq.read_table(file).sort_by("__seq").equals(part) and _codecs(file) == {codec.upper()}
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == sorted(f.name for f in files)
+
+
+def _delta_encoded(path: Path) -> set[str]:
+    meta = pq.ParquetFile(path).metadata
+    return {meta.row_group(g).column(c).path_in_schema for g in range(meta.num_row_groups)
+            for c in range(meta.num_columns) if "DELTA_BINARY_PACKED" in meta.row_group(g).column(c).encodings}
+
+
+@pytest.mark.parametrize("rows", [1, 7, 1000, ROW_GROUP_ROWS * 2 + 10])
+def test_integer_valued_columns_of_many_values_are_delta_encoded(tmp_path: Path, rows: int) -> None:
+    """Integers, dates, times, timestamps and DECIMALs of up to 18 digits whose values spread over at least
+    an eighth of a row group's rows are delta-encoded; narrower ones, a one-row file's, floats, text and
+    38-digit DECIMALs (not stored as integers) are not. DuckDB reads every row and filters them the same."""
+    import datetime as dt
+    from decimal import Decimal
+
+    import duckdb
+
+    i = list(range(rows))
+    data = pa.table({
+        "k": pa.array([(j * 7919) % 1_000_003 for j in i], pa.int64()),
+        "few": pa.array([j % 4 for j in i], pa.int32()),
+        "day": pa.array([dt.date(2020, 1, 1) + dt.timedelta(days=j) for j in i], pa.date32()),
+        "same_day": pa.array([dt.date(2020, 1, 1)] * rows, pa.date32()),
+        "at": pa.array([dt.datetime(2026, 1, 1) + dt.timedelta(seconds=j) for j in i], pa.timestamp("us")),
+        "clock": pa.array([dt.time(0, 0, j % 60, j) for j in i], pa.time64("us")),
+        "price": pa.array([None if j % 5 == 0 else Decimal(j) / 100 for j in i], pa.decimal128(12, 2)),
+        "huge": pa.array([Decimal(j) * 10**30 for j in i], pa.decimal128(38, 0)),
+        "ratio": pa.array([j / 3 for j in i], pa.float64()),
+        "text": pa.array([f"v{j}" for j in i], pa.string()),
+        "__seq": pa.array(i, pa.int64()),
+    })
+    path = tmp_path / write_rowset(tmp_path, 1, 2, 0, data, sort_key=["k"]).path
+    wide = {"k", "day", "at", "clock", "price", "__seq"}
+    # `few` spreads over 3: wide only next to a file of at most 3 × 8 rows; `same_day` over nothing.
+    wide |= {"few"} if rows <= 24 else set()
+    assert _delta_encoded(path) == (wide if rows > 1 else set())
+    con = duckdb.connect()
+    source = f"read_parquet('{path}')"
+    assert con.sql(f"SELECT * FROM {source} ORDER BY __seq").to_arrow_table().to_pylist() == data.to_pylist()
+    probe = data["k"][rows // 2].as_py()
+    assert con.execute(f"SELECT __seq FROM {source} WHERE k = {probe}").fetchall() == [(rows // 2,)]
+    assert con.execute(f"SELECT count(*), sum(price) FROM {source} WHERE day >= DATE '2020-01-03'").fetchone() == \
+        (max(rows - 2, 0), sum((Decimal(j) / 100 for j in i[2:] if j % 5), Decimal(0)) if rows > 2 else None)
