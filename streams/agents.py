@@ -77,7 +77,7 @@ class Agents:
         self.routine_load = RoutineLoadAgent(config, self.replica, tiers, owns=share.owns_table)
         share.add_listener(lambda _slots: self.routine_load.wake.set())
         self.replica.follower.add_listener(self.routine_load.on_event)
-        self._every(config.compaction_interval_s, "compaction", self.compaction.sweep)
+        self._every(config.compaction_interval_s, "compaction", self.compaction.sweep, wake=self.compaction.wake)
         self._every(DELETE_BITMAP_SWEEP_S, "delete-bitmaps", self.delete_bitmaps.sweep, wake=self.delete_bitmaps.wake)
         self._every(config.tiering_interval_s, "tiering", self.tiering.sweep, wake=self.tiering.wake)
         self._every(config.recycle_interval_s, "recycler", lambda: self.recycler.sweep() if share.leads() else 0)

@@ -6,6 +6,7 @@ the catalog at every pass."""
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 
 import duckdb
@@ -27,6 +28,11 @@ class CompactionAgent:
         self.conflicts = 0
         # A tablet's score changes only with its table's events: a pass looks at the tablets they touched.
         self.dirty = DirtyTablets()
+        # Set by a pass that committed a compaction, so the next pass comes at once instead of after the
+        # interval: a compaction merges at most MAX_INPUTS rowsets, and writers committing faster than
+        # one compaction per interval merges (hundreds of single-row INSERTs a second) would otherwise
+        # pile thousands of rowsets that every read and every cover walk then steps through.
+        self.wake = threading.Event()
 
     def on_event(self, envelope: EventEnvelope) -> None:
         """Follower listener: marks the tablets the event may have made due."""
@@ -64,4 +70,6 @@ class CompactionAgent:
                     self.dirty.mark(key[0], {key[1]})
                 raise
         self.compactions += done
+        if done:
+            self.wake.set()  # its tablets are marked again by their CompactionCommitted: scored at once
         return done
