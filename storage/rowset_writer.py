@@ -7,12 +7,12 @@ at bytes that a crash could lose.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -241,18 +241,14 @@ class RowsetStream:
             assert schema is not None
             reader = con.sql(f"SELECT * FROM {source} ORDER BY {_order(self.sort_key)}").to_arrow_reader(
                 ROW_GROUP_ROWS)
-            out: _WholeGroups | None = None  # opened with the first sorted rows, which choose its encodings
+            batches = (pa.Table.from_batches([batch]).cast(schema) for batch in reader)
+            first = next(batches, schema.empty_table())
+            out = _WholeGroups(_parquet_writer(self.tmp, first, self.codec))  # the first sorted rows choose encodings
             try:
-                for batch in reader:
-                    rows = pa.Table.from_batches([batch]).cast(schema)
-                    if out is None:
-                        out = _WholeGroups(_parquet_writer(self.tmp, rows, self.codec))
+                for rows in itertools.chain([first], batches):
                     out.write(rows)
-                if out is None:
-                    out = _WholeGroups(_parquet_writer(self.tmp, schema.empty_table(), self.codec))
             finally:
-                if out is not None:
-                    out.close()
+                out.close()
         finally:
             con.close()
 
@@ -366,28 +362,25 @@ def _stored_as_integers(kind: pa.DataType) -> bool:
 def _spread(column: pa.ChunkedArray) -> int:
     """max − min of an integer-valued column, in its stored units (0 when it holds no value)."""
     kind = column.type
-    if pa.types.is_decimal(kind):
-        low, high = _min_max(column)
-        return 0 if low is None or high is None else int((high - low).scaleb(kind.scale))
-    if not pa.types.is_integer(kind):
+    if not (pa.types.is_integer(kind) or pa.types.is_decimal(kind)):
         # Dates, times and timestamps as the integers they are stored as.
         column = column.cast(pa.int32() if kind.bit_width == 32 else pa.int64())
-    low, high = _min_max(column)
-    return 0 if low is None or high is None else int(high - low)
-
-
-def _min_max(column: pa.ChunkedArray) -> tuple[Any, Any]:
     found = pc.min_max(column)
-    return found["min"].as_py(), found["max"].as_py()
+    low, high = found["min"].as_py(), found["max"].as_py()
+    if low is None:
+        return 0
+    # A DECIMAL is stored as its unscaled integer.
+    return int((high - low).scaleb(kind.scale)) if pa.types.is_decimal(kind) else high - low
 
 
 def _delta_columns(sample: pa.Table) -> dict[str, str]:
     """The integer-valued columns of `sample` (a file's first rows) whose first row group spreads over at
     least its rows ÷ `_DELTA_SPREAD`, to be delta-encoded (see `_DELTA_SPREAD`)."""
     head = sample.slice(0, ROW_GROUP_ROWS)
+    if head.num_rows < 2:
+        return {}  # a single-row INSERT's file: nothing to gain, nothing computed
     return {field.name: "DELTA_BINARY_PACKED" for field, column in zip(head.schema, head.columns, strict=True)
-            if _stored_as_integers(field.type) and head.num_rows > 1
-            and _spread(column) * _DELTA_SPREAD >= head.num_rows}
+            if _stored_as_integers(field.type) and _spread(column) * _DELTA_SPREAD >= head.num_rows}
 
 
 def _parquet_writer(path: Path | pa.NativeFile, sample: pa.Table, codec: str) -> pq.ParquetWriter:

@@ -58,7 +58,10 @@ class CompactionAgent:
                 with projection.lock:
                     kind = due(projection, table, partition, bucket)
                 if kind is not None and self.compactor.compact(self.duck, table, partition, bucket, kind) is not None:
-                    done += 1  # its CompactionCommitted marks the tablet again: scored anew next pass
+                    done += 1
+                    # Scored again by the next pass, which `wake` brings at once: marked here rather than
+                    # left to its CompactionCommitted, which the follower may hand over after that pass began.
+                    self.dirty.mark(table_id, {partition_id})
             except (CommandFailed, CommandTimeout) as exc:
                 # The tablet changed under us (a load, a restore, a schema change); next pass.
                 self.conflicts += 1
@@ -71,5 +74,5 @@ class CompactionAgent:
                 raise
         self.compactions += done
         if done:
-            self.wake.set()  # its tablets are marked again by their CompactionCommitted: scored at once
+            self.wake.set()
         return done
