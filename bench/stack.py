@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -44,10 +45,9 @@ _PORTS = {
     "STRATA_MINIO_CONSOLE_PORT": 9001, "STRATA_SQL_PORT": 9030, "STRATA_HTTP_PORT": 8030,
     "STRATA_WORKER_PORT": 6066, "STRATA_ARROW_FLIGHT_SQL_PORT": 9090,
 }
+# The stack runs with the defaults otherwise: a setting one bench needs is that bench's (`worker_with`).
 BENCH_ENV: dict[str, str] = {"STRATA_HOME": str(BENCH_HOME),
-                             **{k: str(v + PORT_SHIFT) for k, v in _PORTS.items()},
-                             # bench.fast_start waits for a checkpoint holding its whole log: not 5 minutes.
-                             "STRATA_PROJECTION_SNAPSHOT_INTERVAL_S": "10"}
+                             **{k: str(v + PORT_SHIFT) for k, v in _PORTS.items()}}
 COMPONENTS = ("kafka", "minio", "worker", "sql")
 
 
@@ -101,8 +101,8 @@ def _unhealthy(s: Settings) -> list[str]:
     return [f"{n}: {r}" for n in COMPONENTS if (r := probe(n, s))]
 
 
-def _infra(cmd: str, *args: str) -> None:
-    env = dict(os.environ, **BENCH_ENV)
+def _infra(cmd: str, *args: str, extra_env: dict[str, str] | None = None) -> None:
+    env = dict(os.environ, **BENCH_ENV, **(extra_env or {}))
     proc = subprocess.run([str(REPO_ROOT / "infra" / cmd), *args], cwd=REPO_ROOT, env=env,
                           stdout=sys.stderr, stderr=sys.stderr)
     if proc.returncode != 0:
@@ -142,6 +142,36 @@ def bench_stack(keep: bool = False, *, env_stack: bool = False) -> Iterator[Sett
         if started and not keep:
             log("bench: stopping the bench stack (pass --keep-stack to keep it)")
             _infra("down")
+
+
+@contextlib.contextmanager
+def worker_with(s: Settings, settings: dict[str, str]) -> Iterator[None]:
+    """The stack's worker restarted with `settings` (STRATA_* variables) for the block, then restarted
+    as the stack runs it. For a setting only one bench wants: bench.fast_start's checkpoint every 10 s
+    made every other bench run beside a worker tarring and uploading its whole projection (485 MB after
+    a fast_start --million) every 10 s while anything was written."""
+    _restart_worker(s, settings)
+    try:
+        yield
+    finally:
+        _restart_worker(s, {})
+
+
+def _restart_worker(s: Settings, settings: dict[str, str]) -> None:
+    from infra.layout import Layout
+
+    pid_file = Layout(s).pid_file("worker")
+    try:
+        pid = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        pid = None
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 60
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    _infra("up", "--detach", extra_env=settings)
 
 
 # ------------------------------------------------------------------ SQL helpers
