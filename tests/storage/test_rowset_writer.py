@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from storage.rowset_writer import ROW_GROUP_ROWS, RowsetStream, write_rowset
+from storage import rowset_writer
+from storage.rowset_writer import ROW_GROUP_ROWS, RowsetStream, group_rows, write_rowset
 
 
 def _part(start: int, rows: int) -> pa.Table:
@@ -51,6 +52,44 @@ def test_one_part_is_sorted_in_row_groups(tmp_path: Path, rows: int) -> None:
     assert written.num_rows == data.num_rows
     _check_sorted_file(tmp_path / written.path, data)
     assert len(_row_group_ranges(tmp_path / written.path)) == -(-rows // ROW_GROUP_ROWS)
+
+
+def _wide(start: int, rows: int) -> pa.Table:
+    return pa.table({"c1": pa.array(range(start, start + rows), pa.int64()),
+                     "c2": pa.array([f"{i:0200d}" for i in range(start, start + rows)], pa.string()),
+                     "__seq": pa.array(range(start, start + rows), pa.int64())})
+
+
+def test_row_groups_of_wide_rows_hold_fewer_rows() -> None:
+    assert group_rows(_part(0, 1000)) == ROW_GROUP_ROWS  # ~40 bytes a row
+    wide = _wide(0, 1000)  # ~220 bytes a row
+    assert group_rows(wide) == rowset_writer._ROW_GROUP_BYTES // (wide.nbytes // wide.num_rows) < ROW_GROUP_ROWS
+    huge = pa.table({"c1": pa.array(["x" * 4000] * 10)})
+    assert group_rows(huge) == rowset_writer._MIN_GROUP_ROWS
+    assert group_rows(_part(0, 0)) == ROW_GROUP_ROWS
+
+
+@pytest.mark.parametrize("how", ["whole", "parts in order", "parts out of order"])
+def test_a_file_of_wide_rows_is_written_in_groups_of_group_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 how: str) -> None:
+    # Smaller bounds, so that a few MB of rows make several groups; the paths are the ones of any file.
+    monkeypatch.setattr(rowset_writer, "_ROW_GROUP_BYTES", 2 << 20)
+    monkeypatch.setattr(rowset_writer, "_MIN_GROUP_ROWS", 1000)
+    data = _wide(0, 25_000)
+    per_group = group_rows(data.slice(0, 8000))
+    assert 1000 < per_group < 25_000 // 2
+    if how == "whole":
+        written = write_rowset(tmp_path, 1, 2, 0, data, sort_key=["c1"])
+    else:
+        stream = RowsetStream(tmp_path, 1, 2, 0, sort_key=["c1"])
+        chunks = [data.slice(i, 8000) for i in range(0, 25_000, 8000)]
+        for chunk in chunks if how == "parts in order" else reversed(chunks):
+            stream.append(chunk)
+        written = stream.finish()
+    meta = pq.ParquetFile(tmp_path / written.path).metadata
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    assert sizes == [per_group] * (25_000 // per_group) + [25_000 % per_group]
+    assert pq.read_table(tmp_path / written.path)["c1"].to_pylist() == list(range(25_000))
 
 
 @pytest.mark.parametrize("parts", [2, 4])
