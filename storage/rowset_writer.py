@@ -142,8 +142,8 @@ class _WholeGroups:
 
 class RowsetStream:
     """One rowset file written a part at a time (a load larger than memory appends its chunks), in row
-    groups of `group_rows` of its first part; `finish` makes it durable as above and names it. Until then only temp
-    files exist, which `abandon` (or, after a crash, the recycler's orphan sweep) removes.
+    groups of `group_rows` of its first part; `finish` makes it durable as above and names it. Until
+    then only temp files exist, which `abandon` (or, after a crash, the recycler's orphan sweep) removes.
 
     With a `sort_key` (file column names: the table's key) the file's rows are in that order, so that
     its row groups cover disjoint key ranges and their statistics prune reads. The first part is held
