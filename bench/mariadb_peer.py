@@ -3,8 +3,9 @@ in a throw-away data directory on a loopback port with its stock settings, stopp
 the block ends. Issue 20 measures Strata's SQL port against it serving the same rows to the same
 client.
 
-Install it with `apt-get install -y mariadb-server` (the bench says so when it is missing); the
-package's own service is not used.
+A machine without it gets it from Debian's archive on first use (`apt-get install -y mariadb-server`,
+as root, as `.ci/run` installs what it needs), so the peer is there on a fresh machine; without root
+or apt the bench says what to install. The package's own service is not used.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -40,12 +42,39 @@ class Mariadb:
                                autocommit=True, local_infile=True)
 
 
+_PACKAGE = "mariadb-server"
+
+
+def _which(name: str) -> str | None:
+    return shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}") if os.path.exists(p)),
+                                      None)
+
+
 def _binary(name: str) -> str:
-    found = shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}") if os.path.exists(p)),
-                                       None)
+    found = _which(name)
     if found is None:
-        raise MariadbMissing(f"no {name}: install Debian's MariaDB server (apt-get install -y mariadb-server)")
+        _install()
+        found = _which(name)
+    if found is None:
+        raise MariadbMissing(f"no {name} after installing {_PACKAGE}")
     return found
+
+
+def _install() -> None:
+    """Debian's mariadb-server from the archive (the package lists refreshed once if the first try
+    fails: a fresh machine may have none); MariadbMissing, naming what to do, when that cannot be."""
+    apt = shutil.which("apt-get")
+    if apt is None or os.geteuid() != 0:
+        raise MariadbMissing(f"no mariadbd: install Debian's MariaDB server (apt-get install -y {_PACKAGE})")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    print(f"bench: installing {_PACKAGE} (the peer) with apt-get …", file=sys.stderr, flush=True)
+    for refresh_lists in (False, True):
+        if refresh_lists:
+            subprocess.run([apt, "update", "-q"], env=env, capture_output=True, check=False)
+        done = subprocess.run([apt, "install", "-y", "-q", _PACKAGE], env=env, capture_output=True, text=True)
+        if done.returncode == 0:
+            return
+    raise MariadbMissing(f"apt-get install {_PACKAGE} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
 
 
 def _free_port() -> int:
