@@ -158,13 +158,7 @@ def worker_with(s: Settings, settings: dict[str, str]) -> Iterator[None]:
 
 
 def _restart_worker(s: Settings, settings: dict[str, str]) -> None:
-    from infra.layout import Layout
-
-    pid_file = Layout(s).pid_file("worker")
-    try:
-        pid = int(pid_file.read_text().strip())
-    except (OSError, ValueError):
-        pid = None
+    pid = stack_pids(s)["worker"]
     if pid is not None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)

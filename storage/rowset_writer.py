@@ -220,7 +220,7 @@ class RowsetStream:
             if not by_duckdb:
                 ordered = first if self._in_order else first.sort_by([(n, "ascending") for n in self.sort_key])
                 if ordered.nbytes <= _IN_MEMORY_BYTES:
-                    checksum = _write_encoded(self.tmp, ordered, self.codec)
+                    checksum = _write_encoded(self.tmp, ordered, self.codec, self._group_rows)
                 else:
                     with _parquet_writer(self.tmp, ordered, self.codec) as writer:
                         writer.write_table(ordered, row_group_size=self._group_rows)
@@ -350,11 +350,11 @@ _SMALL_PART_ROWS = 100_000
 _IN_MEMORY_BYTES = 8 << 20
 
 
-def _write_encoded(path: Path, data: pa.Table, codec: str) -> str:
+def _write_encoded(path: Path, data: pa.Table, codec: str, rows_per_group: int) -> str:
     """Writes `data` as the Parquet file `path` (fsynced), encoded in memory; returns its SHA-256."""
     sink = pa.BufferOutputStream()
     with _parquet_writer(sink, data, codec) as writer:
-        writer.write_table(data, row_group_size=group_rows(data))
+        writer.write_table(data, row_group_size=rows_per_group)
     encoded = sink.getvalue()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
