@@ -12,7 +12,9 @@ import base64
 import contextlib
 import itertools
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -63,7 +65,10 @@ class Chromium:
             [self._executable, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--no-default-browser-check", "--remote-debugging-port=0", f"--user-data-dir={profile}",
              f"--window-size={self._size[0]},{self._size[1]}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            # Its own process group: the renderer, utility and crashpad helpers outlive the browser
+            # process and write into the profile, so closing ends the group, not one pid.
+            start_new_session=True)
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + STARTUP_S
         while not (port_file.exists() and port_file.read_text().strip()):
@@ -94,12 +99,34 @@ class Chromium:
         if self._http is not None:
             await self._http.close()
         if self._process is not None:
-            self._process.terminate()
+            self._end_process_group()
+        self._remove_profile()
+
+    def _end_process_group(self) -> None:
+        assert self._process is not None
+        group = self._process.pid
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGTERM)
+        try:
+            self._process.wait(10)
+        except subprocess.TimeoutExpired:
+            pass
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+        self._process.wait()
+
+    def _remove_profile(self) -> None:
+        """Removes the profile directory; a helper that was still exiting may add a file between the
+        listing and the rmdir (seen in CI: `Directory not empty: 'Default'`), so a few tries."""
+        deadline = time.monotonic() + 10
+        while True:
             try:
-                self._process.wait(10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-        self._profile.cleanup()
+                self._profile.cleanup()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     async def _read(self) -> None:
         assert self._ws is not None
