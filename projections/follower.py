@@ -14,9 +14,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, IsolationLevel, KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from projections.batches import Record, fold_batch
 from projections.kafka_batch import IDLE_FETCH_WAIT_MS, consume_available
@@ -63,6 +63,10 @@ class EventFollower:
         # trip on one consumer: concurrent callers share probes instead of queueing for it.
         self._probes: GroupedCalls[None, dict[int, int]] = GroupedCalls(
             lambda _: {None: {p: self._end_offset(p) for p in self._partitions}})
+        # A read fence's request for the log's end (`request_end_offsets`): an admin client's request is
+        # sent and answered by librdkafka's threads, so no Python thread has to get the GIL (held by the
+        # reader binding its statement) before the request can leave.
+        self._admin = AdminClient(config.kafka_client())
         self._applied = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -127,6 +131,22 @@ class EventFollower:
                 if not transient or time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
+
+    def request_end_offsets(self) -> Callable[[], dict[int, int]]:
+        """The log's end per partition as of this call (the last stable offset), asked for now; the call
+        returned waits for the answer. If the request fails (a partition's leader moving, a broker
+        restarting), the answer is `end_offsets`', whose probe retries such errors for a while."""
+        futures = self._admin.list_offsets(
+            {TopicPartition(self.topic, p): OffsetSpec.latest() for p in self._partitions},
+            isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=10)
+
+        def answer() -> dict[int, int]:
+            try:
+                return {tp.partition: int(f.result().offset) for tp, f in futures.items()}
+            except KafkaException as exc:
+                log.info("follower %s: log-end request failed (%s); probing again", self.name, exc)
+                return self.end_offsets()
+        return answer
 
     def position(self) -> dict[int, int]:
         """Offsets whose effects are flushed, so a reader that sees them can read RocksDB too."""
@@ -255,30 +275,25 @@ class EventFollower:
         self._probe.close()
 
 
-# Log-end probes of `ReadFence`s: a probe is mostly a wait for the broker's answer, spent here while the
-# reader's own thread resolves what it reads.
-_FENCE_PROBES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="log-end-probe")
-
-
 class ReadFence:
     """Read-your-writes without waiting first. `wait_for_now` costs a statement a broker round trip
-    (1–3 ms) before it may look at the projection; a fence asks for the log's end on another thread
-    while the statement resolves what it reads (snapshots, files, its executor's plan), then `held`
-    says whether that read stands: it does when the projection, before the read began, already held
-    everything on the log when the fence was made — as it does whenever the replica is current.
-    Otherwise `held` waits for the replica to hold it, and the caller reads again."""
+    (1–3 ms) before it may look at the projection; a fence asks for the log's end (the request in
+    flight on librdkafka's threads) while the statement resolves what it reads (snapshots, files, its
+    executor's plan), then `held` says whether that read stands: it does when the projection, before
+    the read began, already held everything on the log when the fence was made — as it does whenever
+    the replica is current. Otherwise `held` waits for the replica to hold it, and the caller reads again."""
 
     def __init__(self, follower: EventFollower) -> None:
         self._follower = follower
         # Taken before the caller reads anything: the least its read can have seen (positions only grow).
         self._position = follower.position()
-        self._ends = _FENCE_PROBES.submit(follower.end_offsets)
+        self._ends = follower.request_end_offsets()
 
     def held(self, timeout: float) -> bool:
         """True: what was read since the fence was made holds everything on the log as of then. False:
         it may not, and the projection holds it now (read again). TimeoutError when the replica does
         not catch up within `timeout`; the probe's own error (Kafka unreachable) as it came."""
-        ends = self._ends.result()
+        ends = self._ends()
         if self._follower._reached(ends, self._position):
             return True
         if not self._follower.wait_until(ends, timeout):

@@ -110,6 +110,9 @@ class Projection:
         # something derived from the catalog (a prepared SELECT's columns, query.server) knows it is
         # stale by comparing one number. In memory only: not part of the fold's bytes or checksum.
         self.catalog_generation = 0
+        # Counts every event folded by this process, data-only ones included: what a snapshot cache
+        # (projections.snapshot_cache) compares to know a resolved snapshot still stands. In memory only.
+        self.generation = 0
         # The newest commit time folded: what `decided` forgets against at flush; and its value then.
         self._newest_ts_ms = 0
         self._newest_at_flush = 0
@@ -255,6 +258,7 @@ class Projection:
             data_only = _DATA_ONLY[kind] = issubclass(kind, _DATA_ONLY_EVENTS)
         if not data_only:
             self.catalog_generation += 1
+        self.generation += 1
         if envelope.commands_position:
             self.commands_position.update(envelope.commands_position)
         decided.remember(self.store, envelope)
@@ -303,6 +307,7 @@ class Projection:
         self._newest_ts_ms = self._newest_at_flush
         # The catalog objects are new ones (with the same state): caches derived from them recompute.
         self.catalog_generation += 1
+        self.generation += 1
 
     def advance(self, topic: str, partition: int, offset: int) -> None:
         """Moves the tracking position past a record without an effect (e.g. one we could not decode)."""

@@ -15,6 +15,7 @@ from projections.follower import EventFollower, ReadFence
 from projections.projection import Projection
 from projections.proposer import CommandFailed, CommandTimeout, Proposer
 from projections.remote import RemoteStores
+from projections.snapshot_cache import SnapshotCache
 from projections.state import TableState, ViewState
 from query.parser.statements import QualifiedName
 from query.sessions import SessionDirectory
@@ -175,7 +176,12 @@ class Context:
     sessions: SessionDirectory = field(default_factory=lambda: SessionDirectory())
     # Merge-on-write reads' superseded positions, read once per set of delete bitmaps.
     superseded: SupersededPositions = field(default_factory=SupersededPositions)
+    # Snapshots resolved since the last event folded, reused by the reads that come meanwhile.
+    snapshots: SnapshotCache = field(init=False)
     _services_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.snapshots = SnapshotCache(self.projection)
 
     def made_once(self, attribute: str, make: Callable[[Context], _Service]) -> _Service:
         """The server's one `attribute` (a field above that starts None), made by `make` on first use:

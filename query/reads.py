@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from projections.names import name_holder_at, name_taken_ts_ms
 from projections.retention import earliest_instant_ms
-from projections.snapshot import Snapshot, resolve
+from projections.snapshot import Snapshot
 from projections.state import TableState, TagState, ViewState
 from query import history, information_schema
 from query.change_feed import changes_sql, check_history, commit_at, commits_between
@@ -176,9 +176,9 @@ def as_of_table(ctx: Context, session: SessionState, table: TableState, as_of: A
 def snapshot_for(ctx: Context, session: SessionState, name: QualifiedName, as_of: AsOf | None) -> Snapshot:
     table = ctx.table(session, name)
     if as_of is None:
-        return resolve(ctx.projection, table)
+        return ctx.snapshots.resolve(table)
     holder, ts = as_of_table(ctx, session, table, as_of)
-    return resolve(ctx.projection, holder, ts)
+    return ctx.snapshots.resolve(holder, ts)
 
 
 def _incr_commit(ctx: Context, session: SessionState, table: TableState, bound: AsOf, which: str) -> int:

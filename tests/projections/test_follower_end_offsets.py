@@ -11,10 +11,11 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Message, Producer
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from projections.follower import EventFollower
 from projections.projection import Projection
@@ -141,3 +142,33 @@ def test_a_fence_on_a_replica_that_does_not_catch_up_times_out(topic: str, follo
     fence = follower.fence()  # the follower is never started
     with pytest.raises(TimeoutError, match="not caught up"):
         fence.held(0.3)
+
+
+def test_a_fence_answers_with_a_record_written_before_it(topic: str, follower: SlowProbes) -> None:
+    """The fence's own request (`request_end_offsets`): a record on the log before the fence is inside
+    its answer, and no probe of the shared kind was needed for it."""
+    for i in range(3):
+        _write(topic, f"record {i}".encode())
+    answer = follower.request_end_offsets()()
+    assert answer[0] >= 3 and set(answer) == set(range(PARTITIONS))
+    assert follower.probes == 0
+
+
+class _FailedRequests:
+    """Stands for the admin client while the cluster cannot answer a request (a leader moving)."""
+
+    def list_offsets(self, requests: dict[object, object], **_: object) -> dict[object, object]:
+        failed: Future[object] = Future()
+        failed.set_exception(KafkaException(KafkaError(KafkaError.NOT_LEADER_FOR_PARTITION)))
+        return {tp: failed for tp in requests}
+
+
+def test_a_fence_whose_request_fails_probes_again(topic: str, follower: SlowProbes) -> None:
+    _write(topic, b"before the fence")
+    follower._admin = _FailedRequests()  # type: ignore[assignment]
+    follower.start()
+    assert follower.wait_for_now(30)
+    probes = follower.probes
+    fence = follower.fence()
+    assert fence.held(30) is True
+    assert follower.probes == probes + PARTITIONS  # answered by the probe consumer instead
