@@ -65,8 +65,11 @@ class EventFollower:
             lambda _: {None: {p: self._end_offset(p) for p in self._partitions}})
         # A read fence's request for the log's end (`request_end_offsets`): an admin client's request is
         # sent and answered by librdkafka's threads, so no Python thread has to get the GIL (held by the
-        # reader binding its statement) before the request can leave.
-        self._admin = AdminClient(config.kafka_client())
+        # reader binding its statement) before the request can leave. Made on first use: only a SQL
+        # server's follower has readers, and a client costs threads and a broker connection.
+        self._kafka_client = config.kafka_client()
+        self._admin: AdminClient | None = None
+        self._admin_made = threading.Lock()
         self._applied = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -136,7 +139,11 @@ class EventFollower:
         """The log's end per partition as of this call (the last stable offset), asked for now; the call
         returned waits for the answer. If the request fails (a partition's leader moving, a broker
         restarting), the answer is `end_offsets`', whose probe retries such errors for a while."""
-        futures = self._admin.list_offsets(
+        with self._admin_made:
+            if self._admin is None:
+                self._admin = AdminClient(self._kafka_client)
+            admin = self._admin
+        futures = admin.list_offsets(
             {TopicPartition(self.topic, p): OffsetSpec.latest() for p in self._partitions},
             isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=10)
 
