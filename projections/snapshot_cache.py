@@ -20,16 +20,20 @@ from projections.snapshot import Snapshot, resolve
 from projections.state import TableState
 
 # Snapshots kept, least recently used first out: one per table and instant read, so a few hundred cover
-# the tables a server's clients read at once; a snapshot is as large as its rowset list.
+# the tables a server's clients read at once. A snapshot is as large as its rowset list (a Rowset is
+# about a kilobyte in memory), so the rowsets kept are bounded too; a larger snapshot is not kept.
 MAX_ENTRIES = 256
+MAX_ROWSETS = 100_000
 
 _Key = tuple[int, int | None]
 
 
 class SnapshotCache:
-    def __init__(self, projection: Projection, entries: int = MAX_ENTRIES) -> None:
+    def __init__(self, projection: Projection, entries: int = MAX_ENTRIES, rowsets: int = MAX_ROWSETS) -> None:
         self._projection = projection
         self._entries = entries
+        self._budget = rowsets
+        self._rowsets = 0
         self._kept: OrderedDict[_Key, tuple[int, Snapshot]] = OrderedDict()
         self._lock = threading.Lock()
         self.resolved = 0  # snapshots resolved rather than reused (tests watch it)
@@ -49,10 +53,20 @@ class SnapshotCache:
         with self._projection.lock:  # no event is folded between reading the number and resolving
             generation = self._projection.generation
             snapshot = resolve(self._projection, table, ts_ms)
+        size = _size(snapshot)
         with self._lock:
             self.resolved += 1
-            self._kept[key] = (generation, snapshot)
-            self._kept.move_to_end(key)
-            while len(self._kept) > self._entries:
-                self._kept.popitem(last=False)
+            replaced = self._kept.pop(key, None)
+            if replaced is not None:
+                self._rowsets -= _size(replaced[1])
+            if size <= self._budget:
+                self._kept[key] = (generation, snapshot)
+                self._rowsets += size
+            while len(self._kept) > self._entries or self._rowsets > self._budget:
+                _, (_, dropped) = self._kept.popitem(last=False)
+                self._rowsets -= _size(dropped)
         return snapshot
+
+
+def _size(snapshot: Snapshot) -> int:
+    return sum(len(p.rowsets) for p in snapshot.partitions)

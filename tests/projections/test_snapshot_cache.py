@@ -67,3 +67,21 @@ def test_the_cache_keeps_at_most_its_entries(tmp_path: Path) -> None:
         assert cache.resolved == 4  # the oldest went first
     finally:
         projection.close()
+
+
+def test_the_cache_keeps_at_most_its_rowsets(tmp_path: Path) -> None:
+    projection = _fold(tmp_path / "p", _events())
+    try:
+        table = projection.tables[1]
+        cache = SnapshotCache(projection, rowsets=4)
+        cache.resolve(table)  # five rowsets: more than the whole budget, never kept
+        cache.resolve(table)
+        assert cache.resolved == 2
+        cache.resolve(table, 2025)  # two rowsets
+        cache.resolve(table, 2035)  # three: the older one goes to make room
+        cache.resolve(table, 2035)
+        assert cache.resolved == 4
+        cache.resolve(table, 2025)
+        assert cache.resolved == 5
+    finally:
+        projection.close()
