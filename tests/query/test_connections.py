@@ -53,9 +53,20 @@ def server(tmp_path: Path) -> Iterator[tuple[int, SessionDirectory]]:
     assert started.wait(10)
     port = wire.sockets()[0].getsockname()[1]
     yield port, sessions
-    loop.call_soon_threadsafe(wire.close)
+
+    async def shut_down() -> None:
+        # The connections a test left open end here, while the loop runs: a handler left pending in a
+        # stopped loop is finalised later by the garbage collector, and closes its socket on a closed loop.
+        wire.close()
+        handlers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for handler in handlers:
+            handler.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
+
+    asyncio.run_coroutine_threadsafe(shut_down(), loop).result(10)
     loop.call_soon_threadsafe(loop.stop)
     thread.join(10)
+    loop.close()
 
 
 def _login(port: int, user: str, password: str = "", database: str | None = None) -> Conn:
