@@ -34,39 +34,34 @@ class SnapshotCache:
         self._entries = entries
         self._budget = rowsets
         self._rowsets = 0
-        self._kept: OrderedDict[_Key, tuple[int, Snapshot]] = OrderedDict()
+        self._kept: OrderedDict[_Key, tuple[int, Snapshot, int]] = OrderedDict()  # generation, snapshot, rowsets
         self._lock = threading.Lock()
         self.resolved = 0  # snapshots resolved rather than reused (tests watch it)
 
     def resolve(self, table: TableState, ts_ms: int | None = None) -> Snapshot:
         """`snapshot.resolve(projection, table, ts_ms)`, reused while nothing was folded since."""
         key = (table.table_id, ts_ms)
+        # A kept snapshot resolved at the generation read here is the projection as it was then (the
+        # number moves after each change is in place, and is read under the lock when resolving).
+        generation = self._projection.generation
         with self._lock:
             kept = self._kept.get(key)
-        # Read after the lookup, compared with the generation the snapshot was resolved at: equal, the
-        # projection is as it was then (the number moves after each change is in place).
-        if kept is not None and kept[0] == self._projection.generation:
-            with self._lock:
-                if key in self._kept:
-                    self._kept.move_to_end(key)
-            return kept[1]
+            if kept is not None and kept[0] == generation:
+                self._kept.move_to_end(key)
+                return kept[1]
         with self._projection.lock:  # no event is folded between reading the number and resolving
             generation = self._projection.generation
             snapshot = resolve(self._projection, table, ts_ms)
-        size = _size(snapshot)
+        size = sum(len(p.rowsets) for p in snapshot.partitions)
         with self._lock:
             self.resolved += 1
             replaced = self._kept.pop(key, None)
             if replaced is not None:
-                self._rowsets -= _size(replaced[1])
+                self._rowsets -= replaced[2]
             if size <= self._budget:
-                self._kept[key] = (generation, snapshot)
+                self._kept[key] = (generation, snapshot, size)
                 self._rowsets += size
             while len(self._kept) > self._entries or self._rowsets > self._budget:
-                _, (_, dropped) = self._kept.popitem(last=False)
-                self._rowsets -= _size(dropped)
+                _, (_, _, dropped) = self._kept.popitem(last=False)
+                self._rowsets -= dropped
         return snapshot
-
-
-def _size(snapshot: Snapshot) -> int:
-    return sum(len(p.rowsets) for p in snapshot.partitions)

@@ -13,7 +13,6 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from projections import literal_rows, rows
-from projections.snapshot import resolve
 from projections.state import TableState
 from query import group_commit, transactions
 from query.context import Context, Done, SessionState, SqlFailure
@@ -429,7 +428,7 @@ def delete(ctx: Context, session: SessionState, s: st.Delete) -> Done:
 
 def _current_sql(ctx: Context, table: TableState, partitions: tuple[int, ...]) -> str:
     """The table's latest rows as SQL, only those of `partitions` when some are named."""
-    snapshot = resolve(ctx.projection, table)
+    snapshot = ctx.snapshots.resolve(table)
     if partitions:
         snapshot = replace(snapshot, partitions=tuple(p for p in snapshot.partitions if p.partition_id in partitions))
     return snapshot_sql(snapshot, ctx.locator)
@@ -437,7 +436,7 @@ def _current_sql(ctx: Context, table: TableState, partitions: tuple[int, ...]) -
 
 def _live_rows_sql(ctx: Context, table: TableState, partitions: tuple[int, ...]) -> str:
     """A Unique Key table's latest rows with every schema column, a hidden sequence column too."""
-    snapshot = resolve(ctx.projection, table)
+    snapshot = ctx.snapshots.resolve(table)
     if partitions:
         snapshot = replace(snapshot, partitions=tuple(p for p in snapshot.partitions if p.partition_id in partitions))
     columns = ", ".join(quote_ident(c.name) for c in table.schema_now.columns)
