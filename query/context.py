@@ -175,13 +175,14 @@ class Context:
     # The server's live SQL sessions (SHOW PROCESSLIST, KILL, max_user_connections).
     sessions: SessionDirectory = field(default_factory=lambda: SessionDirectory())
     # Merge-on-write reads' superseded positions, read once per set of delete bitmaps.
-    superseded: SupersededPositions = field(default_factory=SupersededPositions)
+    superseded: SupersededPositions = field(init=False)
     # Snapshots resolved since the last event folded, reused by the reads that come meanwhile.
     snapshots: SnapshotCache = field(init=False)
     _services_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.snapshots = SnapshotCache(self.projection)
+        self.superseded = SupersededPositions(self._database_cursor)
 
     def made_once(self, attribute: str, make: Callable[[Context], _Service]) -> _Service:
         """The server's one `attribute` (a field above that starts None), made by `make` on first use:
@@ -196,12 +197,15 @@ class Context:
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection for one statement (cursors are independent connections). Inside a
         statement it is registered with the statement's guard, so a timeout or KILL interrupts it."""
-        with self._duck_lock:
-            cursor = self.duck.cursor()
+        cursor = self._database_cursor()
         guard = running_guard()
         if guard is not None:
             guard.track(cursor)
         return cursor
+
+    def _database_cursor(self) -> duckdb.DuckDBPyConnection:
+        with self._duck_lock:
+            return self.duck.cursor()
 
     @property
     def tiers(self) -> LocalTiers:

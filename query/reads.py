@@ -304,7 +304,7 @@ def bind_tables(ctx: Context, session: SessionState, expr: exp.Expr, cur: duckdb
                 snapshot = only_partitions(snapshot, selected)
             snapshot = pruned(snapshot, ref.node, cur)
             read = snapshot_sql(snapshot, ctx.locator, ReadOptions.of(session.system_variables),
-                                ctx.superseded.for_cursor(cur))
+                                ctx.superseded.for_cursor(cur, ctx.locator.hold))
             if inline:
                 snapshots.append((view, read))
             else:

@@ -2,11 +2,13 @@
 rowset — a copy in this process's file cache, fetched from its resource on a miss.
 
 Statements run inside `statement()`: every cached file they locate stays pinned (not evictable)
-until the statement ends, since DuckDB opens files lazily while the query runs.
+until the statement ends, since DuckDB opens files lazily while the query runs. Other things a
+statement's SQL names may be held the same way (`hold`).
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -39,9 +41,19 @@ class RowsetLocator:
             yield
         finally:
             if outer is None:
-                for key in self._local.pins:
-                    self.cache.unpin(key)
+                for release in self._local.pins:
+                    release()
                 self._local.pins = None
+
+    def hold(self, release: Callable[[], None]) -> bool:
+        """`release` called when the running statement ends (or, if its result streams, when the taker of
+        `take_pins` lets go): for what its SQL names that must outlive the binding. False, and nothing
+        held, when no statement runs on this thread."""
+        pins = self._pinning()
+        if pins is None:
+            return False
+        pins.append(release)
+        return True
 
     def take_pins(self) -> Callable[[], None]:
         """Hands the pins the running statement holds so far to the caller, which must call the
@@ -54,11 +66,11 @@ class RowsetLocator:
         pins.clear()
 
         def release() -> None:
-            for key in taken:
-                self.cache.unpin(key)
+            for each in taken:
+                each()
         return release
 
-    def _pinning(self) -> list[str] | None:
+    def _pinning(self) -> list[Callable[[], None]] | None:
         return getattr(self._local, "pins", None)
 
     def _fetch(self, resource: str, rowset: Rowset, pin: bool) -> str:
@@ -88,7 +100,7 @@ class RowsetLocator:
                 errors.append(exc)
                 continue
             if pins is not None:
-                pins.append(key)
+                pins.append(functools.partial(self.cache.unpin, key))
         if errors:
             raise errors[0]
         return found
