@@ -216,20 +216,29 @@ def _value(column: Column, column_ids: frozenset[int]) -> str:
     files predate it. A cast to the type a file already has is no cast (DuckDB drops it), so filters
     on the column still reach the Parquet scan."""
     if column.unique_id not in column_ids:
-        return f"{default_sql(column)} AS {column.file_column}"
-    return f"CAST(r.{column.file_column} AS {duck_type(column.type)}) AS {column.file_column}"
+        return default_sql(column)
+    return f"CAST(r.{column.file_column} AS {duck_type(column.type)})"
 
 
-def _raw(files: Sequence[RowsetFile], wanted: Sequence[Column], delete_sign: bool, versioned: bool,
-         positions: bool) -> str:
-    """Stages 1–2: per group of files (`_groups`) one Parquet scan with constants for what the group
+@dataclass(frozen=True)
+class _Scan:
+    """One `read_parquet` of a group of files (`_groups`): its FROM, the columns its files share as SQL
+    over `r` (and the file map `m`), and the condition on its rows (or "")."""
+
+    first: RowsetFile
+    source: str
+    hidden: str
+    condition: str
+
+
+def _scans(files: Sequence[RowsetFile], delete_sign: bool, versioned: bool, positions: bool) -> list[_Scan]:
+    """Stage 1: per group of files (`_groups`) one Parquet scan with constants for what the group
     shares — no file-name join (but for many versions of one tablet, or positions in several files), so
-    DuckDB pushes filters into the scans and counts from the files' metadata. Every group yields the same
-    columns in the same order. With `positions`, each row also carries `__file` (its file's index in
-    `files`) and `__row` (its row number in that file): where a delete bitmap (storage.delete_bitmaps)
-    points."""
+    DuckDB pushes filters into the scans and counts from the files' metadata. With `positions`, each row
+    also carries `__file` (its file's index in `files`) and `__row` (its row number in that file): where a
+    delete bitmap (storage.delete_bitmaps) points."""
     index = {id(f): i for i, f in enumerate(files)}
-    selects = []
+    scans = []
     for group, mapped in _groups(files, versioned, positions):
         first = group[0]
         paths = ", ".join(quote_literal(f.location) for f in group)
@@ -246,13 +255,37 @@ def _raw(files: Sequence[RowsetFile], wanted: Sequence[Column], delete_sign: boo
             hidden += f", CAST({version} AS BIGINT) AS __version, {first.partition_id} AS __partition"
         if positions:
             hidden += f", {'m.i' if mapped else index[id(first)]} AS __file, r.file_row_number AS __row"
-        scan = f"{source} AS r"
+        source += " AS r"
         if mapped:
             mapping = ", ".join(f"({quote_literal(f.location)}, {f.end_version}, {index[id(f)]})" for f in group)
-            scan += f" JOIN (VALUES {mapping}) AS m(f, v, i) ON r.filename = m.f"
-        values = ", ".join(_value(c, first.column_ids) for c in wanted)
-        through = f" WHERE r.__version <= {first.read_through}" if first.read_through is not None else ""
-        selects.append(f"SELECT {values}, {hidden} FROM {scan}{through}")
+            source += f" JOIN (VALUES {mapping}) AS m(f, v, i) ON r.filename = m.f"
+        through = f"r.__version <= {first.read_through}" if first.read_through is not None else ""
+        scans.append(_Scan(first, source, hidden, through))
+    return scans
+
+
+def _raw(files: Sequence[RowsetFile], wanted: Sequence[Column], delete_sign: bool, versioned: bool,
+         positions: bool) -> str:
+    """Stages 1–2: the scans' rows (`_scans`), columns `c<id>` and the hidden ones; every scan yields
+    the same columns in the same order."""
+    selects = []
+    for scan in _scans(files, delete_sign, versioned, positions):
+        values = ", ".join(f"{_value(c, scan.first.column_ids)} AS {c.file_column}" for c in wanted)
+        where = f" WHERE {scan.condition}" if scan.condition else ""
+        selects.append(f"SELECT {values}, {scan.hidden} FROM {scan.source}{where}")
+    return " UNION ALL ".join(selects)
+
+
+def _read_directly(spec: MergeSpec, files: Sequence[RowsetFile], unsigned: bool) -> str:
+    """`table_rows_sql` of a read that neither merges, nor applies deletes, nor needs versions: each
+    scan selects the user's columns itself. The same rows as selecting them from `visible_rows_sql`,
+    with two query levels fewer for DuckDB to bind and optimise (half a millisecond of a point lookup)."""
+    selects = []
+    for scan in _scans(files, spec.delete_sign, versioned=False, positions=False):
+        named = ", ".join(_as_read(c, _value(c, scan.first.column_ids)) for c in spec.columns)
+        conditions = [c for c in (scan.condition, "NOT r.__delete_sign" if unsigned else "") if c]
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        selects.append(f"SELECT {named} FROM {scan.source}{where}")
     return " UNION ALL ".join(selects)
 
 
@@ -325,6 +358,9 @@ def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequen
     named = [_as_read(c, c.file_column) for c in spec.columns]
     if superseded is not None and files and spec.keys_model == "UNIQUE" and spec.merge:
         return _merged_on_write(spec, files, deletes, superseded, named)
+    unsigned = spec.delete_sign and spec.hide_delete_signs and not spec.show_hidden
+    if files and (spec.keys_model == "DUPLICATE" or not spec.merge) and not deletes and not _shows_hidden(spec):
+        return _read_directly(spec, files, unsigned)
     visible = visible_rows_sql(spec, files, deletes, versioned=needs_versions(spec, deletes))
     if visible is None:
         empty = [_as_read(c, default_sql(c)) for c in spec.columns]
@@ -332,7 +368,6 @@ def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequen
         return "SELECT " + ", ".join(empty + hidden) + " WHERE false"
     keys = ", ".join(c.file_column for c in spec.columns if c.is_key)
     if spec.keys_model == "DUPLICATE" or not spec.merge:
-        unsigned = spec.delete_sign and spec.hide_delete_signs and not spec.show_hidden
         return f"SELECT {', '.join(named + _hidden_read(spec))} FROM ({visible})" + \
             (" WHERE NOT __delete_sign" if unsigned else "")
     if spec.keys_model == "UNIQUE":
