@@ -5,6 +5,7 @@ row number (`positions`) whatever the scans' grouping."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -114,3 +115,31 @@ def test_positions_name_each_rows_file_and_row(tmp_path: Path, versions: int) ->
     assert sql is not None
     found = duckdb.connect().execute(f"SELECT __file, __row, c2 FROM ({sql}) ORDER BY ALL").fetchall()
     assert found == sorted(expected)
+
+
+def test_an_unmerged_read_selects_the_columns_in_its_scans(tmp_path: Path) -> None:
+    """Merging skipped (skip_storage_engine_merge) and no delete: each scan names the user's columns
+    itself — every row version but those a delete sign hides, in the read types, a column the older
+    files predate at its DEFAULT — the rows selected from the visible rows would be."""
+    files = _history(tmp_path)
+    added = Column(unique_id=4, name="d", type="DATETIME(3)", default="2020-01-02 03:04:05.678")
+    newer = tmp_path / "v4.parquet"
+    pq.write_table(pa.table({"c1": pa.array([6], pa.int32()), "c2": ["n"], "c3": pa.array([1], pa.int32()),
+                             "c4": pa.array([None], pa.timestamp("us")), "__seq": [0], "__delete_sign": [False]}),
+                   newer)
+    files.append(RowsetFile(str(newer), 1, 4, 4, frozenset({1, 2, 3, 4})))
+    unmerged = MergeSpec(keys_model="UNIQUE", columns=(K, V, added), delete_sign=True, sequence=S, merge=False)
+    sql = table_rows_sql(unmerged, files, [])
+    assert "SELECT * FROM" not in sql and sql.count("read_parquet") == 2  # the two column sets
+    cur = duckdb.connect()
+    found = cur.execute(f"SELECT * FROM ({sql}) ORDER BY k, v").fetchall()
+    default = datetime(2020, 1, 2, 3, 4, 5, 678000)
+    # key 4's row "gone" carries a delete sign; everything else, every version, is there
+    assert found == [(1, "a", default), (1, "older", default), (2, "b", default), (2, "tie", default),
+                     (3, "c", default), (3, "null", default), (4, "d", default), (4, "low", default),
+                     (5, "x", default), (5, "y", default), (6, "n", None)]
+    assert cur.execute(f"DESCRIBE SELECT * FROM ({sql})").fetchall()[2][1] == "TIMESTAMP_MS"
+    # with a delete predicate the rows go through the visible-rows stage, with the same columns
+    deleted = table_rows_sql(unmerged, files, [DeleteRule(1, 3, "c1 = 1")])
+    assert "SELECT * FROM" in deleted
+    assert cur.execute(f"SELECT * FROM ({deleted}) ORDER BY k, v").fetchall() == found[2:]
