@@ -101,9 +101,10 @@ class SupersededPositions:
               file_index: Mapping[str, int], hold: Hold) -> tuple[_Positions, bool]:
         """The positions read into a new table, and whether the running statement holds it."""
         table = f"__strata_superseded_{next(_names)}"
-        # Sorted, so a filter DuckDB derives from the other side of the anti-join skips whole segments.
+        # Unsorted: DuckDB pushes no filter into this side of the anti-join, and keeps an in-memory
+        # table uncompressed, so an order would cost the load and save nothing.
         created = cur.execute(f"CREATE TABLE {table} AS SELECT __file, __row FROM "
-                              f"({superseded_sql(locations, file_index)}) ORDER BY __file, __row").fetchone()
+                              f"({superseded_sql(locations, file_index)})").fetchone()
         positions = _Positions(table, int(created[0]) if created else 0)
         dropped: list[_Positions] = []
         with self._lock:

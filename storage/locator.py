@@ -34,7 +34,8 @@ class RowsetLocator:
 
     @contextmanager
     def statement(self) -> Iterator[None]:
-        """Pins every cached file located inside the block until it ends (blocks may nest)."""
+        """Pins every cached file located inside the block, and keeps what it `hold`s, until it ends (blocks
+        may nest)."""
         outer = getattr(self._local, "pins", None)
         self._local.pins = [] if outer is None else outer
         try:

@@ -358,8 +358,9 @@ def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequen
     named = [_as_read(c, c.file_column) for c in spec.columns]
     if superseded is not None and files and spec.keys_model == "UNIQUE" and spec.merge:
         return _merged_on_write(spec, files, deletes, superseded, named)
+    unmerged = spec.keys_model == "DUPLICATE" or not spec.merge
     unsigned = spec.delete_sign and spec.hide_delete_signs and not spec.show_hidden
-    if files and (spec.keys_model == "DUPLICATE" or not spec.merge) and not deletes and not _shows_hidden(spec):
+    if files and unmerged and not deletes and not _shows_hidden(spec):
         return _read_directly(spec, files, unsigned)
     visible = visible_rows_sql(spec, files, deletes, versioned=needs_versions(spec, deletes))
     if visible is None:
@@ -367,7 +368,7 @@ def table_rows_sql(spec: MergeSpec, files: Sequence[RowsetFile], deletes: Sequen
         hidden = [f"CAST(0 AS {t}) AS {quote_ident(n)}" for n, t in _HIDDEN_TYPES] if _shows_hidden(spec) else []
         return "SELECT " + ", ".join(empty + hidden) + " WHERE false"
     keys = ", ".join(c.file_column for c in spec.columns if c.is_key)
-    if spec.keys_model == "DUPLICATE" or not spec.merge:
+    if unmerged:
         return f"SELECT {', '.join(named + _hidden_read(spec))} FROM ({visible})" + \
             (" WHERE NOT __delete_sign" if unsigned else "")
     if spec.keys_model == "UNIQUE":
