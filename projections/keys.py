@@ -48,8 +48,9 @@ def rowset_key(table_id: int, partition_id: int, bucket: int, start_version: int
             f"{end_version:010d}/{_MAX_VERSION - start_version:010d}/{rowset_id}").encode()
 
 
-def cover_seek_key(table_id: int, partition_id: int, bucket: int, version: int) -> bytes:
-    return tablet_prefix(table_id, partition_id, bucket) + f"{version:010d}/\xff".encode("latin-1")
+def cover_seek_key(tablet: bytes, version: int) -> bytes:
+    """`tablet`: the tablet's `tablet_prefix`, made once per walk (a walk seeks once per rowset)."""
+    return tablet + f"{version:010d}/\xff".encode("latin-1")
 
 
 def keeping_prefix(table_id: int, partition_id: int, bucket: int) -> bytes:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from projections import keys
 from projections.merge_on_write import enabled as merge_on_write_enabled
@@ -56,13 +57,16 @@ def cover_tablet(projection: Projection, table_id: int, partition: PartitionStat
     cover's size, not on how many commits or stale rowsets the tablet has."""
     chosen: list[Rowset] = []
     prefix = keys.tablet_prefix(table_id, partition.partition_id, bucket)
+    # No version-keeping rowset ends above this one: the steps at or above it need not look for one.
+    # A walk from the latest version over single commits piled on a base never does, one seek per step.
+    keeping_top = _keeping_top(projection, table_id, partition.partition_id, bucket)
     current, limit, floor = unmask(version, partition.masks, version)
     while current >= 1:
-        rowset = _keeping_around(projection, table_id, partition.partition_id, bucket, current, floor)
+        rowset = _keeping_around(projection, table_id, partition.partition_id, bucket, current, floor) \
+            if current < keeping_top else None
         if rowset is None:
-            found = projection.store.seek_for_prev(
-                keys.cover_seek_key(table_id, partition.partition_id, bucket, current), prefix)
-            rowset = RowsetRecord.model_validate_json(found[1]).rowset if found else None
+            found = projection.store.seek_for_prev(keys.cover_seek_key(prefix, current), prefix)
+            rowset = _rowset_of(found[1]) if found else None
         if rowset is None or rowset.end_version <= floor:
             if floor == 0:
                 break
@@ -73,6 +77,22 @@ def cover_tablet(projection: Projection, table_id: int, partition: PartitionStat
         current, limit, floor = unmask(rowset.start_version - 1, partition.masks, limit)
     chosen.reverse()
     return chosen
+
+
+def _keeping_top(projection: Projection, table_id: int, partition_id: int, bucket: int) -> int:
+    """The highest end version of the tablet's version-keeping rowsets (live or stale), 0 if none: the
+    index's last key (`keys.keeping_key` orders by end version)."""
+    prefix = keys.keeping_prefix(table_id, partition_id, bucket)
+    last = projection.store.seek_for_prev(prefix + b"\xff", prefix)
+    return 0 if last is None else keys.keeping_range_of(last[0], prefix)[1]
+
+
+@lru_cache(maxsize=2048)  # ~2 KB each (bytes and model): a few MB
+def _rowset_of(record: bytes) -> Rowset:
+    """The rowset of a stored `RowsetRecord`. Walks decode the same records again and again (every
+    compaction plan and check walks the tablet's whole cover, a few hundred rowsets when single-row
+    commits pile up); a record's bytes decode to one frozen Rowset, so the decoding is cached by them."""
+    return RowsetRecord.model_validate_json(record).rowset
 
 
 def _keeping_around(projection: Projection, table_id: int, partition_id: int, bucket: int, version: int,
@@ -90,7 +110,7 @@ def _keeping_around(projection: Projection, table_id: int, partition_id: int, bu
     raw = projection.store.get(widest[2]) if widest is not None else None
     if raw is None:
         return None
-    rowset = RowsetRecord.model_validate_json(raw).rowset
+    rowset = _rowset_of(raw)
     through = version if rowset.read_through is None else min(version, rowset.read_through)
     return rowset.model_copy(update={"read_through": through})
 
