@@ -7,8 +7,11 @@ runs it there: parsed by Strata's parser and executed by `Engine.execute` as the
 its query_timeout (query.timeouts). Its rows stay in DuckDB's streaming reader until the DoGet the
 answer's ticket names reads them, a record batch at a time (bounded memory); a ticket not fetched
 within `UNCLAIMED_S` is closed (its cursor and file-cache pins let go). DML and DDL go through
-DoPut (CommandStatementUpdate), which answers the affected row count. Parameters, transactions,
-Substrait and the rest of Flight SQL are refused as not supported.
+DoPut (CommandStatementUpdate), which answers the affected row count. The CloseSession action (ADBC
+sends it when a connection closes) ends the token at once — its session, prepared statements and
+unread results — instead of when it has been idle for an hour: until then it would count toward the
+user's max_user_connections. Parameters, transactions, Substrait and the rest of Flight SQL are
+refused as not supported.
 
 Errors keep the SQL port's text: `ERROR <code> (<sqlstate>): <message>`; a missing privilege is
 PERMISSION_DENIED, a wrong login UNAUTHENTICATED, anything else a FlightServerError.
@@ -47,6 +50,8 @@ STATEMENTS = Counter("strata_flight_sql_statements_total", "Flight SQL statement
 UNCLAIMED_S = 300.0  # a result whose DoGet never came is closed after this long
 MAX_PENDING = 256  # results awaiting their DoGet at once (each holds a DuckDB cursor)
 MAX_PENDING_PER_LOGIN = 16
+# arrow.flight.protocol.CloseSessionResult.Status (Flight.proto): the session is closed.
+_SESSION_CLOSED = 1
 _DENIED = {ErrorCode.ACCESS_DENIED, ErrorCode.TABLE_ACCESS_DENIED, ErrorCode.DB_ACCESS_DENIED,
            ErrorCode.SPECIFIC_ACCESS_DENIED, ErrorCode.KILL_DENIED}
 
@@ -123,6 +128,14 @@ class _Pending:
         if found is None:
             raise flight.FlightServerError("the ticket is unknown, already fetched or expired: run the statement again")
         return found[2]
+
+    def drop(self, token: str) -> None:
+        """Closes the results of a login that ended."""
+        with self._lock:
+            handles = [h for h, (_, owner, _) in self._results.items() if owner == token]
+            dropped = [self._results.pop(h)[2] for h in handles]
+        for result in dropped:
+            result.close()
 
     def close(self) -> None:
         with self._lock:
@@ -306,7 +319,8 @@ class StrataFlightServer(flight.FlightServerBase):
 
     def list_actions(self, context: flight.ServerCallContext) -> list[tuple[str, str]]:
         return [("CreatePreparedStatement", "prepare a statement (no parameters)"),
-                ("ClosePreparedStatement", "close a prepared statement")]
+                ("ClosePreparedStatement", "close a prepared statement"),
+                ("CloseSession", "log out: end this token's session, prepared statements and unread results")]
 
     def do_action(self, context: flight.ServerCallContext, action: flight.Action) -> Iterator[bytes]:
         login = self._login(context)
@@ -328,6 +342,12 @@ class StrataFlightServer(flight.FlightServerBase):
             with login.lock:
                 login.prepared.pop(command.bytes(1) or b"", None)
             return iter([])
+        if action.type == "CloseSession":
+            # A Flight action, not a Flight SQL one: its body (CloseSessionRequest, empty) and its result
+            # (CloseSessionResult) are plain messages, not packed in an Any.
+            self.logins.forget(login.token)
+            self._pending.drop(login.token)
+            return iter([m.message((1, _SESSION_CLOSED))])
         _not_supported(f"the action '{action.type}'")
 
     def get_schema(self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor) -> Any:

@@ -364,3 +364,60 @@ def test_a_flight_login_is_a_connection_counted_listed_and_killed(uri: str, conn
     finally:
         first.close()
         second.close()
+
+
+def test_a_closed_adbc_connection_ends_its_login_at_once(uri: str, conn: Conn, user: tuple[str, str]) -> None:
+    """ADBC sends CloseSession when a connection closes: its login stops counting toward
+    max_user_connections then, not an hour later — a client connecting again and again is not locked out."""
+    name, password = user
+    run(conn, f"SET PROPERTY FOR '{name}' 'max_user_connections' = '2'")
+    for _ in range(4):
+        assert arrow(uri, "SELECT 6 * 7 AS x", name, password).to_pylist() == [{"x": 42}]
+    assert _sessions_of(conn, name) == []
+    with adbc(uri, name, password) as fc, fc.cursor() as cur:
+        cur.execute("SELECT 1")
+        assert cur.fetchall() == [(1,)]
+        assert len(_sessions_of(conn, name)) == 1  # open, it counts and is listed
+    assert _sessions_of(conn, name) == []
+
+
+def test_close_session_ends_the_token_and_its_unread_results(uri: str, conn: Conn, user: tuple[str, str]) -> None:
+    name, password = user
+    found, options = _flight_login(uri, name, password)
+    try:
+        assert "CloseSession" in [a.type for a in found.list_actions(options)]
+        unread = found.get_flight_info(query_info("SELECT 1 AS x"), options)
+        assert len(_sessions_of(conn, name)) == 1
+        # CloseSessionResult{status: CLOSED}: a plain Flight message, field 1 = 1.
+        answers = [r.body.to_pybytes() for r in found.do_action(flight.Action("CloseSession", b""), options)]
+        assert answers == [b"\x08\x01"]
+        assert _sessions_of(conn, name) == []
+        with pytest.raises(flight.FlightUnauthenticatedError, match="unknown or expired"):
+            found.do_get(unread.endpoints[0].ticket, options).read_all()
+    finally:
+        found.close()
+
+
+def test_a_login_s_unread_results_close_with_it_and_no_other_s() -> None:
+    from query.flight import server as flight_server
+    from query.flight.results import ArrowResult
+
+    closed: list[str] = []
+
+    def batches(owner: str) -> Iterator[pa.RecordBatch]:
+        try:
+            yield pa.record_batch({"k": [1]})
+        finally:
+            closed.append(owner)
+
+    pending = flight_server._Pending()
+    handles = {}
+    for owner in ("ended", "ended", "other"):
+        stream = batches(owner)
+        next(stream)  # started, as a DuckDB reader is once its statement ran
+        handles[owner] = pending.add(owner, ArrowResult(pa.schema([("k", pa.int64())]), stream))
+    pending.drop("ended")
+    assert closed == ["ended", "ended"]
+    with pytest.raises(flight.FlightServerError, match="unknown"):
+        pending.take("ended", handles["ended"])
+    assert pending.take("other", handles["other"]) is not None
