@@ -11,7 +11,8 @@ side door for guessing. A token is good while its user exists and is not locked,
 as on one MySQL connection), which is a connection in the session directory as Doris registers one
 per token: it counts toward the user's `max_user_connections`, shows in SHOW PROCESSLIST with the
 statement it runs, and KILL stops the statement or (KILL CONNECTION) ends the token. A token that is
-evicted, expires or is killed ends its session.
+evicted, expires, is killed or closed (CloseSession) ends its session, and the server's unread
+results of it are closed.
 """
 
 from __future__ import annotations
@@ -65,9 +66,12 @@ class FlightLogin:
 
 class FlightLogins:
     def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop,
-                 variables: Callable[[], SessionVariables]) -> None:
+                 variables: Callable[[], SessionVariables], ended: Callable[[str], None]) -> None:
+        """`ended(token)` is called for every token that ends (closed, killed, idle, pushed out), after its
+        session closed: what the server keeps for the token goes with it."""
         self._engine = engine
         self._variables = variables
+        self._ended = ended
         self._loop = loop  # http_login's throttle waits on the SQL server's event loop
         self._failures = FailedLogins()
         self._lock = threading.Lock()
@@ -144,6 +148,7 @@ class FlightLogins:
         """The sessions of tokens just dropped (outside the token lock: the directory has its own)."""
         for login in logins:
             self._engine.ctx.sessions.close(login.connection_id)
+            self._ended(login.token)
 
 
 class _LoginMiddleware(flight.ServerMiddleware):

@@ -10,7 +10,8 @@ within `UNCLAIMED_S` is closed (its cursor and file-cache pins let go). DML and 
 DoPut (CommandStatementUpdate), which answers the affected row count. The CloseSession action (ADBC
 sends it when a connection closes) ends the token at once — its session, prepared statements and
 unread results — instead of when it has been idle for an hour: until then it would count toward the
-user's max_user_connections. Parameters, transactions, Substrait and the rest of Flight SQL are
+user's max_user_connections. A token ended otherwise (KILL CONNECTION, idle, pushed out) also takes its
+unread results with it. Parameters, transactions, Substrait and the rest of Flight SQL are
 refused as not supported.
 
 Errors keep the SQL port's text: `ERROR <code> (<sqlstate>): <message>`; a missing privilege is
@@ -148,8 +149,8 @@ class StrataFlightServer(flight.FlightServerBase):
     def __init__(self, engine: Engine, location: str, loop: asyncio.AbstractEventLoop,
                  variables: Callable[[], SessionVariables]) -> None:
         self.engine = engine
-        self.logins = FlightLogins(engine, loop, variables)
         self._pending = _Pending()
+        self.logins = FlightLogins(engine, loop, variables, ended=self._pending.drop)
         super().__init__(location, auth_handler=NoHandshake(),
                          middleware={"login": LoginMiddlewareFactory(self.logins)})
         self._stopped = threading.Event()
@@ -345,8 +346,7 @@ class StrataFlightServer(flight.FlightServerBase):
         if action.type == "CloseSession":
             # A Flight action, not a Flight SQL one: its body (CloseSessionRequest, empty) and its result
             # (CloseSessionResult) are plain messages, not packed in an Any.
-            self.logins.forget(login.token)
-            self._pending.drop(login.token)
+            self.logins.forget(login.token)  # its unread results are closed with it (`_Pending.drop`)
             return iter([m.message((1, _SESSION_CLOSED))])
         _not_supported(f"the action '{action.type}'")
 
