@@ -832,13 +832,16 @@ class Projection:
 
     def _trim_history(self, table: TableState, horizon: int) -> None:
         """Drops version-index entries before the horizon but the last one at or before it, which
-        still answers every instant from the horizon on."""
+        still answers every instant from the horizon on. Only the entries at or before the horizon are
+        listed — the one kept by the last trim and those the horizon passed since — never the commits
+        inside the retention, which the recycler's every pass would otherwise walk again."""
         if table.history_horizon_ts_ms is not None and table.history_horizon_ts_ms >= horizon:
             return
         table.history_horizon_ts_ms = horizon
         for pid in table.partitions:
             prefix = keys.version_prefix(table.table_id, pid)
-            old = [key for key, _ in self.store.scan(prefix) if int(key[len(prefix):]) <= horizon]
+            past = keys.version_key(table.table_id, pid, horizon + 1)
+            old = [key for key, _ in self.store.scan(prefix, before=past)]
             for key in old[:-1]:
                 self.store.delete(key)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from projections import keys
 from projections.projection import Projection
 from projections.snapshot import cover_tablet, resolve
 from projections.state import PartitionState, RowsetRecord
@@ -203,3 +204,32 @@ def test_unmask_follows_restores_of_restored_states() -> None:
     assert unmask(5, masks, 5) == (2, 2, 0)       # back to v2 as it was: v2's truncate is visible
     assert unmask(4, masks, 4) == (1, 1, 0)       # the state of restore v4 is v1
     assert unmask(3, masks, 3) == (3, 3, 0)       # before any restore nothing is hidden
+
+
+def test_trimming_history_keeps_the_entry_answering_the_horizon_and_every_later_one(tmp_path: Path) -> None:
+    # The recycler's pass carries the retention horizon; the fold trims the version index up to it, listing
+    # only what lies at or before it (the one kept by the last trim, the ones passed since).
+    projection = _fold(tmp_path / "p", _events())  # versions 1…5 committed at 2010, 2020, …, 2050
+    prefix = keys.version_prefix(1, 1)
+
+    def instants() -> list[int]:
+        return [int(key[len(prefix):]) for key, _ in projection.store.scan(prefix)]
+
+    def recycle(horizon: int, ts: int, offset: int) -> None:
+        event = ev.RowsetsRecycled(table_id=1, rowset_ids=(), horizon_ts_ms=horizon)
+        projection.apply(wrap_event(event, table_id=1, commit_ts_ms=ts, command_id=None), TOPIC, 0, offset)
+
+    try:
+        assert instants() == [2010, 2020, 2030, 2040, 2050]
+        recycle(2035, 3000, 100)
+        assert instants() == [2030, 2040, 2050]  # the 2030 entry still answers 2035
+        assert [projection.version_at(1, 1, t) for t in (2035, 2040, 2049, 2060)] == [3, 4, 4, 5]
+        projection.flush()
+        recycle(2020, 3100, 101)  # an older horizon trims nothing
+        assert instants() == [2030, 2040, 2050]
+        recycle(2050, 3200, 102)  # on a commit's instant: that commit's entry answers from there on
+        projection.flush()
+        assert instants() == [2050]
+        assert projection.version_at(1, 1, 2050) == 5 and projection.tables[1].history_horizon_ts_ms == 2050
+    finally:
+        projection.close()
