@@ -94,14 +94,19 @@ class _Pending:
         self._lock = threading.Lock()
         self._results: dict[bytes, tuple[float, str, ArrowResult]] = {}  # handle → (made at, token, result)
 
-    def expire(self) -> None:
-        """Closes the results left unclaimed for `UNCLAIMED_S` (their cursors and file-cache pins)."""
-        now = time.monotonic()
+    def _close_where(self, doomed: Callable[[float, str], bool]) -> None:
+        """Takes out the results `doomed(made at, token)` picks and closes them (their DuckDB cursors and
+        file-cache pins) outside the lock: a close may wait for a batch being read."""
         with self._lock:
-            expired = [h for h, (at, _, _) in self._results.items() if now - at > UNCLAIMED_S]
-            dropped = [self._results.pop(h)[2] for h in expired]
-        for old in dropped:
-            old.close()
+            handles = [h for h, (at, owner, _) in self._results.items() if doomed(at, owner)]
+            taken = [self._results.pop(h)[2] for h in handles]
+        for result in taken:
+            result.close()
+
+    def expire(self) -> None:
+        """Closes the results left unclaimed for `UNCLAIMED_S`."""
+        now = time.monotonic()
+        self._close_where(lambda at, _owner: now - at > UNCLAIMED_S)
 
     def add(self, token: str, result: ArrowResult) -> bytes:
         self.expire()
@@ -132,17 +137,10 @@ class _Pending:
 
     def drop(self, token: str) -> None:
         """Closes the results of a login that ended."""
-        with self._lock:
-            handles = [h for h, (_, owner, _) in self._results.items() if owner == token]
-            dropped = [self._results.pop(h)[2] for h in handles]
-        for result in dropped:
-            result.close()
+        self._close_where(lambda _at, owner: owner == token)
 
     def close(self) -> None:
-        with self._lock:
-            results, self._results = list(self._results.values()), {}
-        for _, _, result in results:
-            result.close()
+        self._close_where(lambda _at, _owner: True)
 
 
 class StrataFlightServer(flight.FlightServerBase):
