@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from projections import keys
 from projections.state import record_bytes
 from projections.store import ProjectionStore
 from schemas import events as ev
 from schemas.envelope import EventEnvelope
 
 DECIDED = b"k/"
-DECIDED_AGE = b"kt/"
+DECIDED_AGE = keys.DECIDED_AGE
 # strata.commands' retention.ms (7 days) plus a day, so a command read on its last day still
 # finds its record even if the sequencer was behind.
 MEMORY_MS = 8 * 24 * 3600 * 1000
