@@ -161,6 +161,10 @@ class Sequencer:
                 delivered.append((msg.partition(), msg.offset()))  # type: ignore[attr-defined]
 
         decided: list[tuple[EventEnvelope, int | None]] = []
+        # strata.commands partition → the offset of the next command to read: the one after the last
+        # read here. (librdkafka's `position()` answers the same, or past a transaction marker, which a
+        # restart skips anyway; called here under load it took 340 µs of wall time holding the GIL.)
+        position: dict[int, int] = {}
         for message in messages:
             error = message.error()
             if error is not None:
@@ -168,6 +172,7 @@ class Sequencer:
                     raise PositionOutOfRange(f"{COMMANDS_TOPIC} partition {message.partition()}: {error.str()}; "
                                              "the sequencer stops rather than reset its position")
                 continue
+            position[message.partition()] = message.offset() + 1
             envelope, key = self._decide(message.value())
             if envelope is None:
                 continue
@@ -176,8 +181,6 @@ class Sequencer:
             decided.append((envelope, key))
         if not decided:
             return  # only undecodable commands: re-read (and skipped again) after a restart
-        position = {tp.partition: tp.offset for tp in self._consumer.position(self._consumer.assignment())
-                    if tp.offset >= 0}
         last, last_key = decided[-1]
         decided[-1] = (last.model_copy(update={"commands_position": position}), last_key)
         self.projection.commands_position.update(position)
