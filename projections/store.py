@@ -77,7 +77,10 @@ class ProjectionStore:
         self._ordered: list[bytes] = []
         # Front-trimmed families by the first two bytes of their tag (unique among the layout's families):
         # the put path tells them from other keys with one lookup.
-        self._families = {tag[:2]: (tag, length) for tag, length in (front_trimmed or {}).items()}
+        trimmed = dict(front_trimmed or {})
+        self._families = {tag[:2]: (tag, length) for tag, length in trimmed.items()}
+        if len(self._families) != len(trimmed):
+            raise ValueError(f"front-trimmed families must differ in their first two bytes: {sorted(trimmed)}")
         self._floors: dict[bytes, bytes] = {}
         # Bumped by every put into a front-trimmed family and by `discard`: a scan learns its prefix's
         # floor only if neither came while it read (see `_raise_floor`).

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from pytest import MonkeyPatch
 
 from projections import keys
@@ -119,6 +120,11 @@ def test_only_whole_family_prefixes_keep_floors(tmp_path: Path) -> None:
     store.put(keys.keeping_stale_prefix(7) + b"000000000000000/s", b"v")
     store.commit({})
     assert _listed(store, b"sk/")[0] == keys.keeping_stale_prefix(7) + b"000000000000000/s"
+
+
+def test_families_the_put_path_could_not_tell_apart_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="first two bytes"):
+        ProjectionStore(tmp_path / "db", front_trimmed={b"sx/": 14, b"sxy/": 15})
 
 
 def test_the_families_named_are_the_indexes_trimmed_from_the_front() -> None:
