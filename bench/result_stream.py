@@ -28,6 +28,7 @@ import argparse
 import itertools
 import multiprocessing
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -141,7 +142,16 @@ class PointQueries:
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
-        self.samples: list[float] = self.out.get(timeout=600)
+        deadline = time.monotonic() + 600
+        while True:
+            try:
+                self.samples: list[float] = self.out.get(timeout=1)
+                break
+            except queue.Empty:
+                # A prober that failed (its traceback is above) sends nothing: say so now, not in ten minutes.
+                if not self.process.is_alive() or time.monotonic() > deadline:
+                    raise SystemExit(f"bench: the point-query client ended (exit code {self.process.exitcode}) "
+                                     "without its latencies") from None
         self.process.join()
 
 
@@ -243,6 +253,19 @@ def loaded_database(s: Settings, bench: str, rows: int, database: str | None) ->
     """(the database holding the table `t` of `rows` rows, seconds its load took): a fresh one loaded
     now, or `database` as an earlier run left it (no load)."""
     if database is not None:
+        conn = sql_connect(s)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT COUNT(*) FROM information_schema.tables "
+                            "WHERE table_schema = %s AND table_name = 't'", (database,))
+                if cur.fetchall()[0][0] != 1:
+                    raise SystemExit(f"bench/{bench}: --database {database}: no table t there on this stack")
+                cur.execute(f"SELECT COUNT(*) FROM `{database}`.t")
+                if (found := cur.fetchall()[0][0]) != rows:
+                    raise SystemExit(f"bench/{bench}: --database {database}: t holds {found:,} rows, "
+                                     f"not --rows {rows:,}")
+        finally:
+            conn.close()
         return database, None
     db = fresh_database(s, f"bench_{bench}")
     conn = sql_connect(s, db)
