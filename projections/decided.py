@@ -22,7 +22,6 @@ from schemas import events as ev
 from schemas.envelope import EventEnvelope
 
 DECIDED = b"k/"
-DECIDED_AGE = keys.DECIDED_AGE
 # strata.commands' retention.ms (7 days) plus a day, so a command read on its last day still
 # finds its record even if the sequencer was behind.
 MEMORY_MS = 8 * 24 * 3600 * 1000
@@ -47,7 +46,7 @@ def _key(command_id: str) -> bytes:
 
 
 def _age_key(ts_ms: int, command_id: str) -> bytes:
-    return DECIDED_AGE + f"{ts_ms:015d}/".encode() + command_id.encode()
+    return keys.DECIDED_AGE + f"{ts_ms:015d}/".encode() + command_id.encode()
 
 
 def outcome(store: ProjectionStore, command_id: str) -> Outcome | None:
@@ -78,8 +77,8 @@ def forget_before(store: ProjectionStore, newest_ts_ms: int) -> int:
     horizon = _age_key(max(0, newest_ts_ms - MEMORY_MS), "")
     dropped = 0
     # Bounded by the horizon: a batch's pending records, all newer, are not even listed.
-    for key, _ in store.scan(DECIDED_AGE, before=horizon):
-        command_id = key[len(DECIDED_AGE) + 16:]
+    for key, _ in store.scan(keys.DECIDED_AGE, before=horizon):
+        command_id = key[len(keys.DECIDED_AGE) + 16:]
         store.delete(key)
         store.delete(DECIDED + command_id)
         dropped += 1

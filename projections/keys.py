@@ -141,13 +141,10 @@ DECIDED_AGE = b"kt/"
 
 
 def _front_trimmed() -> dict[bytes, int]:
-    """Indexes read from their front and deleted from it — the recycler's stale-rowset indexes (each
-    pass lists what went stale up to its horizon, then recycles it), the version index (trimmed to the
-    retention horizon) and the decided commands' age index (forgotten after a week) — as each one's
-    family tag → the length of the prefix its scans name. RocksDB keeps a deleted key as a tombstone
-    until compaction drops it, and a seek to the front of such a range steps over every one (measured:
-    4.3 ms a seek past 50k of them, 41 µs past none), so the store remembers where each one's live
-    entries begin (`ProjectionStore`'s floors) and seeks there."""
+    """Indexes read from their front and deleted from it — the recycler's stale-rowset indexes, the
+    version index (trimmed to the retention horizon), the decided commands' age index (forgotten after a
+    week) — as family tag → the length of the prefix a scan of one names: `ProjectionStore` keeps where
+    each one's live entries begin, so a scan does not step over every tombstone at its front."""
     families = (stale_prefix(0), keeping_stale_prefix(0), version_prefix(0, 0), DECIDED_AGE)
     return {prefix[:prefix.index(b"/") + 1]: len(prefix) for prefix in families}
 

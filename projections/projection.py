@@ -96,11 +96,16 @@ def _keeping_key(table_id: int, rowset: Rowset) -> bytes:
 _IN_PLACE_CONTAINERS = ("named", "routine_loads", "bulk_jobs", "users", "views", "next_ids", "commands_position")
 
 
+def _open_store(path: Path, *, read_only: bool = False, scratch: bool = False) -> ProjectionStore:
+    """A projection's RocksDB, with the floors of the indexes its fold trims from the front."""
+    return ProjectionStore(path, read_only=read_only, scratch=scratch, front_trimmed=keys.FRONT_TRIMMED)
+
+
 class Projection:
     def __init__(self, path: Path, *, read_only: bool = False, scratch: bool = False) -> None:
         """`scratch`: written without RocksDB's write-ahead log, for a projection rebuilt from
         offset 0 if it is lost (see `ProjectionStore`)."""
-        self.store = ProjectionStore(path, read_only=read_only, scratch=scratch, front_trimmed=keys.FRONT_TRIMMED)
+        self.store = _open_store(path, read_only=read_only, scratch=scratch)
         if not read_only and self.store.get(FORMAT_KEY) != FORMAT_VERSION:
             self._rebuild(path)
         # Held while a batch is folded and flushed, and by readers resolving a snapshot, so a
@@ -220,7 +225,7 @@ class Projection:
             log.warning("projection %s is in another format; rebuilding it from the log", path)
             self.store.close()
             shutil.rmtree(path)
-            self.store = ProjectionStore(path, scratch=self.store.scratch, front_trimmed=keys.FRONT_TRIMMED)
+            self.store = _open_store(path, scratch=self.store.scratch)
         self.store.put(FORMAT_KEY, FORMAT_VERSION)
         self.store.commit({})
 

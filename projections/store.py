@@ -194,7 +194,7 @@ class ProjectionStore:
             upper = before
         it = self._bounded_iter(upper)
         it.seek(origin)
-        entries = _merge(self._committed(it, prefix, before), pending)
+        entries = _merge(self._committed(it), pending)
         if not learns:
             yield from entries
             return
@@ -218,13 +218,11 @@ class ProjectionStore:
         return self._db.iter(options)
 
     @staticmethod
-    def _committed(it: object, prefix: bytes, before: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
-        while it.valid():  # type: ignore[attr-defined]
-            key = bytes(it.key())  # type: ignore[attr-defined]
-            if not key.startswith(prefix) or (before is not None and key >= before):
-                return
-            yield key, bytes(it.value())  # type: ignore[attr-defined]
-            it.next()  # type: ignore[attr-defined]
+    def _committed(it: RdictIter) -> Iterator[tuple[bytes, bytes]]:
+        """The entries of a seeked iterator up to its bound (`_bounded_iter`)."""
+        while it.valid():
+            yield bytes(it.key()), bytes(it.value())
+            it.next()
 
     def seek_for_prev(self, key: bytes, prefix: bytes) -> tuple[bytes, bytes] | None:
         """The entry with the greatest key ≤ `key` that still starts with `prefix`, pending writes included."""

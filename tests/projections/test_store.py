@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from pytest import MonkeyPatch
+from rocksdict import RdictIter
 
 from projections import keys
 from projections.store import ProjectionStore
@@ -74,12 +75,12 @@ def test_a_put_while_a_scan_reads_is_not_skipped_by_its_floor(tmp_path: Path, mo
     store.commit({})
     reading = ProjectionStore._committed
 
-    def put_meanwhile(it: object, prefix: bytes, before: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
+    def put_meanwhile(it: RdictIter) -> Iterator[tuple[bytes, bytes]]:
         # Another thread's put, after the scan's iterator was made and before its first key: the scan
         # does not see it, and must not make it a floor above it.
         store.put(_key(1, "late"), b"v")
         store.commit({})
-        yield from reading(it, prefix, before)
+        yield from reading(it)
 
     monkeypatch.setattr(store, "_committed", put_meanwhile)
     assert _listed(store) == [_key(3), _key(4), _key(5)]
