@@ -1,7 +1,8 @@
 """Catalog scale: what one table's metadata costs when the catalog holds --rowsets rowsets, and what
 the worker's agents cost per second over such a catalog, idle and during inserts.
 
-    .venv/bin/python -m bench.catalog_scale [--rowsets 100000] [--runs 30] [--cpu-window-s 10] [--keep-stack]
+    .venv/bin/python -m bench.catalog_scale [--rowsets 100000] [--tables 1000] [--runs 30] [--cpu-window-s 10]
+                                            [--keep-stack]
 
 1. Tables `pad` (auto compaction off) and `x` get one INSERT each; `pad`'s committed rowset is the
    template of --rowsets CommitRowsets commands sent straight to strata.commands (as bench/replay
@@ -16,6 +17,12 @@ the worker's agents cost per second over such a catalog, idle and during inserts
 4. In this process, over a read-only open of the SQL server's replica: one recycler pass's look at
    `pad` (`streams.recycler.due_rowsets`, through the stale-rowset index) beside its peer, decoding
    every rowset record of `pad` (what each pass did before the index).
+5. Name resolution: --tables more tables are created in the database through the SQL port and half of
+   them dropped (a dropped table stays in the catalog, recoverable, until purged). In this process, over
+   the replica: resolving `db.x` as every statement does (`database_by_name`, `table_by_name`, through
+   the name index, projections.catalog_names) beside its peer, the walk over every database and table
+   the lookups did before the index (the same answer required); and through the SQL port, the p50 of a
+   point query on `x` with the catalog at that size.
 Goal: p50 of (2) under 20 ms with >= 100,000 rowsets in the catalog. Prints one JSON object.
 """
 
@@ -158,9 +165,66 @@ def recycler_pass(s: Settings, db: str, runs: int) -> dict[str, Any]:
         projection.close()
 
 
+def add_tables(s: Settings, db: str, n: int) -> None:
+    """`n` tables `c0…` in `db`, every other one dropped again."""
+    from bench.stack import create_table_sql
+
+    conn = sql_connect(s, db)
+    try:
+        with conn.cursor() as cur:
+            for i in range(n):
+                cur.execute(create_table_sql(f"c{i}", "DUPLICATE"))
+                if i % 2:
+                    cur.execute(f"DROP TABLE c{i}")
+    finally:
+        conn.close()
+
+
+def name_resolution(s: Settings, db: str, runs: int) -> dict[str, Any]:
+    from projections.projection import Projection
+
+    projection = Projection(sql_projection_path(s), read_only=True)
+    try:
+        def indexed() -> Any:
+            found = projection.database_by_name(db)
+            return None if found is None else projection.table_by_name(found.db_id, "x")
+
+        def walked() -> Any:  # the peer: what both lookups did before the index
+            dbs = [d for d in projection.databases.values() if d.name.lower() == db.lower() and d.dropped_ts_ms is None]
+            if not dbs:
+                return None
+            db_id = max(dbs, key=lambda d: d.db_id).db_id
+            tables = [t for t in projection.tables.values()
+                      if t.db_id == db_id and t.name.lower() == "x" and t.dropped_ts_ms is None]
+            return max(tables, key=lambda t: t.table_id) if tables else None
+
+        if indexed() is None or indexed() is not walked():
+            raise SystemExit("bench/catalog_scale: the name index and the walk resolve db.x differently")
+        timings: dict[str, list[float]] = {"index": [], "walk_peer": []}
+        for _ in range(max(runs, 1000)):
+            for name, resolve in (("index", indexed), ("walk_peer", walked)):
+                t0 = time.perf_counter()
+                resolve()
+                timings[name].append(time.perf_counter() - t0)
+        figures = {name: {"p50_us": round(1e3 * percentiles_ms(samples)["p50_ms"], 2)}
+                   for name, samples in timings.items()}
+        sizes = {"catalog_tables": len(projection.tables), "catalog_databases": len(projection.databases)}
+    finally:
+        projection.close()
+    conn = sql_connect(s, db)
+    try:
+        with conn.cursor() as cur:
+            point, _ = _timed(cur, "SELECT k FROM x WHERE k = 1", runs)
+    finally:
+        conn.close()
+    return {**figures, **sizes, "sql_point_query_on_x": point,
+            "speedup_p50": round(figures["walk_peer"]["p50_us"] / max(figures["index"]["p50_us"], 1e-6), 1)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rowsets", type=int, default=GOAL_ROWSETS, help="rowsets put in the catalog (table pad)")
+    ap.add_argument("--tables", type=int, default=1000, help="tables created (half dropped again) for step 5")
     ap.add_argument("--runs", type=int, default=30, help="timed runs of each pushed-down query")
     ap.add_argument("--peer-runs", type=int, default=3, help="timed runs of each full-build peer query")
     ap.add_argument("--cpu-window-s", type=float, default=10.0, help="seconds of each worker CPU window")
@@ -189,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
         log("catalog_scale: worker CPU idle and during inserts …")
         cpu = worker_cpu(s, db, args.cpu_window_s)
         recycler = recycler_pass(s, db, args.runs)
+        log(f"catalog_scale: {args.tables:,} more tables, then name resolution …")
+        add_tables(s, db, args.tables)
+        names = name_resolution(s, db, args.runs)
 
     p50 = queries["rowsets"]["pushed_down"]["p50_ms"]
     emit({
@@ -199,8 +266,9 @@ def main(argv: list[str] | None = None) -> int:
         "information_schema": queries,
         "worker_cpu": cpu,
         "recycler_pass_over_pad": recycler,
+        "name_resolution": names,
         "sizes": {"catalog_rowsets": catalog_rowsets, "pad_rowsets": pad_rowsets, "commands": args.rowsets,
-                  "database": db},
+                  "tables_added": args.tables, "database": db},
         "machine": machine(),
     })
     return 0

@@ -30,6 +30,7 @@ from typing import Any, Literal
 from projections import decided, keys
 from projections.bulk_jobs import PREFIX as BULK_JOB_PREFIX
 from projections.bulk_jobs import BulkJob, bulk_job_key
+from projections.catalog_names import CatalogNames
 from projections.routine_loads import RoutineLoadJob, job_key
 from projections.state import (
     CommitRecord,
@@ -115,6 +116,7 @@ class Projection:
         # something derived from the catalog (a prepared SELECT's columns, query.server) knows it is
         # stale by comparing one number. In memory only: not part of the fold's bytes or checksum.
         self.catalog_generation = 0
+        self._name_index: CatalogNames | None = None  # catalog lookups by name (`_names`)
         # Counts every event folded by this process, data-only ones included: what a snapshot cache
         # (projections.snapshot_cache) compares to know a resolved snapshot still stands. In memory only.
         self.generation = 0
@@ -342,28 +344,45 @@ class Projection:
         self.store.close()
 
     # -- catalog lookups -------------------------------------------------------------------------
+    def _names(self) -> CatalogNames:
+        """The name index (projections.catalog_names), rebuilt when its stamp moved."""
+        generation = self.catalog_generation  # first: see the module's doc
+        databases, tables, views = self.databases, self.tables, self.views
+        stamp = (generation, id(databases), len(databases), id(tables), len(tables), id(views), len(views))
+        names = self._name_index
+        if names is None or names.stamp != stamp:
+            names = self._name_index = CatalogNames.of(stamp, databases, tables, views)
+        return names
+
     def database_by_name(self, name: str, *, include_dropped: bool = False) -> DatabaseState | None:
         lowered = name.lower()
-        found = [d for d in self.databases.values()
-                 if d.name.lower() == lowered and (include_dropped or d.dropped_ts_ms is None)]
+        databases = self.databases
+        found = [d for i in self._names().databases.get(lowered, ()) if (d := databases.get(i)) is not None
+                 and d.name.lower() == lowered and (include_dropped or d.dropped_ts_ms is None)]
         return max(found, key=lambda d: d.db_id) if found else None
 
     def table_by_name(self, db_id: int, name: str, *, dropped: bool = False) -> TableState | None:
         lowered = name.lower()
-        found = [t for t in self.tables.values()
-                 if t.db_id == db_id and t.name.lower() == lowered and ((t.dropped_ts_ms is not None) == dropped)]
+        tables = self.tables
+        found = [t for i in self._names().tables.get((db_id, lowered), ()) if (t := tables.get(i)) is not None
+                 and t.db_id == db_id and t.name.lower() == lowered and ((t.dropped_ts_ms is not None) == dropped)]
         return max(found, key=lambda t: t.table_id) if found else None
 
     def view_by_name(self, db_id: int, name: str) -> ViewState | None:
         lowered = name.lower()
-        return next((v for v in self.views.values() if v.db_id == db_id and v.name.lower() == lowered), None)
+        views = self.views
+        return next((v for i in self._names().views.get((db_id, lowered), ()) if (v := views.get(i)) is not None
+                     and v.db_id == db_id and v.name.lower() == lowered), None)
 
     def views_of(self, db_id: int) -> list[ViewState]:
-        return sorted((v for v in self.views.values() if v.db_id == db_id), key=lambda v: v.name)
+        views = self.views
+        return sorted((v for i in self._names().views_of.get(db_id, ()) if (v := views.get(i)) is not None
+                       and v.db_id == db_id), key=lambda v: v.name)
 
     def tables_of(self, db_id: int) -> list[TableState]:
-        return sorted((t for t in self.tables.values() if t.db_id == db_id and t.dropped_ts_ms is None),
-                      key=lambda t: t.name)
+        tables = self.tables
+        return sorted((t for i in self._names().tables_of.get(db_id, ()) if (t := tables.get(i)) is not None
+                       and t.db_id == db_id and t.dropped_ts_ms is None), key=lambda t: t.name)
 
     def command_outcome(self, command_id: str) -> decided.Outcome | None:
         """The first answer the log gave this command, if it is still remembered (projections.decided)."""
