@@ -1,6 +1,7 @@
-"""The catalog's names, indexed: a statement resolves `db.table` with a few dict lookups instead of a
-walk over every database, table and view the projection holds (dropped ones too, until purged),
-which cost every statement time proportional to the catalog.
+"""The catalog's names (and its dropped tables), indexed: a statement resolves `db.table` with a few
+dict lookups instead of a walk over every database, table and view the projection holds (dropped
+ones too, until purged), which cost every statement time proportional to the catalog; the recycler
+finds the dropped tables without one.
 
 The index is derived from the projection's in-memory catalog and stamped with what it was built
 from: `Projection.catalog_generation` (bumped after every event that may change a name, a database
@@ -34,6 +35,7 @@ class CatalogNames:
     tables_of: dict[int, tuple[int, ...]]  # db_id → table ids
     views: dict[tuple[int, str], tuple[int, ...]]
     views_of: dict[int, tuple[int, ...]]
+    dropped: tuple[int, ...]  # the dropped tables' ids (dropping one is a catalog change too)
 
     @classmethod
     def of(cls, stamp: Stamp, databases: Mapping[int, DatabaseState], tables: Mapping[int, TableState],
@@ -51,8 +53,9 @@ class CatalogNames:
         for view in views.values():
             by_view_name.setdefault((view.db_id, view.name.lower()), []).append(view.view_id)
             views_of.setdefault(view.db_id, []).append(view.view_id)
+        dropped = tuple(t.table_id for t in tables.values() if t.dropped_ts_ms is not None)
         return cls(stamp, _frozen(by_db_name), _frozen(by_table_name), _frozen(tables_of), _frozen(by_view_name),
-                   _frozen(views_of))
+                   _frozen(views_of), dropped)
 
 
 def _frozen(lists: dict[K, list[int]]) -> dict[K, tuple[int, ...]]:

@@ -117,6 +117,10 @@ class Projection:
         # stale by comparing one number. In memory only: not part of the fold's bytes or checksum.
         self.catalog_generation = 0
         self._name_index: CatalogNames | None = None  # catalog lookups by name (`_names`)
+        # Per table, how many entries the fold wrote into its stale-rowset indexes since this process
+        # opened the projection (in memory, not part of the fold's bytes): the recycler looks at a table
+        # again only when this moved, or when its last look left stale rowsets (streams.recycler).
+        self.stale_writes: dict[int, int] = {}
         # Counts every event folded by this process, data-only ones included: what a snapshot cache
         # (projections.snapshot_cache) compares to know a resolved snapshot still stands. In memory only.
         self.generation = 0
@@ -432,6 +436,16 @@ class Projection:
             if raw:
                 yield RowsetRecord.model_validate_json(raw)
 
+    def has_stale(self, table_id: int) -> bool:
+        """Whether the table has any stale rowset record (due or not): one bounded seek per index."""
+        return any(next(self.store.scan(prefix), None) is not None
+                   for prefix in (keys.stale_prefix(table_id), keys.keeping_stale_prefix(table_id)))
+
+    def dropped_tables(self) -> list[TableState]:
+        """The dropped tables not yet purged (through the name index: no walk of the catalog)."""
+        tables = self.tables
+        return [t for i in self._names().dropped if (t := tables.get(i)) is not None and t.dropped_ts_ms is not None]
+
     def file_holders(self, file_rowset_id: str) -> list[str]:
         """The rowsets, of any table, whose records name the file of rowset `file_rowset_id` (its own
         record while it lives, and every clone's): the file may go only once none is left."""
@@ -522,6 +536,7 @@ class Projection:
         if record.stale_ts_ms is not None:
             self.store.put(keys.stale_key(table_id, record.stale_ts_ms, rs.rowset_id,
                                           by_keeping=record.replaced_by_keeping), key)
+            self.stale_writes[table_id] = self.stale_writes.get(table_id, 0) + 1
         if rs.keeps_versions:
             self.store.put(_keeping_key(table_id, rs), key)
 

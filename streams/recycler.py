@@ -28,12 +28,13 @@ The same holds on remote resources: a recycled cooled rowset's object is removed
 and objects no rowset names there — uploads a crash or a refused commit left — are removed once
 older than the grace, each removal logged and counted.
 
-A pass costs what became garbage, not the catalog's size: the stale rowsets of a table are read
-through the projection's stale-rowset index up to the horizon (`due_rowsets`), never by decoding
-every rowset record; a dropped table's purge deletes the files of the rowsets it forgot right after
-its event, like a recycle. The orphan sweeps, which walk every file and object, are only the safety
-net for what a crash left between an event and its deletions: they run at start and then every
-`ORPHAN_SWEEP_EVERY_S`.
+A pass costs what became garbage, not the catalog's size: it looks only at the tables whose
+stale-rowset indexes were written since the last pass or still hold something (`Recycler.sweep`), and
+at the dropped ones (from the catalog's name index); their stale rowsets are read through the index up
+to the horizon (`due_rowsets`), never by decoding every rowset record; a dropped table's purge deletes
+the files of the rowsets it forgot right after its event, like a recycle. The orphan sweeps, which
+walk every file and object, are only the safety net for what a crash left between an event and its
+deletions: they run at start and then every `ORPHAN_SWEEP_EVERY_S`.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from projections.merge_on_write import BITMAP_TIER
 from projections.projection import Projection
@@ -99,19 +100,45 @@ class Recycler:
     removed_orphans: int = 0
     removed_remote_orphans: int = 0
     refused_paths: int = 0
+    tables_looked_at: int = 0  # by the last pass (how incremental the passes are)
     _last_orphan_sweep: float = float("-inf")
+    # Tables the next pass looks at besides those whose stale indexes grew since the last one
+    # (`Projection.stale_writes`, compared with `_writes_seen`) and the dropped ones: every table at
+    # first (None), then those a pass left with stale rowsets (not due yet, kept by a tag, refused).
+    _left: set[int] | None = None
+    _writes_seen: dict[int, int] = field(default_factory=dict)
 
     def horizon_ms(self, table: TableState) -> int:
         return int((self.clock() - self.grace_s) * 1000) - retention_ms(table, self.day_s)
 
     def sweep(self) -> int:
-        """One pass over every table; returns how many rowsets were recycled."""
+        """One pass; returns how many rowsets were recycled. It looks at the tables that may have
+        something to recycle — stale rowsets written since the last pass or left by it, a dropped
+        table's purge — not at every table: a table whose history has nothing stale costs nothing."""
+        with self.projection.lock:  # the counts and the catalog as of one moment of the fold
+            writes = dict(self.projection.stale_writes)
+            tables = self.projection.tables
+            dropped = self.projection.dropped_tables()
+        grown = {table_id for table_id, n in writes.items() if self._writes_seen.get(table_id) != n}
+        live = set(tables) if self._left is None else self._left | grown
+        left: set[int] = set()
         count = 0
-        for table in list(self.projection.tables.values()):
+        for dropped_table in dropped:
+            self.purge_if_expired(dropped_table)
+        for table_id in sorted(live):
+            table = tables.get(table_id)
+            if table is None:
+                continue  # purged
             if table.dropped_ts_ms is not None:
-                self.purge_if_expired(table)
-            else:
-                count += self.recycle_table(table)
+                left.add(table_id)  # its stale rowsets wait until it is recovered (or purged with it)
+                continue
+            count += self.recycle_table(table)
+            with self.projection.lock:
+                if self.projection.has_stale(table_id):
+                    left.add(table_id)
+        # Only after a whole pass: one cut short by an error is redone from the same starting point.
+        self._left, self._writes_seen = left, writes
+        self.tables_looked_at = len(dropped) + len(live)
         if self.clock() - self._last_orphan_sweep >= ORPHAN_SWEEP_EVERY_S:
             self._last_orphan_sweep = self.clock()
             self.remove_orphans()

@@ -16,6 +16,7 @@ from schemas.envelope import wrap_event
 from storage.paths import rowset_path
 from storage.tiers import LocalTiers
 from streams.recycler import ORPHAN_SWEEP_EVERY_S, Recycler, due_rowsets
+from tests.projections.test_copy_on_write import Folder, _table_created
 from tests.projections.test_fold import TOPIC, _events, _rowset
 
 
@@ -79,3 +80,46 @@ def test_orphans_are_swept_at_the_first_pass_then_only_every_interval(tmp_path: 
     now[0] += 1
     recycler.sweep()
     assert not second.exists() and recycler.removed_orphans == 2
+
+
+def test_a_pass_looks_only_at_tables_with_something_stale_or_dropped(tmp_path: Path) -> None:
+    """The first pass looks at every table; later ones at the tables whose stale-rowset index was
+    written since (a compaction), those a pass left with stale rowsets (not due, refused), and the
+    dropped ones (for their purge): a table with nothing stale costs a pass nothing."""
+    projection = Projection(tmp_path / "p")
+    folder = Folder(projection, -1)
+    for envelope in _events():  # database 1, table 1 with r1 … r5
+        folder.apply(envelope.payload, table_id=envelope.table_id)
+    for table_id in (2, 3, 4):
+        folder.apply(_table_created(table_id), table_id=table_id)
+    projection.flush()
+    recycler = Recycler(projection=projection, proposer=None, tiers=LocalTiers({"ssd": tmp_path / "ssd"}),  # type: ignore[arg-type]
+                        stores=None, grace_s=0, day_s=1)  # type: ignore[arg-type]
+    recycler._last_orphan_sweep = time.time() + 3600  # no orphan sweep: this test is about tables
+    looked: list[int] = []
+    purged: list[int] = []
+    recycler.recycle_table = lambda table: looked.append(table.table_id) or 0  # type: ignore[method-assign]
+    recycler.purge_if_expired = lambda table: purged.append(table.table_id)  # type: ignore[method-assign]
+
+    def sweep() -> tuple[list[int], list[int]]:
+        looked.clear()
+        purged.clear()
+        recycler.sweep()
+        return sorted(looked), sorted(purged)
+
+    assert sweep() == ([1, 2, 3, 4], [])  # the first pass: every table
+    assert sweep() == ([], [])  # nothing stale anywhere
+    inputs = tuple(r.rowset.rowset_id for r in projection.rowset_records(1) if r.rowset.end_version <= 2)
+    folder.apply(ev.CompactionCommitted(table_id=1, partition_id=1, bucket=0, kind="cumulative",
+                                        input_rowset_ids=inputs, output=_rowset("c12", 1, 2)))
+    assert sweep() == ([1], [])  # its stale index was written
+    assert sweep() == ([1], []), "a table left with stale rowsets (the stub recycled none) is looked at again"
+    folder.apply(ev.TableDropped(table_id=3), table_id=3)
+    assert sweep() == ([1], [3])
+    folder.apply(ev.RowsetsRecycled(table_id=1, rowset_ids=inputs), table_id=1)
+    assert sweep() == ([1], [3])  # found clean this time
+    assert sweep() == ([], [3])
+    folder.apply(ev.TableRecovered(table_id=3), table_id=3)
+    assert sweep() == ([], [])  # recovered with nothing stale
+    assert recycler.tables_looked_at == 0
+    projection.close()
