@@ -100,7 +100,7 @@ class Recycler:
     removed_orphans: int = 0
     removed_remote_orphans: int = 0
     refused_paths: int = 0
-    tables_looked_at: int = 0  # by the last pass (how incremental the passes are)
+    tables_looked_at: int = 0  # live tables the last pass read the stale indexes of (how incremental it is)
     _last_orphan_sweep: float = float("-inf")
     # Tables the next pass looks at besides those whose stale indexes grew since the last one
     # (`Projection.stale_writes`, compared with `_writes_seen`) and the dropped ones: every table at
@@ -122,7 +122,7 @@ class Recycler:
         grown = {table_id for table_id, n in writes.items() if self._writes_seen.get(table_id) != n}
         live = set(tables) if self._left is None else self._left | grown
         left: set[int] = set()
-        count = 0
+        count = looked = 0
         for dropped_table in dropped:
             self.purge_if_expired(dropped_table)
         for table_id in sorted(live):
@@ -133,12 +133,13 @@ class Recycler:
                 left.add(table_id)  # its stale rowsets wait until it is recovered (or purged with it)
                 continue
             count += self.recycle_table(table)
+            looked += 1
             with self.projection.lock:
                 if self.projection.has_stale(table_id):
                     left.add(table_id)
         # Only after a whole pass: one cut short by an error is redone from the same starting point.
         self._left, self._writes_seen = left, writes
-        self.tables_looked_at = len(dropped) + len(live)
+        self.tables_looked_at = looked
         if self.clock() - self._last_orphan_sweep >= ORPHAN_SWEEP_EVERY_S:
             self._last_orphan_sweep = self.clock()
             self.remove_orphans()

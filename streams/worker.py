@@ -125,6 +125,8 @@ COMPACTIONS = Gauge("strata_compactions", "compactions committed by the compacti
 RECYCLED = Gauge("strata_recycled_rowsets", "stale rowsets recycled")
 ORPHANS = Gauge("strata_orphan_files_removed", "unreferenced rowset files removed")
 REMOTE_ORPHANS = Gauge("strata_remote_orphan_objects_removed", "unreferenced objects removed from resources")
+RECYCLER_TABLES = Gauge("strata_recycler_tables_looked_at", "live tables whose stale rowsets the recycler's last pass "
+                        "read (those with stale rowsets written since the pass before, or left by it)")
 MOVED = Gauge("strata_tiering_moved_rowsets", "rowsets moved by the tiering agent (cooldown, SSD to HDD)")
 MOVED_BYTES = Gauge("strata_tiering_moved_bytes", "bytes moved by the tiering agent")
 TIERING_FAILURES = Gauge("strata_tiering_failures", "moves that failed and were put on backoff")
@@ -200,6 +202,7 @@ async def metrics(web: Any, request: Any) -> Any:
     if agents.started:
         COMPACTIONS.set(agents.compaction.compactions)
         RECYCLED.set(agents.recycler.recycled_rowsets)
+        RECYCLER_TABLES.set(agents.recycler.tables_looked_at)
         ORPHANS.set(agents.recycler.removed_orphans)
         REMOTE_ORPHANS.set(agents.recycler.removed_remote_orphans)
         MOVED.set(agents.tiering.cooler.moved_rowsets)

@@ -115,7 +115,7 @@ def test_a_pass_looks_only_at_tables_with_something_stale_or_dropped(tmp_path: P
     assert sweep() == ([1], [])  # its stale index was written
     assert sweep() == ([1], []), "a table left with stale rowsets (the stub recycled none) is looked at again"
     folder.apply(ev.TableDropped(table_id=3), table_id=3)
-    assert sweep() == ([1], [3])
+    assert sweep() == ([1], [3]) and recycler.tables_looked_at == 1
     folder.apply(ev.RowsetsRecycled(table_id=1, rowset_ids=inputs), table_id=1)
     assert sweep() == ([1], [3])  # found clean this time
     assert sweep() == ([], [3])
