@@ -107,9 +107,9 @@ def test_lookups_answer_what_the_walk_answered_through_a_random_ddl_history(fold
             folder.apply(ev.TableReplaced(table_id=a.table_id, with_table_id=b.table_id, swap=rng.random() < 0.5),
                          table_id=a.table_id)
         elif choice < 0.88:
+            column = ViewColumn(name="1", type="TINYINT", source="1")
             folder.apply(ev.ViewCreated(db_id=rng.choice(live_dbs), view_id=next_id, name=rng.choice(NAMES),
-                                        definition="SELECT 1", columns=(ViewColumn(name="1", type="TINYINT", source="1"),)),
-                         table_id=None)
+                                        definition="SELECT 1", columns=(column,)), table_id=None)
         elif views:
             folder.apply(ev.ViewDropped(view_id=rng.choice(views).view_id), table_id=None)
         _same_answers(p)
