@@ -20,6 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import tzinfo
 from typing import Any
 
+import pyarrow as pa
 from aiohttp import web
 from confluent_kafka import KafkaException
 from mysql_mimic import Session
@@ -51,13 +52,15 @@ from query.wire import WireLimits, WireServer
 from query.wire.columns import WireColumn, WireResult, describe
 from schemas.config import ConfigError, settings, strata_version
 from schemas.errors import ErrorCode
-from storage import cache_metrics
+from storage import arrow_memory, cache_metrics
 
 log = logging.getLogger("strata.sql")
 
 STATEMENTS = Counter("strata_sql_statements_total", "statements handled", ["kind", "outcome"])
 LATENCY = Histogram("strata_sql_statement_seconds", "statement latency", ["kind"])
 APPLIED = Gauge("strata_sql_projection_events_applied", "events the replica has applied")
+ARROW_POOL = Gauge("strata_sql_arrow_memory_pool", "the Arrow memory pool in use (1, by backend)", ["backend"])
+ARROW_BYTES = Gauge("strata_sql_arrow_allocated_bytes", "bytes Arrow's default memory pool holds")
 DECODE_ERRORS = Gauge("strata_sql_projection_decode_errors", "undecodable events skipped by the replica")
 APPLY_ERRORS = Gauge("strata_sql_projection_apply_errors", "events the replica's fold could not apply (skipped)")
 
@@ -447,6 +450,8 @@ async def serve(restoring: Future[Manifest | None] | None = None) -> None:
 
 def main(restoring: Future[Manifest | None] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    ARROW_POOL.labels(arrow_memory.use_system_pool()).set(1)  # before any statement allocates (see the module)
+    ARROW_BYTES.set_function(lambda: pa.default_memory_pool().bytes_allocated())
     try:
         asyncio.run(serve(restoring))
     except ConfigError as exc:
