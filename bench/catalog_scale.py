@@ -44,6 +44,7 @@ from bench.replay import pad_and_probe, produce_commands, sequencer_gauges, wait
 from bench.stack import (
     add_stack_args,
     bench_stack,
+    create_table_sql,
     emit,
     find_table,
     log,
@@ -171,8 +172,6 @@ def recycler_pass(s: Settings, db: str, runs: int) -> dict[str, Any]:
 
 def add_tables(s: Settings, db: str, n: int) -> None:
     """`n` tables `c0…` in `db`, every other one dropped again."""
-    from bench.stack import create_table_sql
-
     conn = sql_connect(s, db)
     try:
         with conn.cursor() as cur:

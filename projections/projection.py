@@ -22,10 +22,10 @@ import json
 import logging
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from projections import decided, keys
 from projections.bulk_jobs import PREFIX as BULK_JOB_PREFIX
@@ -57,6 +57,7 @@ from schemas.envelope import EventEnvelope
 from schemas.model import LoadProgress, NewRowset, Rowset
 
 log = logging.getLogger(__name__)
+_S = TypeVar("_S")
 NAMED_KINDS = ("resource", "storage_policy")
 ROUTINE_LOAD_PREFIX = b"rl/"
 USER_PREFIX = b"usr/"
@@ -95,6 +96,13 @@ def _keeping_key(table_id: int, rowset: Rowset) -> bytes:
 # `abandon` refills them in place. `databases` and `tables` are not among them: events replace those
 # (copy-on-write), so a reader iterating one it took never sees it change.
 _IN_PLACE_CONTAINERS = ("named", "routine_loads", "bulk_jobs", "users", "views", "next_ids", "commands_position")
+
+
+def _present(ids: Iterable[int], states: Mapping[int, _S]) -> Iterator[_S]:
+    """The states the name index's ids still name in the live dict (each lookup then checks the name)."""
+    for found in map(states.get, ids):
+        if found is not None:
+            yield found
 
 
 def _open_store(path: Path, *, read_only: bool = False, scratch: bool = False) -> ProjectionStore:
@@ -360,33 +368,28 @@ class Projection:
 
     def database_by_name(self, name: str, *, include_dropped: bool = False) -> DatabaseState | None:
         lowered = name.lower()
-        databases = self.databases
-        found = [d for i in self._names().databases.get(lowered, ()) if (d := databases.get(i)) is not None
-                 and d.name.lower() == lowered and (include_dropped or d.dropped_ts_ms is None)]
+        found = [d for d in _present(self._names().databases.get(lowered, ()), self.databases)
+                 if d.name.lower() == lowered and (include_dropped or d.dropped_ts_ms is None)]
         return max(found, key=lambda d: d.db_id) if found else None
 
     def table_by_name(self, db_id: int, name: str, *, dropped: bool = False) -> TableState | None:
         lowered = name.lower()
-        tables = self.tables
-        found = [t for i in self._names().tables.get((db_id, lowered), ()) if (t := tables.get(i)) is not None
-                 and t.db_id == db_id and t.name.lower() == lowered and ((t.dropped_ts_ms is not None) == dropped)]
+        found = [t for t in _present(self._names().tables.get((db_id, lowered), ()), self.tables)
+                 if t.db_id == db_id and t.name.lower() == lowered and ((t.dropped_ts_ms is not None) == dropped)]
         return max(found, key=lambda t: t.table_id) if found else None
 
     def view_by_name(self, db_id: int, name: str) -> ViewState | None:
         lowered = name.lower()
-        views = self.views
-        return next((v for i in self._names().views.get((db_id, lowered), ()) if (v := views.get(i)) is not None
-                     and v.db_id == db_id and v.name.lower() == lowered), None)
+        return next((v for v in _present(self._names().views.get((db_id, lowered), ()), self.views)
+                     if v.db_id == db_id and v.name.lower() == lowered), None)
 
     def views_of(self, db_id: int) -> list[ViewState]:
-        views = self.views
-        return sorted((v for i in self._names().views_of.get(db_id, ()) if (v := views.get(i)) is not None
-                       and v.db_id == db_id), key=lambda v: v.name)
+        return sorted((v for v in _present(self._names().views_of.get(db_id, ()), self.views) if v.db_id == db_id),
+                      key=lambda v: v.name)
 
     def tables_of(self, db_id: int) -> list[TableState]:
-        tables = self.tables
-        return sorted((t for i in self._names().tables_of.get(db_id, ()) if (t := tables.get(i)) is not None
-                       and t.db_id == db_id and t.dropped_ts_ms is None), key=lambda t: t.name)
+        return sorted((t for t in _present(self._names().tables_of.get(db_id, ()), self.tables)
+                       if t.db_id == db_id and t.dropped_ts_ms is None), key=lambda t: t.name)
 
     def command_outcome(self, command_id: str) -> decided.Outcome | None:
         """The first answer the log gave this command, if it is still remembered (projections.decided)."""
@@ -443,8 +446,7 @@ class Projection:
 
     def dropped_tables(self) -> list[TableState]:
         """The dropped tables not yet purged (through the name index: no walk of the catalog)."""
-        tables = self.tables
-        return [t for i in self._names().dropped if (t := tables.get(i)) is not None and t.dropped_ts_ms is not None]
+        return [t for t in _present(self._names().dropped, self.tables) if t.dropped_ts_ms is not None]
 
     def file_holders(self, file_rowset_id: str) -> list[str]:
         """The rowsets, of any table, whose records name the file of rowset `file_rowset_id` (its own
