@@ -11,6 +11,13 @@ Latency p50/p99 per statement. With --rounds N the levels run N times in turn (1
 and each level reports the median of its rounds: on a shared machine the load of the moment moves
 one round's figure more than the change measured. Goal: the highest level's commits/s >= 4× one
 connection's, same run. Prints one JSON object.
+
+Each level also says where a commit's cost goes, over its timed window: `cpu_ms_per_commit` of the SQL
+server, the worker and the Kafka broker (their processes' CPU ÷ commits; on this 2-core machine 4× one
+connection's rate leaves about 2000 / (4 × that rate) ms in all), and `sequencer`: Kafka transactions
+per second, commands decided per transaction (how much the commit path batches across connections),
+the mean produce-and-commit time of a transaction, and the share of the window the sequencer spent on
+batches (near 1: it is the bottleneck; well below: the writers are).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import sys
 import time
 from typing import Any
 
+from bench.replay import sequencer_gauges
 from bench.stack import (
     add_stack_args,
     bench_stack,
@@ -31,7 +39,9 @@ from bench.stack import (
     machine,
     on_connections,
     percentiles_ms,
+    process_cpu_s,
     sql_connect,
+    stack_pids,
 )
 from schemas.config import Settings
 
@@ -56,9 +66,13 @@ def run_level(s: Settings, db: str, connections: int, seconds: float, *, table: 
                 latencies[i].append(time.perf_counter() - t0)
                 j += 1
 
+    pids = stack_pids(s)
+    cpu_before, sequencer_before = {name: process_cpu_s(pid) for name, pid in pids.items()}, sequencer_gauges(s)
     deadline = time.monotonic() + seconds  # from when every session is open
     wall = on_connections(sessions, work, f"{connections} connections inserting")
     written = sum(len(per) for per in latencies)
+    cost = _costs(cpu_before, {name: process_cpu_s(pid) for name, pid in pids.items()},
+                  sequencer_before, sequencer_gauges(s), written, wall)
     with conn.cursor() as cur:
         cur.execute(f"SELECT count(*), count(DISTINCT k) FROM {table}")
         count, distinct = cur.fetchone()
@@ -70,13 +84,32 @@ def run_level(s: Settings, db: str, connections: int, seconds: float, *, table: 
                          f"table holds {count} rows ({distinct} distinct keys) in {commits} commits")
     return {"connections": connections, "commits": written, "wall_s": round(wall, 3),
             "commits_per_s": round(written / wall, 1), "latencies_s": [x for per in latencies for x in per],
-            "rows_checked": count}
+            "rows_checked": count, **cost}
+
+
+def _costs(cpu_before: dict[str, float | None], cpu_after: dict[str, float | None], sequencer_before: dict[str, float],
+           sequencer_after: dict[str, float], commits: int, wall: float) -> dict[str, Any]:
+    """Where the window's commits went: each process' CPU per commit, and how the sequencer batched them."""
+    per_commit = {name: round((after - before) * 1000 / commits, 2) for name, after in cpu_after.items()
+                  if commits and after is not None and (before := cpu_before.get(name)) is not None}
+    per_commit["stack"] = round(sum(per_commit.values()), 2)
+    moved = {k: sequencer_after.get(k, 0.0) - v for k, v in sequencer_before.items()}
+    transactions = moved.get("transactions", 0.0)
+    sequencer = {"transactions_per_s": round(transactions / wall, 1),
+                 "commands_per_transaction": round(moved.get("transaction_commands", 0.0) / transactions, 2)
+                 if transactions else None,
+                 "transaction_ms_mean": round(moved.get("transaction_seconds", 0.0) * 1000 / transactions, 2)
+                 if transactions else None,
+                 "busy_fraction": round(moved.get("busy_seconds", 0.0) / wall, 2)}
+    return {"cpu_ms_per_commit": per_commit, "sequencer": sequencer}
 
 
 def _level(connections: int, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """One level over its rounds: the median round's commits/s, latency over every statement."""
+    """One level over its rounds: the median round's commits/s, latency over every statement, each round's costs."""
     return {"connections": connections, "commits_per_s": statistics.median(r["commits_per_s"] for r in runs),
             "rounds_commits_per_s": [r["commits_per_s"] for r in runs],
+            "rounds_cpu_ms_per_commit": [r["cpu_ms_per_commit"] for r in runs],
+            "rounds_sequencer": [r["sequencer"] for r in runs],
             "commits": sum(r["commits"] for r in runs), "rows_checked": sum(r["rows_checked"] for r in runs),
             "latency": percentiles_ms([x for r in runs for x in r["latencies_s"]])}
 

@@ -59,7 +59,7 @@ def sequencer_gauges(s: Settings) -> dict[str, float]:
     with urllib.request.urlopen(f"http://127.0.0.1:{s.worker_port}/metrics", timeout=5) as resp:  # noqa: S310
         text = resp.read().decode()
     return {m.group(1): float(m.group(2))
-            for m in re.finditer(r"^strata_sequencer_(\w+) ([0-9.e+]+)$", text, re.M)}
+            for m in re.finditer(r"^strata_sequencer_(\w+) ([0-9.e+-]+)$", text, re.M)}
 
 
 def _offsets_key(offsets: dict[tuple[str, int], int]) -> tuple[tuple[tuple[str, int], int], ...]:

@@ -207,12 +207,12 @@ def create_table_sql(name: str, model: str, buckets: int = 1, properties: dict[s
 
 
 def stack_pids(s: Settings) -> dict[str, int | None]:
-    """The SQL server's and the worker's pids, from their pid files (None: not running)."""
+    """The SQL server's, the worker's and the Kafka broker's pids, from their pid files (None: not running)."""
     from infra.layout import Layout
 
     lay = Layout(s)
     pids: dict[str, int | None] = {}
-    for name in ("sql", "worker"):
+    for name in ("sql", "worker", "kafka"):
         try:
             pids[name] = int(lay.pid_file(name).read_text().strip())
         except (OSError, ValueError):

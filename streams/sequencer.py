@@ -57,6 +57,14 @@ class Sequencer:
         self.commands_rejected = 0
         self.bad_commands = 0
         self.duplicate_commands = 0
+        # How the commit path batches (what bench.concurrent_writers reports): transactions committed, the
+        # commands decided into them, the seconds their produce-and-commit took, and the seconds spent on
+        # batches from the first decision to the flush — busy / wall time says how close the sequencer is
+        # to being the bottleneck, commands per transaction how much it batches across writers.
+        self.transactions = 0
+        self.transaction_commands = 0
+        self.transaction_seconds = 0.0
+        self.busy_seconds = 0.0
         self.healthy = False
         # Set when the sequencer stopped for good (PositionOutOfRange): what /health reports.
         self.fatal_error: str | None = None
@@ -154,6 +162,7 @@ class Sequencer:
 
 
     def _process(self, messages: list) -> None:
+        started = time.perf_counter()
         delivered: list[tuple[int, int]] = []
 
         def on_delivery(err: KafkaError | None, msg: object) -> None:
@@ -184,6 +193,7 @@ class Sequencer:
         last, last_key = decided[-1]
         decided[-1] = (last.model_copy(update={"commands_position": position}), last_key)
         self.projection.commands_position.update(position)
+        sending = time.perf_counter()
         self._producer.begin_transaction()
         for envelope, key in decided:
             self._producer.produce(EVENTS_TOPIC, key=str(key if key is not None else "catalog").encode(),
@@ -191,10 +201,15 @@ class Sequencer:
         # Bounded: a broker restart mid-transaction must reopen (init_transactions aborts what is
         # open), not stall every write of the stack until the coordinator expires the transaction.
         self._producer.commit_transaction(TXN_TIMEOUT_S)
+        committed = time.perf_counter()
         for partition, offset in delivered:
             self.projection.advance(EVENTS_TOPIC, partition, offset)
         with self.projection.lock:
             self.projection.flush()
+        self.transactions += 1
+        self.transaction_commands += len(decided)
+        self.transaction_seconds += committed - sending
+        self.busy_seconds += time.perf_counter() - started
 
     def run(self) -> None:
         """Runs until `stop`; on a transaction error it rebuilds its state from RocksDB and the log."""
