@@ -18,6 +18,10 @@ connection's rate leaves about 2000 / (4 × that rate) ms in all), and `sequence
 per second, commands decided per transaction (how much the commit path batches across connections),
 the mean produce-and-commit time of a transaction, and the share of the window the sequencer spent on
 batches (near 1: it is the bottleneck; well below: the writers are).
+
+With --sql-servers N (default 1) the bench starts N-1 more SQL servers on the stack (`more_sql_servers`)
+and spreads each level's connections over all N, round robin: how far the commit path scales past one
+SQL server's GIL. The goal is judged on one server; the figures say what more processes add.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from bench.replay import sequencer_gauges
@@ -37,6 +42,7 @@ from bench.stack import (
     fresh_database,
     log,
     machine,
+    more_sql_servers,
     on_connections,
     percentiles_ms,
     process_cpu_s,
@@ -50,11 +56,14 @@ GOAL_RATIO = 4.0
 KEYS_PER_CONNECTION = 10_000_000
 
 
-def run_level(s: Settings, db: str, connections: int, seconds: float, *, table: str) -> dict[str, Any]:
+def run_level(s: Settings, db: str, connections: int, seconds: float, *, table: str,
+              more: Sequence[tuple[Settings, int]] = ()) -> dict[str, Any]:
+    """One level: `connections` sessions, spread round robin over the stack's SQL server and `more`."""
     conn = sql_connect(s, db)
     with conn.cursor() as cur:
         cur.execute(create_table_sql(table, "DUPLICATE", properties={"enable_time_travel": "true"}))
-    sessions = [sql_connect(s, db) for _ in range(connections)]
+    servers = [s, *(extra for extra, _ in more)]
+    sessions = [sql_connect(servers[i % len(servers)], db) for i in range(connections)]
     latencies: list[list[float]] = [[] for _ in range(connections)]
 
     def work(session: Any, i: int) -> None:
@@ -66,7 +75,7 @@ def run_level(s: Settings, db: str, connections: int, seconds: float, *, table: 
                 latencies[i].append(time.perf_counter() - t0)
                 j += 1
 
-    pids = stack_pids(s)
+    pids: dict[str, int | None] = {**stack_pids(s), **{f"sql-{extra.sql_port}": pid for extra, pid in more}}
     cpu_before, sequencer_before = {name: process_cpu_s(pid) for name, pid in pids.items()}, sequencer_gauges(s)
     deadline = time.monotonic() + seconds  # from when every session is open
     wall = on_connections(sessions, work, f"{connections} connections inserting")
@@ -120,19 +129,23 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma-separated connection counts; the first is the base")
     ap.add_argument("--seconds", type=float, default=15.0, help="how long each level inserts")
     ap.add_argument("--rounds", type=int, default=1, help="times every level runs, in turn; medians reported")
+    ap.add_argument("--sql-servers", type=int, default=1, choices=range(1, 5),
+                    help="SQL servers the connections are spread over (the stack's and N-1 started here; their "
+                         "ports step by 10, so at most 4 stay clear of the stack's own)")
     ap.add_argument("--env-stack", action="store_true", help="run on the stack this environment's STRATA_* names")
     add_stack_args(ap)
     args = ap.parse_args(argv)
     levels = [int(n) for n in args.connections.split(",")]
 
-    with bench_stack(args.keep_stack, env_stack=args.env_stack) as s:
+    with bench_stack(args.keep_stack, env_stack=args.env_stack) as s, \
+            more_sql_servers(s, args.sql_servers - 1) as more:
         db = fresh_database(s, "bench_concurrent_writers")
         runs: dict[int, list[dict[str, Any]]] = {n: [] for n in levels}
         for round_ in range(args.rounds):
             for n in levels:
                 log(f"concurrent_writers: round {round_ + 1}: {n} connections of single-row INSERTs "
                     f"for {args.seconds:.0f} s …")
-                runs[n].append(run_level(s, db, n, args.seconds, table=f"t_{n}_{round_}"))
+                runs[n].append(run_level(s, db, n, args.seconds, table=f"t_{n}_{round_}", more=more))
                 log(f"concurrent_writers: {n} connections: {runs[n][-1]['commits_per_s']} commits/s")
     results = [_level(n, runs[n]) for n in levels]
     base, top = results[0], results[-1]
@@ -145,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         "ratio": round(ratio, 2),
         "levels": results,
         "sizes": {"seconds_per_level": args.seconds, "rounds": args.rounds, "group_commit": "off_mode",
+                  "sql_servers": args.sql_servers,
                   "table": "DUPLICATE KEY(k) (k BIGINT, v BIGINT), 1 bucket, time travel on", "database": db},
         "machine": machine(),
     })

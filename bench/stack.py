@@ -168,6 +168,45 @@ def _restart_worker(s: Settings, settings: dict[str, str]) -> None:
     _infra("up", "--detach", extra_env=settings)
 
 
+@contextlib.contextmanager
+def more_sql_servers(s: Settings, count: int) -> Iterator[list[tuple[Settings, int]]]:
+    """`count` more SQL servers on the stack for the block (README: several SQL servers): each a
+    process of its own (its own GIL) with its own SQL, HTTP and Flight ports (the stack's + 10·i) and
+    its own projection replica (`sql-<port>`, kept for the next run: a new one catches up from the log
+    first); yields what a client of each uses and its pid, once each is healthy; stopped (SIGTERM) after."""
+    from infra.health import probe
+
+    servers: list[tuple[subprocess.Popen[bytes], Settings]] = []
+    try:
+        for i in range(1, count + 1):
+            ports = {"sql_port": s.sql_port + 10 * i, "http_port": s.http_port + 10 * i,
+                     "arrow_flight_sql_port": s.arrow_flight_sql_port + 10 * i if s.arrow_flight_sql_port else 0}
+            env = {**os.environ, **{f"STRATA_{k.upper()}": str(v) for k, v in ports.items()}}
+            logged = (s.home / "run" / f"sql-more-{ports['sql_port']}.log").open("ab")
+            process = subprocess.Popen([sys.executable, "-m", "query.start"], cwd=REPO_ROOT, env=env,
+                                       stdout=logged, stderr=subprocess.STDOUT, start_new_session=True)
+            logged.close()
+            servers.append((process, s.model_copy(update=ports)))
+        for process, extra in servers:
+            deadline = time.monotonic() + 300
+            while (problem := probe("sql", extra)) is not None:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"bench: the SQL server on {extra.sql_port} did not start: {problem} "
+                                     f"(see {s.home / 'run'}/sql-more-{extra.sql_port}.log)")
+                time.sleep(0.5)
+        log(f"bench: {count} more SQL servers on ports {[extra.sql_port for _, extra in servers]}")
+        yield [(extra, process.pid) for process, extra in servers]
+    finally:
+        for process, _ in servers:
+            process.terminate()
+        for process, _ in servers:
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
 # ------------------------------------------------------------------ SQL helpers
 
 

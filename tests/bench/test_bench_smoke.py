@@ -38,6 +38,7 @@ CASES = [
     ("cooldown", ["--inserts", "2", "--rows-per-insert", "1000", "--runs", "2"]),
     ("group_commit", ["--clients", "3", "--inserts", "3"]),
     ("concurrent_writers", ["--connections", "1,2", "--seconds", "1"]),
+    ("concurrent_writers", ["--connections", "1,2", "--seconds", "1", "--sql-servers", "2"]),
     ("routine_load", ["--rows", "20000", "--lag-records", "20"]),
     ("load", ["--clients", "4", "--duration-s", "5", "--seed-rows", "200"]),
     ("tags_clones", ["--rows", "20000", "--commits", "2", "--runs", "1"]),
@@ -92,6 +93,12 @@ def test_benchmark_prints_one_json_object(name: str, flags: list[str], bench_sta
         assert out["checksum_equal"], out
     if name == "fast_start":
         assert out["checksums_equal"], out
+    if name == "concurrent_writers":
+        for level in out["levels"]:
+            costs = level["rounds_cpu_ms_per_commit"][0]
+            assert costs["sql"] > 0 and costs["worker"] > 0 and costs["kafka"] > 0, level
+            assert len(costs) == 4 + out["sizes"]["sql_servers"] - 1, costs  # sql, worker, kafka, the others, stack
+            assert level["rounds_sequencer"][0]["commands_per_transaction"] >= 1, level
     if name == "unique_mow":
         assert out["answers_match"], out
         assert "merge-on-write" in out["tables"]["merge_on_write"]["plan"], out
