@@ -32,15 +32,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import threading
 import time
-import urllib.request
 import uuid
 from typing import Any
 
-from bench.replay import pad_and_probe, produce_commands, sequencer_gauges, wait_sequenced
+from bench.replay import pad_and_probe, produce_commands, wait_sequenced
 from bench.stack import (
     add_stack_args,
     bench_stack,
@@ -50,9 +48,11 @@ from bench.stack import (
     log,
     machine,
     percentiles_ms,
+    sequencer_gauges,
     sql_connect,
     sql_projection_path,
     stack_pids,
+    worker_gauges,
 )
 from schemas.config import Settings
 
@@ -222,10 +222,8 @@ def name_resolution(s: Settings, db: str, runs: int) -> dict[str, Any]:
     finally:
         conn.close()
     time.sleep(s.recycle_interval_s * 2)  # a recycler pass after the tables came
-    with urllib.request.urlopen(f"http://127.0.0.1:{s.worker_port}/metrics", timeout=5) as resp:  # noqa: S310
-        looked = re.search(r"^strata_recycler_tables_looked_at ([0-9.e+]+)$", resp.read().decode(), re.M)
     return {**figures, **sizes, "sql_point_query_on_x": point,
-            "recycler_pass_tables_looked_at": float(looked.group(1)) if looked else None,
+            "recycler_pass_tables_looked_at": worker_gauges(s, "strata_recycler_").get("tables_looked_at"),
             "speedup_p50": round(figures["walk_peer"]["p50_us"] / max(figures["index"]["p50_us"], 1e-6), 1)}
 
 

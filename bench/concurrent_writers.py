@@ -33,7 +33,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from bench.replay import sequencer_gauges
 from bench.stack import (
     add_stack_args,
     bench_stack,
@@ -46,6 +45,7 @@ from bench.stack import (
     on_connections,
     percentiles_ms,
     process_cpu_s,
+    sequencer_gauges,
     sql_connect,
     stack_pids,
 )
@@ -76,12 +76,15 @@ def run_level(s: Settings, db: str, connections: int, seconds: float, *, table: 
                 j += 1
 
     pids: dict[str, int | None] = {**stack_pids(s), **{f"sql-{extra.sql_port}": pid for extra, pid in more}}
-    cpu_before, sequencer_before = {name: process_cpu_s(pid) for name, pid in pids.items()}, sequencer_gauges(s)
+
+    def cpu_s() -> dict[str, float | None]:
+        return {name: process_cpu_s(pid) for name, pid in pids.items()}
+
+    cpu_before, sequencer_before = cpu_s(), sequencer_gauges(s)
     deadline = time.monotonic() + seconds  # from when every session is open
     wall = on_connections(sessions, work, f"{connections} connections inserting")
     written = sum(len(per) for per in latencies)
-    cost = _costs(cpu_before, {name: process_cpu_s(pid) for name, pid in pids.items()},
-                  sequencer_before, sequencer_gauges(s), written, wall)
+    cost = _costs(cpu_before, cpu_s(), sequencer_before, sequencer_gauges(s), written, wall)
     with conn.cursor() as cur:
         cur.execute(f"SELECT count(*), count(DISTINCT k) FROM {table}")
         count, distinct = cur.fetchone()

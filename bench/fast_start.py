@@ -31,7 +31,6 @@ from bench import stack
 from bench.replay import (
     events_end_offset,
     produce_commands,
-    sequencer_gauges,
     sql_catch_up,
     template_rowset,
     wait_sequenced,
@@ -135,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             cur.execute("INSERT INTO probe VALUES (1, 1)")
         conn.close()
         table_id, template = template_rowset(s, db, "pad")
-        g0 = sequencer_gauges(s)
+        g0 = stack.sequencer_gauges(s)
         stack.log(f"fast_start: producing {commands:,} CommitRowsets …")
         t0 = time.perf_counter()
         produce_commands(s, table_id, template, commands, run_id)

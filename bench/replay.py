@@ -27,11 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import time
-import urllib.request
 import uuid
 
 from bench.stack import (
@@ -43,6 +41,7 @@ from bench.stack import (
     fresh_database,
     log,
     machine,
+    sequencer_gauges,
     sql_connect,
     sql_projection_path,
 )
@@ -53,13 +52,6 @@ from storage.paths import rowset_path
 
 GOAL_EVENTS_PER_S = 50_000
 MIN_LOG_EVENTS = 100_000
-
-
-def sequencer_gauges(s: Settings) -> dict[str, float]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{s.worker_port}/metrics", timeout=5) as resp:  # noqa: S310
-        text = resp.read().decode()
-    return {m.group(1): float(m.group(2))
-            for m in re.finditer(r"^strata_sequencer_(\w+) ([0-9.e+-]+)$", text, re.M)}
 
 
 def _offsets_key(offsets: dict[tuple[str, int], int]) -> tuple[tuple[tuple[str, int], int], ...]:

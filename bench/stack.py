@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -257,6 +259,19 @@ def stack_pids(s: Settings) -> dict[str, int | None]:
         except (OSError, ValueError):
             pids[name] = None
     return pids
+
+
+def worker_gauges(s: Settings, prefix: str) -> dict[str, float]:
+    """The worker's unlabelled metrics named `prefix…`, by the rest of their name."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{s.worker_port}/metrics", timeout=5) as resp:  # noqa: S310
+        text = resp.read().decode()
+    return {m.group(1): float(m.group(2))
+            for m in re.finditer(rf"^{re.escape(prefix)}(\w+) ([0-9.e+-]+)$", text, re.M)}
+
+
+def sequencer_gauges(s: Settings) -> dict[str, float]:
+    """The worker's `strata_sequencer_*` gauges (`commands_applied`, `transactions`, …)."""
+    return worker_gauges(s, "strata_sequencer_")
 
 
 def process_cpu_s(pid: int | None) -> float | None:

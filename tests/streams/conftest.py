@@ -1,17 +1,27 @@
 """The `state` fixture of the sequencer-rule tests: a projection folded in memory (no Kafka) holding
-database `d` and its RANGE table `t` (id 1) with partitions p1 and p2 of two buckets each."""
+database `d` and its RANGE table `t` (id 1) with partitions p1 and p2 of two buckets each; and `config`,
+the settings of the stack `infra/test` runs, for the tests that need it."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from projections.projection import Projection
 from schemas import commands as cmd
+from schemas.config import Settings, load_settings
 from schemas.envelope import wrap_event
 from schemas.model import Column, Distribution
 from streams.rules import Rules
+
+
+@pytest.fixture(scope="module")
+def config() -> Settings:
+    if "STRATA_SQL_PORT" not in os.environ:
+        pytest.fail("STRATA_SQL_PORT is not set; run the tests through infra/test")
+    return load_settings()
 
 
 @pytest.fixture()

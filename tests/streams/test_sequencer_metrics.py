@@ -4,15 +4,14 @@ transactions, and /metrics counts the transactions, the commands in them and the
 
 from __future__ import annotations
 
-import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-import pymysql
 import pytest
 
-from bench.replay import sequencer_gauges
-from schemas.config import Settings, load_settings
+from bench.stack import sequencer_gauges
+from schemas.config import Settings
+from tests.query.sqlkit import connect
 
 pytestmark = pytest.mark.integration
 
@@ -20,21 +19,9 @@ WRITERS = 8
 INSERTS_EACH = 4
 
 
-@pytest.fixture(scope="module")
-def config() -> Settings:
-    if "STRATA_SQL_PORT" not in os.environ:
-        pytest.fail("STRATA_SQL_PORT is not set; run the tests through infra/test")
-    return load_settings()
-
-
-def _connect(config: Settings, db: str | None = None) -> pymysql.connections.Connection:
-    return pymysql.connect(host="127.0.0.1", port=config.sql_port, user="root", autocommit=True, database=db,
-                           read_timeout=60)
-
-
 def test_concurrent_inserts_are_counted_in_the_transactions_that_decided_them(config: Settings) -> None:
     db = f"seqmetrics_{uuid.uuid4().hex[:8]}"
-    admin = _connect(config)
+    admin = connect()
     with admin.cursor() as cur:
         cur.execute(f"CREATE DATABASE {db}")
         cur.execute(f"CREATE TABLE {db}.t (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
@@ -42,7 +29,7 @@ def test_concurrent_inserts_are_counted_in_the_transactions_that_decided_them(co
         before = sequencer_gauges(config)
 
         def write(writer: int) -> None:
-            conn = _connect(config, db)
+            conn = connect(db)
             try:
                 with conn.cursor() as cur:
                     for i in range(INSERTS_EACH):

@@ -30,19 +30,12 @@ from infra.supervisor import running_pid
 from projections.replica import Replica
 from schemas import commands as cmd
 from schemas import events as ev
-from schemas.config import REPO_ROOT, Settings, load_settings
+from schemas.config import REPO_ROOT, Settings
 from schemas.envelope import DecodeError, EventEnvelope, decode_event, encode, new_id, wrap_command, wrap_event
 from schemas.topics import COMMANDS_TOPIC, EVENTS_TOPIC
 from tests.streams.workerkit import health, start_worker, until
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def config() -> Settings:
-    if "STRATA_SQL_PORT" not in os.environ:
-        pytest.fail("STRATA_SQL_PORT is not set; run the tests through infra/test")
-    return load_settings()
 
 
 @pytest.fixture
