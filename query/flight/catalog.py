@@ -13,11 +13,6 @@ from query.flight.messages import Command
 from query.information_schema import CATALOG
 from schemas.config import strata_version
 
-
-class NotSupported(Exception):
-    """A command's option Strata does not answer."""
-
-
 RunSql = Callable[[str], pa.Table]  # SQL run through the engine as the caller
 TABLE_TYPES = ("BASE TABLE", "SYSTEM VIEW", "VIEW")
 
@@ -25,6 +20,8 @@ CATALOGS_SCHEMA = pa.schema([pa.field("catalog_name", pa.string(), False)])
 DB_SCHEMAS_SCHEMA = pa.schema([pa.field("catalog_name", pa.string()), pa.field("db_schema_name", pa.string(), False)])
 TABLES_SCHEMA = pa.schema([pa.field("catalog_name", pa.string()), pa.field("db_schema_name", pa.string()),
                            pa.field("table_name", pa.string(), False), pa.field("table_type", pa.string(), False)])
+# With include_schema: each table's columns, an Arrow schema serialized as IPC.
+TABLES_WITH_SCHEMA = TABLES_SCHEMA.append(pa.field("table_schema", pa.binary(), False))
 TABLE_TYPES_SCHEMA = pa.schema([pa.field("table_type", pa.string(), False)])
 _SQL_INFO_VALUE = pa.dense_union([
     pa.field("string_value", pa.string()), pa.field("bool_value", pa.bool_()), pa.field("bigint_value", pa.int64()),
@@ -58,11 +55,10 @@ def db_schemas(command: Command, run: RunSql) -> pa.Table:
 
 
 def tables(command: Command, run: RunSql) -> pa.Table:
-    if command.integer(5):
-        raise NotSupported("GetTables with include_schema is not supported: read a table's columns with "
-                           "SELECT * FROM t LIMIT 0")
+    include_schema = bool(command.integer(5))
+    schema = TABLES_WITH_SCHEMA if include_schema else TABLES_SCHEMA
     if _other_catalog(command):
-        return TABLES_SCHEMA.empty_table()
+        return schema.empty_table()
     where = []
     if command.text(2) is not None:
         where.append(f"TABLE_SCHEMA LIKE {_literal(command.text(2) or '')}")
@@ -74,9 +70,22 @@ def tables(command: Command, run: RunSql) -> pa.Table:
     clause = f" WHERE {' AND '.join(where)}" if where else ""
     rows = run("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.tables"
                f"{clause} ORDER BY TABLE_TYPE, TABLE_SCHEMA, TABLE_NAME").to_pylist()
-    return pa.Table.from_pylist([{"catalog_name": CATALOG, "db_schema_name": r["TABLE_SCHEMA"],
-                                  "table_name": r["TABLE_NAME"], "table_type": r["TABLE_TYPE"]} for r in rows],
-                                schema=TABLES_SCHEMA)
+    found = [{"catalog_name": CATALOG, "db_schema_name": r["TABLE_SCHEMA"], "table_name": r["TABLE_NAME"],
+              "table_type": r["TABLE_TYPE"]} for r in rows]
+    if include_schema:
+        for table in found:
+            table["table_schema"] = _columns(run, table["db_schema_name"], table["table_name"])
+    return pa.Table.from_pylist(found, schema=schema)
+
+
+def _columns(run: RunSql, database: str, table: str) -> bytes:
+    """The table's columns as a query of it returns them (the executor's Arrow types under the
+    MySQL port's names), as the IPC-serialized schema GetTables' `table_schema` holds."""
+    return run(f"SELECT * FROM {_identifier(database)}.{_identifier(table)} LIMIT 0").schema.serialize().to_pybytes()
+
+
+def _identifier(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
 def table_types() -> pa.Table:

@@ -37,6 +37,7 @@ from query.auth import FailedLogins
 from query.console.routes import http_login
 from query.context import SessionState
 from query.engine import Engine
+from query.flight.parameters import PreparedStatement
 from query.wire import errors as _wire_errors  # noqa: F401 - installs Doris' SQLSTATEs into mimic's table
 
 TOKEN_IDLE_S = 3600.0
@@ -52,14 +53,14 @@ def mysql_text(code: int, message: str) -> str:
 
 @dataclass
 class FlightLogin:
-    """One bearer token's user, SQL session and prepared statements (handle → text, gone with the
-    token); `lock` runs its statements one at a time."""
+    """One bearer token's user, SQL session and prepared statements (by handle, gone with the token);
+    `lock` runs its statements one at a time."""
 
     token: str
     user: str
     session: SessionState
     connection_id: int
-    prepared: dict[bytes, str] = field(default_factory=dict)
+    prepared: dict[bytes, PreparedStatement] = field(default_factory=dict)
     used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -11,8 +11,9 @@ DoPut (CommandStatementUpdate), which answers the affected row count. The CloseS
 sends it when a connection closes) ends the token at once — its session, prepared statements and
 unread results — instead of when it has been idle for an hour: until then it would count toward the
 user's max_user_connections. A token ended otherwise (KILL CONNECTION, idle, pushed out) also takes its
-unread results with it. Parameters, transactions, Substrait and the rest of Flight SQL are
-refused as not supported.
+unread results with it. A prepared statement's `?` parameters come as a record batch sent with DoPut
+and are bound as typed literals (query.flight.parameters). Transactions, Substrait and the rest of
+Flight SQL are refused as not supported.
 
 Errors keep the SQL port's text: `ERROR <code> (<sqlstate>): <message>`; a missing privilege is
 PERMISSION_DENIED, a wrong login UNAUTHENTICATED, anything else a FlightServerError.
@@ -40,6 +41,7 @@ from query.engine import Engine
 from query.flight import catalog
 from query.flight import messages as m
 from query.flight.logins import FlightLogin, FlightLogins, LoginMiddlewareFactory, NoHandshake, mysql_text
+from query.flight.parameters import PreparedStatement, bind_rows, prepare, statements
 from query.flight.results import ArrowResult, from_rows
 from query.parser import SqlError, SqlSyntaxError, parse_script
 from query.parser import statements as st
@@ -234,12 +236,24 @@ class StrataFlightServer(flight.FlightServerBase):
         return flight.FlightInfo(result.schema, descriptor, [flight.FlightEndpoint(ticket, [])], -1, -1)
 
     @staticmethod
-    def _prepared_text(login: FlightLogin, command: m.Command) -> str:
+    def _prepared(login: FlightLogin, command: m.Command) -> PreparedStatement:
         with login.lock:
             found = login.prepared.get(command.bytes(1) or b"")
         if found is None:
             raise flight.FlightServerError("the prepared statement is unknown or closed")
         return found
+
+    @staticmethod
+    def _bound(login: FlightLogin, prepared: PreparedStatement, values: pa.Table | None = None) -> list[str]:
+        """The statements a prepared statement runs, one per bound row of parameters (`values`, when
+        given, bound first)."""
+        try:
+            with login.lock:
+                if values is not None:
+                    bind_rows(prepared, values)
+                return statements(prepared)
+        except SqlFailure as failure:
+            _refuse(failure.code, failure.message)
 
     def _command(self, data: bytes) -> m.Command:
         try:
@@ -259,8 +273,10 @@ class StrataFlightServer(flight.FlightServerBase):
                 _not_supported("a transaction")
             return self._info(login, descriptor, self._answer(self._execute(login, command.text(1) or "", "query")))
         if command.name == m.PREPARED_STATEMENT_QUERY:
-            sql = self._prepared_text(login, command)
-            return self._info(login, descriptor, self._answer(self._execute(login, sql, "prepared_query")))
+            texts = self._bound(login, self._prepared(login, command))
+            if len(texts) != 1:
+                _not_supported("a query with more than one row of parameters (bind one row, or run it once per row)")
+            return self._info(login, descriptor, self._answer(self._execute(login, texts[0], "prepared_query")))
         tables = {
             m.GET_CATALOGS: lambda: catalog.catalogs(),
             m.GET_DB_SCHEMAS: lambda: catalog.db_schemas(command, self._run_sql(login)),
@@ -271,10 +287,7 @@ class StrataFlightServer(flight.FlightServerBase):
         make = tables.get(command.name)
         if make is None:
             _not_supported(command.name)
-        try:
-            table = make()
-        except catalog.NotSupported as exc:
-            _refuse(ErrorCode.NOT_SUPPORTED_YET, str(exc))
+        table = make()
         return self._info(login, descriptor, ArrowResult(table.schema, iter(table.to_batches())))
 
     @staticmethod
@@ -299,25 +312,29 @@ class StrataFlightServer(flight.FlightServerBase):
         if command.name == m.STATEMENT_UPDATE:
             if command.bytes(2):
                 _not_supported("a transaction")
-            sql = command.text(1) or ""
+            texts = [command.text(1) or ""]
         elif command.name == m.PREPARED_STATEMENT_UPDATE:
-            sql = self._prepared_text(login, command)
+            # The parameters come in this call: the statement runs once per row (ADBC's executemany).
+            texts = self._bound(login, self._prepared(login, command), reader.read_all())
         elif command.name == m.PREPARED_STATEMENT_QUERY:
-            bound = reader.read_all()
-            if bound.num_columns or bound.num_rows:
-                _not_supported("binding parameters to a prepared statement")
+            # Bound for the GetFlightInfo that runs the query; no DoPutPreparedStatementResult (the handle
+            # stays the same), which clients take as a server keeping the parameters with the statement.
+            self._bound(login, self._prepared(login, command), reader.read_all())
             return
         else:
             _not_supported(f"DoPut of {command.name}")
-        result = self._execute(login, sql, "update")
-        if isinstance(result, Rows):
-            from_rows(result).close()
-            _not_supported("a query sent as an update (CommandStatementUpdate); send it as a query")
-        assert isinstance(result, Done)
-        writer.write(pa.py_buffer(m.message((1, result.affected_rows))))
+        affected = 0
+        for sql in texts:
+            result = self._execute(login, sql, "update")
+            if isinstance(result, Rows):
+                from_rows(result).close()
+                _not_supported("a query sent as an update (CommandStatementUpdate); send it as a query")
+            assert isinstance(result, Done)
+            affected += result.affected_rows
+        writer.write(pa.py_buffer(m.message((1, affected))))
 
     def list_actions(self, context: flight.ServerCallContext) -> list[tuple[str, str]]:
-        return [("CreatePreparedStatement", "prepare a statement (no parameters)"),
+        return [("CreatePreparedStatement", "prepare a statement (`?` parameters bound with DoPut)"),
                 ("ClosePreparedStatement", "close a prepared statement"),
                 ("CloseSession", "log out: end this token's session, prepared statements and unread results")]
 
@@ -328,12 +345,16 @@ class StrataFlightServer(flight.FlightServerBase):
             if command.bytes(2):
                 _not_supported("a transaction")
             handle = secrets.token_bytes(16)
+            try:
+                prepared = prepare(command.text(1) or "")
+            except SqlFailure as failure:
+                _refuse(failure.code, failure.message)
             limit = self.engine.ctx.config.sql_max_prepared_statements
             with login.lock:
                 if len(login.prepared) >= limit:
                     raise flight.FlightUnavailableError(f"{limit} prepared statements are open on this login "
                                                         "(sql_max_prepared_statements): close some")
-                login.prepared[handle] = command.text(1) or ""
+                login.prepared[handle] = prepared
             # The dataset schema is left out (optional in Flight SQL): it comes with the statement's FlightInfo.
             return iter([m.pack(m.CREATE_PREPARED_STATEMENT_RESULT, m.message((1, handle)))])
         if action.type == "ClosePreparedStatement":

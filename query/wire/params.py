@@ -1,5 +1,6 @@
 """Prepared-statement parameters: decoded from COM_STMT_EXECUTE's binary values and bound into the
-statement as typed SQL literals.
+statement as typed SQL literals (`bind`, which Flight SQL's bound parameters go through too:
+query.flight.parameters).
 
 mysql-mimic 3.0.5 spliced each parameter into the SQL text as `f"'{param}'"`: a string parameter
 `nobody' OR '1'='1` became SQL (injection), `O'Brien` a syntax error; and it refused DECIMAL, DATE,

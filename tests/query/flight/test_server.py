@@ -6,6 +6,7 @@ the logins and grants against the SQL port's rules."""
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import threading
 import time
 from collections.abc import Iterator
@@ -177,6 +178,80 @@ def test_dml_through_execute_update(uri: str, conn: Conn, db: str, client: tuple
     assert rows(conn, f"SELECT k, v FROM {db}.w ORDER BY k") == [(1, 1), (2, 10), (3, 10)]
 
 
+def test_parameters_are_bound_as_typed_literals(uri: str, conn: Conn, db: str) -> None:
+    run(conn, "CREATE TABLE p (k INT, name VARCHAR(40), amount DECIMAL(10,2), day DATE, at DATETIME(6), "
+              "ratio DOUBLE) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    values = [(1, "O'Brien", Decimal("12.50"), dt.date(2024, 2, 29), dt.datetime(2024, 2, 29, 12, 34, 56, 789), 0.5),
+              (2, "nobody' OR '1'='1", Decimal("-0.01"), None, None, None),
+              (3, "back\\slash ? -- not a comment", None, dt.date(1999, 12, 31), dt.datetime(2000, 1, 1), 1e300)]
+    with adbc(uri) as fc, fc.cursor() as cur:
+        # executemany: one prepared INSERT, the rows bound in one DoPut, run once per row.
+        cur.executemany(f"INSERT INTO {db}.p VALUES (?, ?, ?, ?, ?, ?)", values)
+        assert cur.rowcount == 3
+        cur.execute(f"SELECT * FROM {db}.p WHERE name = ? ORDER BY k", ("O'Brien",))
+        assert cur.fetchall() == [values[0]]
+        # A string is one literal, never SQL: the injection matches only the row that holds it.
+        cur.execute(f"SELECT k FROM {db}.p WHERE name = ?", ("nobody' OR '1'='1",))
+        assert cur.fetchall() == [(2,)]
+        cur.execute(f"SELECT k, ? AS tag FROM {db}.p WHERE day > ? AND amount IS NULL", ("x", dt.date(1999, 1, 1)))
+        assert cur.fetchall() == [(3, "x")]
+        # The prepared statement runs again with other values bound.
+        for k in (1, 3):
+            cur.execute(f"SELECT k FROM {db}.p WHERE k = ?", (k,))
+            assert cur.fetchall() == [(k,)]
+    assert rows(conn, f"SELECT * FROM {db}.p ORDER BY k") == values  # what the MySQL port reads back
+
+
+def test_wrong_parameters_are_refused(uri: str, client: tuple[flight.FlightClient, Any]) -> None:
+    with adbc(uri) as fc, fc.cursor() as cur:
+        with pytest.raises(adbc_driver_manager.Error, match=r"1210.*takes 2 parameters, 1 were bound"):
+            cur.execute("SELECT ? + ?", (1,))
+        with pytest.raises(adbc_driver_manager.Error, match=r"1210.*takes 1 parameters, none were bound"):
+            cur.adbc_statement.set_sql_query("SELECT ? + 1")
+            cur.adbc_statement.prepare()
+            cur.adbc_statement.execute_query()
+        with pytest.raises(adbc_driver_manager.Error, match="time zone is not supported"):
+            cur.execute("SELECT ?", (dt.datetime(2024, 1, 1, tzinfo=dt.UTC),))
+    # Two rows of parameters for one query: refused, not one of them picked.
+    found, options = client
+    request = m.pack(m.CREATE_PREPARED_STATEMENT_REQUEST, m.message((1, "SELECT ? AS v")))
+    (result,) = list(found.do_action(flight.Action("CreatePreparedStatement", request), options))
+    handle = m.unpack(result.body.to_pybytes()).bytes(1)
+    query = flight.FlightDescriptor.for_command(m.pack(m.PREPARED_STATEMENT_QUERY, m.message((1, handle))))
+    two = pa.table({"p": [1, 2]})
+    writer, _ = found.do_put(query, two.schema, options)
+    writer.write_table(two)
+    writer.close()
+    with pytest.raises(flight.FlightError, match="more than one row of parameters.*not supported"):
+        found.get_flight_info(query, options)
+    one = pa.table({"p": [7]})
+    writer, _ = found.do_put(query, one.schema, options)
+    writer.write_table(one)
+    writer.close()
+    info = found.get_flight_info(query, options)
+    assert found.do_get(info.endpoints[0].ticket, options).read_all().to_pylist() == [{"v": 7}]
+
+
+def test_get_tables_with_their_schemas(uri: str, conn: Conn, db: str, limited: tuple[str, str]) -> None:
+    run(conn, "CREATE TABLE `odd-name` (k BIGINT, v VARCHAR(10), d DECIMAL(9,3)) DUPLICATE KEY(k) "
+              "DISTRIBUTED BY HASH(k) BUCKETS 1")
+    with adbc(uri) as fc:
+        schema = fc.adbc_get_table_schema("odd-name", db_schema_filter=db)
+        assert schema == arrow(uri, f"SELECT * FROM {db}.`odd-name`").schema
+        assert schema.names == ["k", "v", "d"] and schema.types == [pa.int64(), pa.string(), pa.decimal128(9, 3)]
+        objects = fc.adbc_get_objects(depth="all", db_schema_filter=db, table_name_filter="odd%").read_all()
+    [table] = [t for c in objects.to_pylist() for s in c["catalog_db_schemas"] for t in s["db_schema_tables"]]
+    assert [(c["column_name"], c["ordinal_position"]) for c in table["table_columns"]] == [("k", 1), ("v", 2), ("d", 3)]
+    # A user's GetTables lists, with schemas too, only the tables its grants let it see.
+    name, password = limited
+    with adbc(uri, name, password) as fc:
+        listed = fc.adbc_get_objects(depth="all", db_schema_filter=db).read_all().to_pylist()
+        assert [t["table_name"] for c in listed for s in c["catalog_db_schemas"] for t in s["db_schema_tables"]] \
+            == ["open"]
+        with pytest.raises(adbc_driver_manager.Error):
+            fc.adbc_get_table_schema("closed", db_schema_filter=db)
+
+
 def test_use_lasts_for_the_login(uri: str, conn: Conn, db: str) -> None:
     run(conn, "CREATE TABLE u (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
     run(conn, "INSERT INTO u VALUES (7)")
@@ -263,7 +338,7 @@ def test_what_is_not_supported_says_so(uri: str, conn: Conn, db: str, client: tu
     with pytest.raises(flight.FlightError, match="not supported"):
         found.get_flight_info(xref, options)
     with adbc(uri) as fc, fc.cursor() as cur, pytest.raises(adbc_driver_manager.Error, match="not supported"):
-        cur.execute("SELECT ? + 1", parameters=(1,))
+        cur.adbc_ingest("ingested", pa.table({"k": [1]}), mode="create")
 
 
 def test_basic_padding_is_optional(uri: str) -> None:
