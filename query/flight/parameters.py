@@ -5,7 +5,10 @@ send the values as an Arrow record batch (DoPut of CommandPreparedStatementQuery
 Each row of the batch is bound into the statement's text as typed literals by the MySQL port's binder
 (query.wire.params: the placeholders Strata's tokenizer finds, every value one literal of its type, no
 splicing), so a `?` means the same on both ports and the bound text runs through the one engine. A query
-runs with one row of values; an update runs once per row (a batch), its counts added up.
+runs with one row of values; an update runs once per row (a batch), its counts added up — except an
+`INSERT INTO … VALUES (…)` whose one row holds every placeholder, which runs as multi-row INSERTs of up
+to `ROWS_PER_INSERT` rows (one commit each, as PyMySQL's executemany and Connector/J's rewritten batches
+do), not as one commit per row.
 """
 
 from __future__ import annotations
@@ -18,12 +21,17 @@ from typing import Any, TypeVar
 import pyarrow as pa
 from mysql_mimic.charset import CharacterSet
 from mysql_mimic.errors import MysqlError
+from sqlglot.tokens import Token, TokenType
 
 from query.context import SqlFailure
+from query.parser.errors import SqlSyntaxError
+from query.parser.lexing import tokenize
 from query.wire.params import bind, placeholders
 from schemas.errors import ErrorCode
 
 T = TypeVar("T")
+# Rows bound to an `INSERT … VALUES (?, …)` that go into one multi-row INSERT (one statement, one commit).
+ROWS_PER_INSERT = 4096
 # Arrow strings are UTF-8; a binary value that is not UTF-8 is bound as X'…'.
 _CHARSET = CharacterSet.utf8mb4
 
@@ -35,6 +43,9 @@ class PreparedStatement:
 
     sql: str
     placeholders: list[int]
+    # [start, end) of the one row of an `INSERT INTO … VALUES (…)` holding every placeholder: rows
+    # bound to it are inserted as rows of one statement. None for any other statement.
+    values_row: tuple[int, int] | None = None
     bound: list[tuple[Any, ...]] = field(default_factory=list)
 
     @property
@@ -44,7 +55,40 @@ class PreparedStatement:
 
 def prepare(sql: str) -> PreparedStatement:
     """The statement with its placeholders found; SqlFailure (a syntax error) for text that does not tokenize."""
-    return PreparedStatement(sql, _mysql_errors(placeholders, sql))
+    offsets = _mysql_errors(placeholders, sql)
+    return PreparedStatement(sql, offsets, _values_row(sql, offsets) if offsets else None)
+
+
+def _values_row(sql: str, offsets: list[int]) -> tuple[int, int] | None:
+    """Where the one row of `INSERT INTO … VALUES (…)` stands, if the statement is that and the row
+    holds every placeholder (`offsets`)."""
+    try:
+        tokens = tokenize(sql)
+    except SqlSyntaxError:
+        return None
+    while tokens and tokens[-1].token_type == TokenType.SEMICOLON:
+        tokens.pop()
+    if len(tokens) < 2 or (tokens[0].token_type, tokens[1].token_type) != (TokenType.INSERT, TokenType.INTO):
+        return None
+    values = next((i for i, t in enumerate(tokens) if t.token_type == TokenType.VALUES), None)
+    if values is None or values + 1 >= len(tokens) or tokens[values + 1].token_type != TokenType.L_PAREN:
+        return None
+    close = _closing(tokens, values + 1)
+    if close != len(tokens) - 1:  # more rows, or anything after the row
+        return None
+    start, end = tokens[values + 1].start, tokens[close].end + 1
+    return (start, end) if all(start <= offset < end for offset in offsets) else None
+
+
+def _closing(tokens: list[Token], opening: int) -> int | None:
+    """The index of the parenthesis closing the one at `opening`."""
+    depth = 0
+    for i in range(opening, len(tokens)):
+        kind = tokens[i].token_type
+        depth += 1 if kind == TokenType.L_PAREN else -1 if kind == TokenType.R_PAREN else 0
+        if depth == 0:
+            return i
+    return None
 
 
 def bind_rows(prepared: PreparedStatement, values: pa.Table) -> None:
@@ -69,6 +113,12 @@ def statements(prepared: PreparedStatement) -> list[str]:
     if not prepared.bound:
         raise SqlFailure(ErrorCode.WRONG_ARGUMENTS, f"the statement takes {prepared.parameters} parameters, "
                                                     "none were bound")
+    if prepared.values_row is not None and len(prepared.bound) > 1:
+        start, end = prepared.values_row
+        row, offsets = prepared.sql[start:end], [offset - start for offset in prepared.placeholders]
+        rows = [_mysql_errors(bind, row, offsets, list(values), _CHARSET) for values in prepared.bound]
+        return [prepared.sql[:start] + ", ".join(rows[i:i + ROWS_PER_INSERT])
+                for i in range(0, len(rows), ROWS_PER_INSERT)]
     return [_mysql_errors(bind, prepared.sql, prepared.placeholders, list(row), _CHARSET) for row in prepared.bound]
 
 

@@ -185,9 +185,12 @@ def test_parameters_are_bound_as_typed_literals(uri: str, conn: Conn, db: str) -
               (2, "nobody' OR '1'='1", Decimal("-0.01"), None, None, None),
               (3, "back\\slash ? -- not a comment", None, dt.date(1999, 12, 31), dt.datetime(2000, 1, 1), 1e300)]
     with adbc(uri) as fc, fc.cursor() as cur:
-        # executemany: one prepared INSERT, the rows bound in one DoPut, run once per row.
+        # executemany: one prepared INSERT, the rows bound in one DoPut …
         cur.executemany(f"INSERT INTO {db}.p VALUES (?, ?, ?, ?, ?, ?)", values)
         assert cur.rowcount == 3
+        # … as one multi-row INSERT: one commit, one rowset.
+        assert rows(conn, "SELECT count(*) FROM information_schema.rowsets "
+                          f"WHERE TABLE_SCHEMA = '{db}' AND TABLE_NAME = 'p'") == [(1,)]
         cur.execute(f"SELECT * FROM {db}.p WHERE name = ? ORDER BY k", ("O'Brien",))
         assert cur.fetchall() == [values[0]]
         # A string is one literal, never SQL: the injection matches only the row that holds it.
