@@ -243,6 +243,25 @@ class StrataFlightServer(flight.FlightServerBase):
             raise flight.FlightServerError("the prepared statement is unknown or closed")
         return found
 
+    def _parameters(self, reader: flight.MetadataRecordBatchReader) -> pa.Table:
+        """The parameter batches a DoPut sends, refused past `sql_max_packet_bytes` (the MySQL port's
+        max_allowed_packet, which a statement and its parameters cannot exceed there either)."""
+        limit = self.engine.ctx.config.sql_max_packet_bytes
+        batches: list[pa.RecordBatch] = []
+        size = 0
+        while True:
+            try:
+                chunk = reader.read_chunk()
+            except StopIteration:
+                return pa.Table.from_batches(batches, reader.schema)
+            if chunk.data is None:
+                continue
+            size += chunk.data.nbytes
+            if size > limit:
+                _refuse(ErrorCode.NET_PACKET_TOO_LARGE, f"the parameters bound exceed {limit} bytes "
+                                                        "(max_allowed_packet, sql_max_packet_bytes)")
+            batches.append(chunk.data)
+
     @staticmethod
     def _bound(login: FlightLogin, prepared: PreparedStatement, values: pa.Table | None = None) -> list[str]:
         """The statements a prepared statement runs, one per bound row of parameters (`values`, when
@@ -315,11 +334,11 @@ class StrataFlightServer(flight.FlightServerBase):
             texts = [command.text(1) or ""]
         elif command.name == m.PREPARED_STATEMENT_UPDATE:
             # The parameters come in this call: the statement runs once per row (ADBC's executemany).
-            texts = self._bound(login, self._prepared(login, command), reader.read_all())
+            texts = self._bound(login, self._prepared(login, command), self._parameters(reader))
         elif command.name == m.PREPARED_STATEMENT_QUERY:
             # Bound for the GetFlightInfo that runs the query; no DoPutPreparedStatementResult (the handle
             # stays the same), which clients take as a server keeping the parameters with the statement.
-            self._bound(login, self._prepared(login, command), reader.read_all())
+            self._bound(login, self._prepared(login, command), self._parameters(reader))
             return
         else:
             _not_supported(f"DoPut of {command.name}")

@@ -235,6 +235,26 @@ def test_wrong_parameters_are_refused(uri: str, client: tuple[flight.FlightClien
     assert found.do_get(info.endpoints[0].ticket, options).read_all().to_pylist() == [{"v": 7}]
 
 
+def test_parameters_past_max_allowed_packet_are_refused(client: tuple[flight.FlightClient, Any]) -> None:
+    found, options = client
+    request = m.pack(m.CREATE_PREPARED_STATEMENT_REQUEST, m.message((1, "SELECT length(?) AS n")))
+    (result,) = list(found.do_action(flight.Action("CreatePreparedStatement", request), options))
+    handle = m.unpack(result.body.to_pybytes()).bytes(1)
+    query = flight.FlightDescriptor.for_command(m.pack(m.PREPARED_STATEMENT_QUERY, m.message((1, handle))))
+    megabyte = pa.table({"p": ["x" * (1 << 20)]})
+    writer, _ = found.do_put(query, megabyte.schema, options)
+    with pytest.raises(flight.FlightError, match="1153"):
+        for _ in range(70):  # 70 MB against the default 64 MB
+            writer.write_table(megabyte)
+        writer.close()
+    # The server goes on: the login binds a small value and runs.
+    writer, _ = found.do_put(query, megabyte.schema, options)
+    writer.write_table(pa.table({"p": ["four"]}))
+    writer.close()
+    info = found.get_flight_info(query, options)
+    assert found.do_get(info.endpoints[0].ticket, options).read_all().to_pylist() == [{"n": 4}]
+
+
 def test_get_tables_with_their_schemas(uri: str, conn: Conn, db: str, limited: tuple[str, str]) -> None:
     run(conn, "CREATE TABLE `odd-name` (k BIGINT, v VARCHAR(10), d DECIMAL(9,3)) DUPLICATE KEY(k) "
               "DISTRIBUTED BY HASH(k) BUCKETS 1")
