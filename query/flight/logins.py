@@ -61,6 +61,8 @@ class FlightLogin:
     session: SessionState
     connection_id: int
     prepared: dict[bytes, PreparedStatement] = field(default_factory=dict)
+    # Statements run so far: a prepared statement's first run is used only if none ran after it.
+    statements_run: int = 0
     used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -36,16 +36,34 @@ ROWS_PER_INSERT = 4096
 _CHARSET = CharacterSet.utf8mb4
 
 
+@dataclass(frozen=True)
+class FirstRun:
+    """A prepared statement's rows from running it when it was prepared: the server's pending result
+    `handle`, made at `at` (monotonic), after the login's `after`-th statement."""
+
+    handle: bytes
+    at: float
+    after: int
+
+
 @dataclass
 class PreparedStatement:
     """A prepared statement's text, where its `?` placeholders stand, and the rows last bound to it
-    (kept until bound again, so it runs as often as the client asks)."""
+    (kept until bound again, so it runs as often as the client asks); the schema of its rows, when it
+    has rows, the types its parameters take, and its rows' first run, when it was run as it was
+    prepared (query.flight.server)."""
 
     sql: str
     placeholders: list[int]
+    dataset_schema: pa.Schema | None = None
+    parameter_schema: pa.Schema | None = None
+    first_run: FirstRun | None = None
     # [start, end) of the one row of an `INSERT INTO … VALUES (…)` holding every placeholder: rows
     # bound to it are inserted as rows of one statement. None for any other statement.
     values_row: tuple[int, int] | None = None
+    # For such an INSERT, the position in the row of each placeholder that is a value of its own (None
+    # for one inside an expression): which column it fills.
+    row_slots: tuple[int | None, ...] = ()
     bound: list[tuple[Any, ...]] = field(default_factory=list)
 
     @property
@@ -56,12 +74,15 @@ class PreparedStatement:
 def prepare(sql: str) -> PreparedStatement:
     """The statement with its placeholders found; SqlFailure (a syntax error) for text that does not tokenize."""
     offsets = _mysql_errors(placeholders, sql)
-    return PreparedStatement(sql, offsets, _values_row(sql, offsets) if offsets else None)
+    found = _values_row(sql, offsets) if offsets else None
+    if found is None:
+        return PreparedStatement(sql, offsets)
+    return PreparedStatement(sql, offsets, values_row=found[0], row_slots=found[1])
 
 
-def _values_row(sql: str, offsets: list[int]) -> tuple[int, int] | None:
-    """Where the one row of `INSERT INTO … VALUES (…)` stands, if the statement is that and the row
-    holds every placeholder (`offsets`)."""
+def _values_row(sql: str, offsets: list[int]) -> tuple[tuple[int, int], tuple[int | None, ...]] | None:
+    """Where the one row of `INSERT INTO … VALUES (…)` stands and the slot of each placeholder in it
+    (`row_slots`), if the statement is that and the row holds every placeholder (`offsets`)."""
     try:
         tokens = tokenize(sql)
     except SqlSyntaxError:
@@ -77,7 +98,29 @@ def _values_row(sql: str, offsets: list[int]) -> tuple[int, int] | None:
     if close != len(tokens) - 1:  # more rows, or anything after the row
         return None
     start, end = tokens[values + 1].start, tokens[close].end + 1
-    return (start, end) if all(start <= offset < end for offset in offsets) else None
+    if not all(start <= offset < end for offset in offsets):
+        return None
+    return (start, end), _slots(tokens[values + 1:close + 1])
+
+
+def _slots(row: list[Token]) -> tuple[int | None, ...]:
+    """For each placeholder of a parenthesised row, its element's index when the element is the
+    placeholder alone, else None."""
+    slots: list[int | None] = []
+    depth, element = 0, 0
+    for i, token in enumerate(row):
+        kind = token.token_type
+        if kind == TokenType.L_PAREN:
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            depth -= 1
+        elif kind == TokenType.COMMA and depth == 1:
+            element += 1
+        elif kind == TokenType.PLACEHOLDER:
+            alone = depth == 1 and row[i - 1].token_type in (TokenType.L_PAREN, TokenType.COMMA) and \
+                row[i + 1].token_type in (TokenType.R_PAREN, TokenType.COMMA)
+            slots.append(element if alone else None)
+    return tuple(slots)
 
 
 def _closing(tokens: list[Token], opening: int) -> int | None:
@@ -102,6 +145,12 @@ def bind_rows(prepared: PreparedStatement, values: pa.Table) -> None:
                                                     f"{values.num_columns} were bound")
     columns = [[_python(v) for v in column.to_pylist()] for column in values.columns]
     prepared.bound = list(zip(*columns, strict=True))
+
+
+def with_values(prepared: PreparedStatement, values: list[Any]) -> str:
+    """The statement with `values` bound (each a typed literal): NULLs, to describe its rows; markers,
+    to find its parameters in it (query.flight.parameter_types)."""
+    return _mysql_errors(bind, prepared.sql, prepared.placeholders, values, _CHARSET)
 
 
 def statements(prepared: PreparedStatement) -> list[str]:

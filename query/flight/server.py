@@ -34,6 +34,7 @@ import pyarrow.flight as flight
 from confluent_kafka import KafkaException
 from mysql_mimic.variables import SessionVariables
 from prometheus_client import Counter
+from sqlglot import exp
 
 from query import timeouts
 from query.context import Done, Result, Rows, SessionState, SqlFailure
@@ -41,7 +42,8 @@ from query.engine import Engine
 from query.flight import catalog
 from query.flight import messages as m
 from query.flight.logins import FlightLogin, FlightLogins, LoginMiddlewareFactory, NoHandshake, mysql_text
-from query.flight.parameters import PreparedStatement, bind_rows, prepare, statements
+from query.flight.parameter_types import markers, parameter_schema
+from query.flight.parameters import FirstRun, PreparedStatement, bind_rows, prepare, statements, with_values
 from query.flight.results import ArrowResult, from_rows
 from query.parser import SqlError, SqlSyntaxError, parse_script
 from query.parser import statements as st
@@ -53,6 +55,13 @@ STATEMENTS = Counter("strata_flight_sql_statements_total", "Flight SQL statement
 UNCLAIMED_S = 300.0  # a result whose DoGet never came is closed after this long
 MAX_PENDING = 256  # results awaiting their DoGet at once (each holds a DuckDB cursor)
 MAX_PENDING_PER_LOGIN = 16
+# How long the rows of a prepared statement's run at CreatePreparedStatement wait for the GetFlightInfo that
+# executes it (clients send it at once); later, it runs again.
+FIRST_RUN_S = 1.0
+# Statements that answer rows and change nothing: prepared without parameters, they run as they are prepared.
+_READS: tuple[type[st.Statement], ...] = (st.Query, st.Describe, st.Explain, *(
+    kind for name, kind in vars(st).items()
+    if isinstance(kind, type) and issubclass(kind, st.Statement) and name.startswith(("Show", "AdminShow"))))
 # arrow.flight.protocol.CloseSessionResult.Status (Flight.proto): the session is closed.
 _SESSION_CLOSED = 1
 _DENIED = {ErrorCode.ACCESS_DENIED, ErrorCode.TABLE_ACCESS_DENIED, ErrorCode.DB_ACCESS_DENIED,
@@ -111,6 +120,15 @@ class _Pending:
         self._close_where(lambda at, _owner: now - at > UNCLAIMED_S)
 
     def add(self, token: str, result: ArrowResult) -> bytes:
+        handle = self.offer(token, result)
+        if handle is None:
+            raise flight.FlightUnavailableError("too many results are waiting for their DoGet "
+                                                f"({MAX_PENDING_PER_LOGIN} a login, {MAX_PENDING} in all); "
+                                                "fetch them before running more")
+        return handle
+
+    def offer(self, token: str, result: ArrowResult) -> bytes | None:
+        """`add`, or None (the result closed) when the login or the server holds too many already."""
         self.expire()
         handle = secrets.token_bytes(16)
         now = time.monotonic()
@@ -121,9 +139,7 @@ class _Pending:
                 self._results[handle] = (now, token, result)
         if full:
             result.close()
-            raise flight.FlightUnavailableError("too many results are waiting for their DoGet "
-                                                f"({MAX_PENDING_PER_LOGIN} a login, {MAX_PENDING} in all); "
-                                                "fetch them before running more")
+            return None
         return handle
 
     def take(self, token: str, handle: bytes) -> ArrowResult:
@@ -173,6 +189,11 @@ class StrataFlightServer(flight.FlightServerBase):
     def _execute(self, login: FlightLogin, sql: str, kind: str) -> Result:
         """One statement, run as the MySQL port runs it (the same parser and engine), its SELECT
         rows left streaming."""
+        return self._run(login, self._statement(sql, kind), sql, kind)
+
+    @staticmethod
+    def _statement(sql: str, kind: str) -> st.Statement:
+        """The one statement `sql` holds, parsed as the MySQL port parses it."""
         try:
             statements = parse_script(sql)
         except SqlSyntaxError as exc:
@@ -184,11 +205,15 @@ class StrataFlightServer(flight.FlightServerBase):
         if len(statements) != 1:
             STATEMENTS.labels(kind, "error").inc()
             _refuse(ErrorCode.NOT_SUPPORTED_YET, "send one statement per Flight SQL command")
+        return statements[0]
+
+    def _run(self, login: FlightLogin, statement: st.Statement, sql: str, kind: str) -> Result:
         session = login.session
         with login.lock:
+            login.statements_run += 1
             session.arrow_results = True
             try:
-                result = timeouts.run_limited(self._tracked(login, sql), session, statements[0],
+                result = timeouts.run_limited(self._tracked(login, sql), session, statement,
                                               self.logins.user(login))
             except SqlFailure as failure:
                 STATEMENTS.labels(kind, "error").inc()
@@ -234,6 +259,61 @@ class StrataFlightServer(flight.FlightServerBase):
         handle = self._pending.add(login.token, result)
         ticket = flight.Ticket(m.pack(m.TICKET_STATEMENT_QUERY, m.message((1, handle))))
         return flight.FlightInfo(result.schema, descriptor, [flight.FlightEndpoint(ticket, [])], -1, -1)
+
+    def _describe(self, login: FlightLogin, prepared: PreparedStatement) -> None:
+        """Learns what the prepared statement's rows look like (`dataset_schema`): the Flight SQL JDBC
+        driver takes a statement announced without them for an update. A statement that only reads and
+        takes no parameters is run now, and its rows are kept for the GetFlightInfo that comes next —
+        ADBC and the JDBC driver prepare every statement they run, so it runs once, not twice; they are
+        used if that call comes within `FIRST_RUN_S` with no other statement of the login in between, as
+        if the statement had been executed a moment sooner. A query with parameters runs with them NULL
+        under LIMIT 0 (as the MySQL port describes a prepared SELECT); other statements have no rows."""
+        if prepared.parameters:
+            marked = self._statement(with_values(prepared, markers(prepared.parameters)), "prepare")
+            prepared.parameter_schema = parameter_schema(marked, prepared.parameters, prepared.row_slots,
+                                                         lambda sql: self._schema(login, sql))
+        statement = self._statement(with_values(prepared, [None] * prepared.parameters), "prepare")
+        if not isinstance(statement, _READS):
+            return
+        if not prepared.parameters:
+            result = self._answer(self._run(login, statement, prepared.sql, "prepared_query"))
+            prepared.dataset_schema = result.schema
+            handle = self._pending.offer(login.token, result)
+            if handle is not None:
+                prepared.first_run = FirstRun(handle, time.monotonic(), login.statements_run)
+        elif isinstance(statement, st.Query) and isinstance(statement.expr, exp.Query):
+            result = self._answer(self._run(login, st.Query(expr=statement.expr.limit(0)), prepared.sql, "prepare"))
+            prepared.dataset_schema = result.schema
+            result.close()
+
+    def _schema(self, login: FlightLogin, sql: str) -> pa.Schema:
+        """The schema of a query's rows, run as the login (a LIMIT 0 query: no rows are read)."""
+        result = self._answer(self._run(login, self._statement(sql, "prepare"), sql, "prepare"))
+        result.close()
+        return result.schema
+
+    def _first_run(self, login: FlightLogin, prepared: PreparedStatement) -> ArrowResult | None:
+        """The rows of the prepared statement's run when it was prepared, if still good (`_describe`);
+        a first run too old, or with other statements after it, is closed."""
+        with login.lock:
+            first, prepared.first_run = prepared.first_run, None
+            fresh = first is not None and first.after == login.statements_run and \
+                time.monotonic() - first.at < FIRST_RUN_S
+        if first is None:
+            return None
+        try:
+            result = self._pending.take(login.token, first.handle)
+        except flight.FlightServerError:
+            return None  # closed meanwhile (the login's results went with its end, or expired)
+        if fresh:
+            return result
+        result.close()
+        return None
+
+    def _close_first_run(self, login: FlightLogin, prepared: PreparedStatement) -> None:
+        first = self._first_run(login, prepared)
+        if first is not None:
+            first.close()
 
     @staticmethod
     def _prepared(login: FlightLogin, command: m.Command) -> PreparedStatement:
@@ -292,7 +372,11 @@ class StrataFlightServer(flight.FlightServerBase):
                 _not_supported("a transaction")
             return self._info(login, descriptor, self._answer(self._execute(login, command.text(1) or "", "query")))
         if command.name == m.PREPARED_STATEMENT_QUERY:
-            texts = self._bound(login, self._prepared(login, command))
+            prepared = self._prepared(login, command)
+            first = self._first_run(login, prepared)
+            if first is not None:
+                return self._info(login, descriptor, first)
+            texts = self._bound(login, prepared)
             if len(texts) != 1:
                 _not_supported("a query with more than one row of parameters (bind one row, or run it once per row)")
             return self._info(login, descriptor, self._answer(self._execute(login, texts[0], "prepared_query")))
@@ -334,7 +418,9 @@ class StrataFlightServer(flight.FlightServerBase):
             texts = [command.text(1) or ""]
         elif command.name == m.PREPARED_STATEMENT_UPDATE:
             # The parameters come in this call: the statement runs once per row (ADBC's executemany).
-            texts = self._bound(login, self._prepared(login, command), self._parameters(reader))
+            prepared = self._prepared(login, command)
+            self._close_first_run(login, prepared)
+            texts = self._bound(login, prepared, self._parameters(reader))
         elif command.name == m.PREPARED_STATEMENT_QUERY:
             # Bound for the GetFlightInfo that runs the query; no DoPutPreparedStatementResult (the handle
             # stays the same), which clients take as a server keeping the parameters with the statement.
@@ -373,13 +459,19 @@ class StrataFlightServer(flight.FlightServerBase):
                 if len(login.prepared) >= limit:
                     raise flight.FlightUnavailableError(f"{limit} prepared statements are open on this login "
                                                         "(sql_max_prepared_statements): close some")
+            self._describe(login, prepared)
+            with login.lock:
                 login.prepared[handle] = prepared
-            # The dataset schema is left out (optional in Flight SQL): it comes with the statement's FlightInfo.
-            return iter([m.pack(m.CREATE_PREPARED_STATEMENT_RESULT, m.message((1, handle)))])
+            schemas = (prepared.dataset_schema, prepared.parameter_schema)
+            serialized = [None if schema is None else schema.serialize().to_pybytes() for schema in schemas]
+            return iter([m.pack(m.CREATE_PREPARED_STATEMENT_RESULT, m.message(
+                (1, handle), (2, serialized[0]), (3, serialized[1])))])
         if action.type == "ClosePreparedStatement":
             command = self._command(action.body.to_pybytes())
             with login.lock:
-                login.prepared.pop(command.bytes(1) or b"", None)
+                closed = login.prepared.pop(command.bytes(1) or b"", None)
+            if closed is not None:
+                self._close_first_run(login, closed)
             return iter([])
         if action.type == "CloseSession":
             # A Flight action, not a Flight SQL one: its body (CloseSessionRequest, empty) and its result
