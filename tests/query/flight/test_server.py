@@ -9,6 +9,7 @@ import base64
 import datetime as dt
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -21,7 +22,7 @@ import pymysql
 import pytest
 
 from query.flight import messages as m
-from query.flight.server import MAX_PENDING_PER_LOGIN
+from query.flight.server import FIRST_RUN_S, MAX_PENDING_PER_LOGIN
 from schemas.config import Settings
 from tests.query.sqlkit import Conn, rows, run
 from tests.query.test_sql_time_travel import TT, instant
@@ -253,6 +254,83 @@ def test_parameters_past_max_allowed_packet_are_refused(client: tuple[flight.Fli
     writer.close()
     info = found.get_flight_info(query, options)
     assert found.do_get(info.endpoints[0].ticket, options).read_all().to_pylist() == [{"n": 4}]
+
+
+def _statements_run(config: Settings, kind: str) -> float:
+    """strata_flight_sql_statements_total{kind, outcome="ok"} from the SQL server's /metrics."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{config.http_port}/metrics", timeout=10).read().decode()
+    prefix = f'strata_flight_sql_statements_total{{kind="{kind}",outcome="ok"}} '
+    return sum(float(line.removeprefix(prefix)) for line in text.splitlines() if line.startswith(prefix))
+
+
+def _prepare(found: flight.FlightClient, options: flight.FlightCallOptions, sql: str) -> dict[int, Any]:
+    """CreatePreparedStatement's answer: handle (1), dataset_schema (2) and parameter_schema (3), each
+    schema read back from its IPC bytes (None when left out)."""
+    request = m.pack(m.CREATE_PREPARED_STATEMENT_REQUEST, m.message((1, sql)))
+    (result,) = list(found.do_action(flight.Action("CreatePreparedStatement", request), options))
+    fields = m.unpack(result.body.to_pybytes())
+    return {1: fields.bytes(1)} | {n: None if fields.bytes(n) is None else pa.ipc.read_schema(
+        pa.py_buffer(fields.bytes(n))) for n in (2, 3)}
+
+
+def test_a_prepared_statement_announces_its_rows_and_parameters(conn: Conn, db: str,
+                                                                 client: tuple[flight.FlightClient, Any]) -> None:
+    run(conn, "CREATE TABLE ps (k INT, name VARCHAR(20), amount DECIMAL(10,2), day DATE) DUPLICATE KEY(k) "
+              "DISTRIBUTED BY HASH(k) BUCKETS 1")
+    found, options = client
+    # A query: its rows' schema, as its FlightInfo gives it; no parameters.
+    query = _prepare(found, options, f"SELECT k, name AS who FROM {db}.ps")
+    assert query[2] is not None and query[2].names == ["k", "who"] and query[2].types == [pa.int32(), pa.string()]
+    assert query[3] is None
+    # A SHOW has rows too; DML and DDL have none (the JDBC driver runs those as updates).
+    shown = _prepare(found, options, f"SHOW TABLES FROM {db}")[2]
+    assert shown is not None and len(shown) == 1
+    assert _prepare(found, options, f"INSERT INTO {db}.ps VALUES (1, 'a', 1.5, '2024-01-01')")[2] is None
+    assert _prepare(found, options, f"DROP TABLE IF EXISTS {db}.nothing_here")[2] is None
+    # Parameters take the type of the column they stand for, a string where they stand for none.
+    typed = _prepare(found, options, f"SELECT name FROM {db}.ps AS p WHERE p.k = ? AND ? < amount "
+                                     "AND day BETWEEN ? AND ? AND name IN (?, 'x') AND length(?) > 1")
+    assert typed[2] is not None and typed[2].names == ["name"]
+    assert typed[3] is not None and typed[3].types == [pa.int32(), pa.decimal128(10, 2), pa.date32(), pa.date32(),
+                                                       pa.string(), pa.string()]
+    inserted = _prepare(found, options, f"INSERT INTO {db}.ps VALUES (?, upper(?), ?, ?)")[3]
+    assert inserted is not None and inserted.types == [pa.int32(), pa.string(), pa.decimal128(10, 2), pa.date32()]
+    named = _prepare(found, options, f"INSERT INTO {db}.ps (day, k) VALUES (?, ?)")[3]
+    assert named is not None and named.types == [pa.date32(), pa.int32()]
+    updated = _prepare(found, options, f"UPDATE {db}.ps SET amount = ? WHERE k = ?")[3]
+    assert updated is not None and updated.types == [pa.decimal128(10, 2), pa.int32()]
+    deleted = _prepare(found, options, f"DELETE FROM {db}.ps WHERE day < ?")[3]
+    assert deleted is not None and deleted.types == [pa.date32()]
+    # A statement that does not parse is refused when prepared, with the MySQL port's message.
+    with pytest.raises(flight.FlightServerError, match=r"ERROR 1064 \(42000\)"):
+        _prepare(found, options, "SELEC ?")
+
+
+def test_a_query_prepared_and_run_at_once_runs_once(config: Settings, conn: Conn, db: str, uri: str,
+                                                    client: tuple[flight.FlightClient, Any]) -> None:
+    run(conn, "CREATE TABLE once (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    run(conn, "INSERT INTO once VALUES (1)")
+    before = _statements_run(config, "prepared_query")
+    assert arrow(uri, f"SELECT k FROM {db}.once").to_pylist() == [{"k": 1}]  # ADBC prepares, then executes
+    assert _statements_run(config, "prepared_query") - before == 1
+    # Run again later, the statement reads the table as it is then, not as it was prepared.
+    found, options = client
+    handle = _prepare(found, options, f"SELECT count(*) AS n FROM {db}.once")[1]
+    descriptor = flight.FlightDescriptor.for_command(m.pack(m.PREPARED_STATEMENT_QUERY, m.message((1, handle))))
+    run(conn, "INSERT INTO once VALUES (2)")
+    time.sleep(FIRST_RUN_S + 0.2)
+    info = found.get_flight_info(descriptor, options)
+    assert found.do_get(info.endpoints[0].ticket, options).read_all().to_pylist() == [{"n": 2}]
+    # … and so does one with another statement of the login in between, however soon.
+    handle = _prepare(found, options, f"SELECT count(*) AS n FROM {db}.once")[1]
+    descriptor = flight.FlightDescriptor.for_command(m.pack(m.PREPARED_STATEMENT_QUERY, m.message((1, handle))))
+    writer, metadata = found.do_put(flight.FlightDescriptor.for_command(m.pack(
+        m.STATEMENT_UPDATE, m.message((1, f"INSERT INTO {db}.once VALUES (3)")))), pa.schema([]), options)
+    writer.done_writing()
+    metadata.read()
+    writer.close()
+    info = found.get_flight_info(descriptor, options)
+    assert found.do_get(info.endpoints[0].ticket, options).read_all().to_pylist() == [{"n": 3}]
 
 
 def test_get_tables_with_their_schemas(uri: str, conn: Conn, db: str, limited: tuple[str, str]) -> None:
