@@ -46,7 +46,15 @@ def parameter_schema(statement: st.Statement, count: int, row_slots: Sequence[in
     except Exception:  # noqa: BLE001 - typing parameters is a courtesy: the statement reports its own errors
         log.debug("parameter types of a prepared statement not found", exc_info=True)
         types = [UNKNOWN] * count
-    return pa.schema([pa.field(f"parameter_{i + 1}", kind) for i, kind in enumerate(types)])
+    return pa.schema([pa.field(f"parameter_{i + 1}", _as_announced(kind)) for i, kind in enumerate(types)])
+
+
+def _as_announced(kind: pa.DataType) -> pa.DataType:
+    """A timestamp parameter is announced in milliseconds: the Flight SQL JDBC driver (18.x) writes a
+    Timestamp's epoch milliseconds into the parameter's vector whatever its unit, so a DATETIME(6)
+    parameter announced in microseconds came back a thousand times too early. It cannot send the
+    microseconds anyway; the binder reads whatever unit a batch really has."""
+    return pa.timestamp("ms", kind.tz) if pa.types.is_timestamp(kind) else kind
 
 
 def _types(statement: st.Statement, count: int, row_slots: Sequence[int | None],

@@ -6,6 +6,8 @@ a second run finds it and returns at once, and an interrupted one leaves nothing
 
 - MySQL Connector/J from Maven Central (``tests/clients/java/pom.xml``, ``mvn dependency:copy-dependencies``)
   plus ``ClientMatrix.java`` compiled with ``javac``;
+- Arrow's Flight SQL JDBC driver from Maven Central (``tests/clients/java/flight/pom.xml``) plus
+  ``FlightSqlJdbc.java``;
 - Node ``mysql2`` from the npm registry (``tests/clients/node/package.json``, ``npm install``);
 - the ``mariadb`` (or ``mysql``) command-line client from Debian (``apt-get install -y mariadb-client``);
 - dbt-core with dbt-doris from PyPI (``tests/clients/dbt/requirements.txt``) in a virtualenv of their own,
@@ -93,22 +95,44 @@ def connector_j_version() -> str:
     return m.group(1)
 
 
-def connector_j() -> str:
-    """The Java class path with Connector/J's jars and the compiled ClientMatrix."""
-    java_sources = [JAVA_DIR / "pom.xml", JAVA_DIR / "ClientMatrix.java"]
-    target = clients_dir() / f"connector-j-{connector_j_version()}-{_digest(*java_sources)}"
+# What every Java client-matrix program is compiled with: how it prints its checks' outcomes.
+_JAVA_SHARED = [JAVA_DIR / "JdbcResults.java", JAVA_DIR / "Json.java"]
+
+
+def _java_client(family: str, version: str, pom: Path, program: Path, what: str) -> str:
+    """The Java class path with the jars `pom` fetches and `program` compiled (with `_JAVA_SHARED`)."""
+    sources = [program, *_JAVA_SHARED]
+    target = clients_dir() / f"{family}-{version}-{_digest(pom, *sources)}"
 
     def build(tmp: Path) -> None:
         mvn = _tool("mvn", "install Maven 3.8+ (apt-get install maven)")
         javac = _tool("javac", "install a JDK 17+ (apt-get install openjdk-17-jdk-headless)")
-        _run([mvn, "-q", "-B", "-f", str(JAVA_DIR / "pom.xml"), "dependency:copy-dependencies",
-              f"-Dstrata.libs={tmp / 'libs'}"], "fetching Connector/J from Maven Central")
-        shutil.rmtree(JAVA_DIR / "target", ignore_errors=True)
-        _run([javac, "-encoding", "UTF-8", "-d", str(tmp / "classes"), str(JAVA_DIR / "ClientMatrix.java")],
-             "compiling ClientMatrix.java")
+        _run([mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies", f"-Dstrata.libs={tmp / 'libs'}"],
+             f"fetching {what} from Maven Central")
+        shutil.rmtree(pom.parent / "target", ignore_errors=True)
+        _run([javac, "-encoding", "UTF-8", "-d", str(tmp / "classes"), *map(str, sources)], f"compiling {program.name}")
 
-    found = _install_once(target, build, "connector-j")
+    found = _install_once(target, build, family)
     return os.pathsep.join([str(found / "libs" / "*"), str(found / "classes")])
+
+
+def connector_j() -> str:
+    """The Java class path with Connector/J's jars and the compiled ClientMatrix."""
+    return _java_client("connector-j", connector_j_version(), JAVA_DIR / "pom.xml", JAVA_DIR / "ClientMatrix.java",
+                        "Connector/J")
+
+
+def flight_sql_jdbc_version() -> str:
+    m = re.search(r"<flight\.sql\.jdbc\.version>([^<]+)</flight\.sql\.jdbc\.version>",
+                  (JAVA_DIR / "flight" / "pom.xml").read_text())
+    assert m, "tests/clients/java/flight/pom.xml names no flight.sql.jdbc.version"
+    return m.group(1)
+
+
+def flight_sql_jdbc() -> str:
+    """The Java class path with Arrow's Flight SQL JDBC driver and the compiled FlightSqlJdbc."""
+    return _java_client("flight-sql-jdbc", flight_sql_jdbc_version(), JAVA_DIR / "flight" / "pom.xml",
+                        JAVA_DIR / "FlightSqlJdbc.java", "the Flight SQL JDBC driver")
 
 
 def mysql2_version() -> str:

@@ -11,24 +11,16 @@ import java.sql.Types;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The client matrix of issue 16 for MySQL Connector/J: each check runs as a JDBC user would write it and its
- * outcome is printed as one JSON object (check name to {"value": …} or {"error": {class, code, sqlstate,
- * message}}). tests/clients/test_connector_j.py runs it once per connection setting and compares every value
- * exactly; this program asserts nothing itself, so a failure is reported with what the driver really returned.
+ * outcome is printed as one JSON object (JdbcResults). tests/clients/test_connector_j.py runs it once per
+ * connection setting and compares every value exactly.
  *
  * Usage: java -cp <jars>:<classes> ClientMatrix <jdbc url> <user> <password> <database> <table prefix>
- * Values are rendered as [Java class name, toString()] so a wrong type fails as surely as a wrong value.
  */
 public final class ClientMatrix {
-    private interface Check {
-        Object run(Connection conn) throws Exception;
-    }
-
     private final String database;
     private final String dup;
     private final String uniq;
@@ -42,77 +34,33 @@ public final class ClientMatrix {
     public static void main(String[] args) throws Exception {
         String url = args[0], user = args[1], password = args[2];
         ClientMatrix matrix = new ClientMatrix(args[3], args[4]);
-        Map<String, Object> results = new LinkedHashMap<>();
+        JdbcResults results = new JdbcResults();
         Connection conn;
         try {
             conn = DriverManager.getConnection(url, user, password);
         } catch (SQLException e) {
-            results.put("connect", error(e));
-            System.out.println(Json.write(results));
+            results.failed("connect", e);
+            System.out.println(results.json());
             return;
         }
         try (conn) {
             // Later checks read what earlier ones wrote, in this order (the tables, then their rows).
-            matrix.record(results, "connect", conn, matrix::connect);
-            matrix.record(results, "ddl", conn, matrix::ddl);
-            matrix.record(results, "insert", conn, matrix::insert);
-            matrix.record(results, "select_types", conn, matrix::selectTypes);
-            matrix.record(results, "result_metadata", conn, matrix::resultMetadata);
-            matrix.record(results, "time_travel", conn, matrix::timeTravel);
-            matrix.record(results, "prepared", conn, matrix::prepared);
-            matrix.record(results, "batch", conn, matrix::batch);
-            matrix.record(results, "get_tables", conn, matrix::getTables);
-            matrix.record(results, "get_columns", conn, matrix::getColumns);
-            matrix.record(results, "get_primary_keys", conn, matrix::getPrimaryKeys);
-            matrix.record(results, "get_index_info", conn, matrix::getIndexInfo);
-            matrix.record(results, "error_unknown_table", conn, c -> matrix.errorOf(c, "SELECT * FROM no_such_table"));
-            matrix.record(results, "error_syntax", conn, c -> matrix.errorOf(c, "SELEC 1"));
+            results.record("connect", conn, matrix::connect);
+            results.record("ddl", conn, matrix::ddl);
+            results.record("insert", conn, matrix::insert);
+            results.record("select_types", conn, matrix::selectTypes);
+            results.record("result_metadata", conn, matrix::resultMetadata);
+            results.record("time_travel", conn, matrix::timeTravel);
+            results.record("prepared", conn, matrix::prepared);
+            results.record("batch", conn, matrix::batch);
+            results.record("get_tables", conn, matrix::getTables);
+            results.record("get_columns", conn, matrix::getColumns);
+            results.record("get_primary_keys", conn, matrix::getPrimaryKeys);
+            results.record("get_index_info", conn, matrix::getIndexInfo);
+            results.record("error_unknown_table", conn, c -> matrix.errorOf(c, "SELECT * FROM no_such_table"));
+            results.record("error_syntax", conn, c -> matrix.errorOf(c, "SELEC 1"));
         }
-        System.out.println(Json.write(results));
-    }
-
-    private void record(Map<String, Object> results, String name, Connection conn, Check check) {
-        Map<String, Object> outcome = new LinkedHashMap<>();
-        try {
-            outcome.put("value", check.run(conn));
-        } catch (SQLException e) {
-            outcome.put("error", error(e));
-        } catch (Exception e) {
-            Map<String, Object> err = new LinkedHashMap<>();
-            err.put("class", e.getClass().getName());
-            err.put("message", String.valueOf(e.getMessage()));
-            outcome.put("error", err);
-        }
-        results.put(name, outcome);
-    }
-
-    private static Map<String, Object> error(SQLException e) {
-        Map<String, Object> err = new LinkedHashMap<>();
-        err.put("class", e.getClass().getName());
-        err.put("code", e.getErrorCode());
-        err.put("sqlstate", e.getSQLState());
-        err.put("message", String.valueOf(e.getMessage()));
-        return err;
-    }
-
-    private static List<Object> render(Object value) {
-        List<Object> out = new ArrayList<>();
-        out.add(value == null ? "null" : value.getClass().getName());
-        out.add(value == null ? null : value.toString());
-        return out;
-    }
-
-    private static List<List<Object>> rows(ResultSet rs) throws SQLException {
-        List<List<Object>> rows = new ArrayList<>();
-        int n = rs.getMetaData().getColumnCount();
-        while (rs.next()) {
-            List<Object> row = new ArrayList<>();
-            for (int i = 1; i <= n; i++) {
-                row.add(render(rs.getObject(i)));
-            }
-            rows.add(row);
-        }
-        return rows;
+        System.out.println(results.json());
     }
 
     private Object connect(Connection conn) throws SQLException {
@@ -144,7 +92,7 @@ public final class ClientMatrix {
     private Object selectTypes(Connection conn) throws SQLException {
         try (Statement st = conn.createStatement();
              ResultSet rs = st.executeQuery("SELECT * FROM " + dup + " WHERE id IN (1, 2) ORDER BY id")) {
-            return rows(rs);
+            return JdbcResults.rows(rs);
         }
     }
 
@@ -177,10 +125,10 @@ public final class ClientMatrix {
             st.executeUpdate("INSERT INTO " + uniq + " VALUES (1, 'after')");
             List<Object> out = new ArrayList<>();
             try (ResultSet rs = st.executeQuery("SELECT id, v FROM " + uniq + " FOR TIME AS OF '" + instant + "'")) {
-                out.add(rows(rs));
+                out.add(JdbcResults.rows(rs));
             }
             try (ResultSet rs = st.executeQuery("SELECT id, v FROM " + uniq)) {
-                out.add(rows(rs));
+                out.add(JdbcResults.rows(rs));
             }
             return out;
         }
@@ -214,7 +162,7 @@ public final class ClientMatrix {
             ps.setInt(1, 3);
             ps.setString(2, "Zürich ☃ ?'");
             try (ResultSet rs = ps.executeQuery()) {
-                return rows(rs);
+                return JdbcResults.rows(rs);
             }
         }
     }
@@ -235,7 +183,7 @@ public final class ClientMatrix {
         }
         try (Statement st = conn.createStatement();
              ResultSet rs = st.executeQuery("SELECT id, v FROM " + uniq + " WHERE id >= 10 ORDER BY id")) {
-            out.add(rows(rs));
+            out.add(JdbcResults.rows(rs));
         }
         return out;
     }
@@ -307,61 +255,6 @@ public final class ClientMatrix {
                 rs.next();
                 return List.of(e.getErrorCode(), e.getSQLState(), rs.getInt(1));
             }
-        }
-    }
-
-    /** The little JSON this program prints: maps, lists, strings, numbers, booleans and null. */
-    private static final class Json {
-        static String write(Object value) {
-            StringBuilder sb = new StringBuilder();
-            append(sb, value);
-            return sb.toString();
-        }
-
-        private static void append(StringBuilder sb, Object value) {
-            if (value == null) {
-                sb.append("null");
-            } else if (value instanceof Map<?, ?> map) {
-                sb.append('{');
-                boolean first = true;
-                for (Map.Entry<?, ?> e : map.entrySet()) {
-                    if (!first) sb.append(',');
-                    first = false;
-                    appendString(sb, String.valueOf(e.getKey()));
-                    sb.append(':');
-                    append(sb, e.getValue());
-                }
-                sb.append('}');
-            } else if (value instanceof List<?> list) {
-                sb.append('[');
-                for (int i = 0; i < list.size(); i++) {
-                    if (i > 0) sb.append(',');
-                    append(sb, list.get(i));
-                }
-                sb.append(']');
-            } else if (value instanceof Integer || value instanceof Long || value instanceof Boolean) {
-                sb.append(value);
-            } else {
-                appendString(sb, value.toString());
-            }
-        }
-
-        private static void appendString(StringBuilder sb, String s) {
-            sb.append('"');
-            for (char c : s.toCharArray()) {
-                switch (c) {
-                    case '"' -> sb.append("\\\"");
-                    case '\\' -> sb.append("\\\\");
-                    case '\n' -> sb.append("\\n");
-                    case '\r' -> sb.append("\\r");
-                    case '\t' -> sb.append("\\t");
-                    default -> {
-                        if (c < 0x20) sb.append(String.format("\\u%04x", (int) c));
-                        else sb.append(c);
-                    }
-                }
-            }
-            sb.append('"');
         }
     }
 }

@@ -1,0 +1,73 @@
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a client-matrix program prints: each check's outcome by name, {"value": …} or {"error": {class, code,
+ * sqlstate, message}}, as one JSON object. A program asserts nothing itself: the Python test compares the
+ * values, so a failure is reported with what the driver really returned. Values are rendered as
+ * [Java class name, toString()] so a wrong type fails as surely as a wrong value.
+ */
+final class JdbcResults {
+    interface Check {
+        Object run(Connection conn) throws Exception;
+    }
+
+    private final Map<String, Object> outcomes = new LinkedHashMap<>();
+
+    void record(String name, Connection conn, Check check) {
+        Map<String, Object> outcome = new LinkedHashMap<>();
+        try {
+            outcome.put("value", check.run(conn));
+        } catch (SQLException e) {
+            outcome.put("error", error(e));
+        } catch (Exception e) {
+            Map<String, Object> err = new LinkedHashMap<>();
+            err.put("class", e.getClass().getName());
+            err.put("message", String.valueOf(e.getMessage()));
+            outcome.put("error", err);
+        }
+        outcomes.put(name, outcome);
+    }
+
+    void failed(String name, SQLException e) {
+        outcomes.put(name, Map.of("error", error(e)));
+    }
+
+    String json() {
+        return Json.write(outcomes);
+    }
+
+    static Map<String, Object> error(SQLException e) {
+        Map<String, Object> err = new LinkedHashMap<>();
+        err.put("class", e.getClass().getName());
+        err.put("code", e.getErrorCode());
+        err.put("sqlstate", e.getSQLState());
+        err.put("message", String.valueOf(e.getMessage()));
+        return err;
+    }
+
+    static List<Object> render(Object value) {
+        List<Object> out = new ArrayList<>();
+        out.add(value == null ? "null" : value.getClass().getName());
+        out.add(value == null ? null : value.toString());
+        return out;
+    }
+
+    static List<List<Object>> rows(ResultSet rs) throws SQLException {
+        List<List<Object>> rows = new ArrayList<>();
+        int n = rs.getMetaData().getColumnCount();
+        while (rs.next()) {
+            List<Object> row = new ArrayList<>();
+            for (int i = 1; i <= n; i++) {
+                row.add(render(rs.getObject(i)));
+            }
+            rows.add(row);
+        }
+        return rows;
+    }
+}
