@@ -1,7 +1,7 @@
-"""Flight SQL's metadata commands (GetCatalogs, GetDbSchemas, GetTables, GetTableTypes, GetSqlInfo)
-in the result schemas FlightSql.proto fixes. Databases and tables are read with SQL on
-information_schema through the engine, as the caller: a user lists only what its grants let it see,
-exactly as on the SQL port."""
+"""Flight SQL's metadata commands (GetCatalogs, GetDbSchemas, GetTables, GetTableTypes, GetPrimaryKeys, the
+foreign-key ones, GetSqlInfo) in the result schemas FlightSql.proto fixes. Databases, tables and keys are
+read with SQL on information_schema through the engine, as the caller: a user lists only what its grants
+let it see, exactly as on the SQL port."""
 
 from __future__ import annotations
 
@@ -22,6 +22,16 @@ TABLES_SCHEMA = pa.schema([pa.field("catalog_name", pa.string()), pa.field("db_s
                            pa.field("table_name", pa.string(), False), pa.field("table_type", pa.string(), False)])
 # With include_schema: each table's columns, an Arrow schema serialized as IPC.
 TABLES_WITH_SCHEMA = TABLES_SCHEMA.append(pa.field("table_schema", pa.binary(), False))
+PRIMARY_KEYS_SCHEMA = pa.schema([
+    pa.field("catalog_name", pa.string()), pa.field("db_schema_name", pa.string()),
+    pa.field("table_name", pa.string(), False), pa.field("column_name", pa.string(), False),
+    pa.field("key_name", pa.string()), pa.field("key_sequence", pa.int32(), False)])
+FOREIGN_KEYS_SCHEMA = pa.schema([
+    *[pa.field(f"{side}_{name}", pa.string(), name not in ("catalog_name", "db_schema_name"))
+      for side in ("pk", "fk") for name in ("catalog_name", "db_schema_name", "table_name", "column_name")],
+    pa.field("key_sequence", pa.int32(), False), pa.field("fk_key_name", pa.string()),
+    pa.field("pk_key_name", pa.string()), pa.field("update_rule", pa.uint8(), False),
+    pa.field("delete_rule", pa.uint8(), False)])
 TABLE_TYPES_SCHEMA = pa.schema([pa.field("table_type", pa.string(), False)])
 _SQL_INFO_VALUE = pa.dense_union([
     pa.field("string_value", pa.string()), pa.field("bool_value", pa.bool_()), pa.field("bigint_value", pa.int64()),
@@ -86,6 +96,27 @@ def _columns(run: RunSql, database: str, table: str) -> bytes:
 
 def _identifier(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+def primary_keys(command: Command, run: RunSql) -> pa.Table:
+    """A Unique Key table's key columns, its primary key (information_schema.key_column_usage, as the
+    MySQL port's JDBC drivers read it); other tables have none."""
+    if _other_catalog(command) or command.text(3) is None:
+        return PRIMARY_KEYS_SCHEMA.empty_table()
+    where = [f"TABLE_NAME = {_literal(command.text(3) or '')}", "CONSTRAINT_NAME = 'PRIMARY'"]
+    schema = command.text(2)
+    where.append(f"TABLE_SCHEMA = {_literal(schema)}" if schema is not None else "TABLE_SCHEMA = DATABASE()")
+    rows = run("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION FROM "
+               f"information_schema.key_column_usage WHERE {' AND '.join(where)} ORDER BY ORDINAL_POSITION").to_pylist()
+    return pa.Table.from_pylist([{"catalog_name": CATALOG, "db_schema_name": r["TABLE_SCHEMA"],
+                                  "table_name": r["TABLE_NAME"], "column_name": r["COLUMN_NAME"],
+                                  "key_name": "PRIMARY", "key_sequence": r["ORDINAL_POSITION"]} for r in rows],
+                                schema=PRIMARY_KEYS_SCHEMA)
+
+
+def foreign_keys() -> pa.Table:
+    """Doris tables have no foreign keys: GetImportedKeys, GetExportedKeys and GetCrossReference find none."""
+    return FOREIGN_KEYS_SCHEMA.empty_table()
 
 
 def table_types() -> pa.Table:

@@ -28,6 +28,10 @@ GET_DB_SCHEMAS = "CommandGetDbSchemas"  # catalog = 1; db_schema_filter_pattern 
 # include_schema: bool = 5
 GET_TABLES = "CommandGetTables"
 GET_TABLE_TYPES = "CommandGetTableTypes"
+GET_PRIMARY_KEYS = "CommandGetPrimaryKeys"  # catalog = 1; db_schema = 2; table = 3
+GET_IMPORTED_KEYS = "CommandGetImportedKeys"  # catalog = 1; db_schema = 2; table = 3
+GET_EXPORTED_KEYS = "CommandGetExportedKeys"  # catalog = 1; db_schema = 2; table = 3
+GET_CROSS_REFERENCE = "CommandGetCrossReference"  # pk_catalog … fk_table = 1 … 6
 CREATE_PREPARED_STATEMENT_REQUEST = "ActionCreatePreparedStatementRequest"  # query = 1; transaction_id = 2
 # prepared_statement_handle: bytes = 1; dataset_schema: bytes = 2; parameter_schema: bytes = 3
 CREATE_PREPARED_STATEMENT_RESULT = "ActionCreatePreparedStatementResult"

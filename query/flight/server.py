@@ -385,6 +385,10 @@ class StrataFlightServer(flight.FlightServerBase):
             m.GET_DB_SCHEMAS: lambda: catalog.db_schemas(command, self._run_sql(login)),
             m.GET_TABLES: lambda: catalog.tables(command, self._run_sql(login)),
             m.GET_TABLE_TYPES: lambda: catalog.table_types(),
+            m.GET_PRIMARY_KEYS: lambda: catalog.primary_keys(command, self._run_sql(login)),
+            m.GET_IMPORTED_KEYS: catalog.foreign_keys,
+            m.GET_EXPORTED_KEYS: catalog.foreign_keys,
+            m.GET_CROSS_REFERENCE: catalog.foreign_keys,
             m.GET_SQL_INFO: lambda: catalog.sql_info(command),
         }
         make = tables.get(command.name)

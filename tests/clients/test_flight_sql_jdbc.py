@@ -95,10 +95,15 @@ def test_prepared_delete(jdbc: tuple[Results, str]) -> None:
 def test_show_and_metadata(jdbc: tuple[Results, str]) -> None:
     results, database = jdbc
     assert value(results, "show_tables") == [[_obj(STR, "fj_t")]]
-    assert value(results, "get_tables") == [[database, "fj_t", "BASE TABLE"]]
+    assert value(results, "get_tables") == [[database, "fj_t", "BASE TABLE"]]  # before get_primary_keys' table
     assert value(results, "get_columns") == [
         ["id", T_INTEGER, 1], ["big", T_BIGINT, 2], ["amount", T_DECIMAL, 3], ["d", T_DATE, 4],
         ["dt6", T_TIMESTAMP, 5], ["txt", T_VARCHAR, 6], ["dbl", T_DOUBLE, 7], ["flag", T_BOOLEAN, 8]]
+
+
+def test_primary_keys(jdbc: tuple[Results, str]) -> None:
+    """A Unique Key table's key columns are its primary key (as on the MySQL port); a Duplicate Key table has none."""
+    assert value(jdbc[0], "get_primary_keys") == [["fj_t_uniq", "id", 1]]
 
 
 def test_errors_keep_mysql_s_text_and_the_connection(jdbc: tuple[Results, str]) -> None:

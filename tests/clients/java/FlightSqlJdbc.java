@@ -55,6 +55,7 @@ public final class FlightSqlJdbc {
             results.record("show_tables", conn, matrix::showTables);
             results.record("get_tables", conn, matrix::getTables);
             results.record("get_columns", conn, matrix::getColumns);
+            results.record("get_primary_keys", conn, matrix::getPrimaryKeys);
             results.record("error_unknown_table", conn, c -> errorOf(c, "SELECT * FROM " + matrix.database + ".nope"));
             results.record("error_syntax", conn, c -> errorOf(c, "SELEC 1"));
         }
@@ -187,6 +188,22 @@ public final class FlightSqlJdbc {
         try (ResultSet rs = md.getColumns(null, database, table.substring(database.length() + 1), "%")) {
             while (rs.next()) {
                 out.add(List.of(rs.getString("COLUMN_NAME"), rs.getInt("DATA_TYPE"), rs.getInt("ORDINAL_POSITION")));
+            }
+        }
+        return out;
+    }
+
+    private Object getPrimaryKeys(Connection conn) throws SQLException {
+        try (Statement st = conn.createStatement()) {
+            st.executeUpdate("CREATE TABLE " + table + "_uniq (id INT, v VARCHAR(8)) UNIQUE KEY(id)"
+                    + " DISTRIBUTED BY HASH(id) BUCKETS 1");
+        }
+        List<List<Object>> out = new ArrayList<>();
+        for (String name : new String[] {table + "_uniq", table}) {
+            try (ResultSet rs = conn.getMetaData().getPrimaryKeys(null, database, name.substring(database.length() + 1))) {
+                while (rs.next()) {
+                    out.add(List.of(rs.getString("TABLE_NAME"), rs.getString("COLUMN_NAME"), rs.getInt("KEY_SEQ")));
+                }
             }
         }
         return out;

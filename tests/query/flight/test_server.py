@@ -333,6 +333,26 @@ def test_a_query_prepared_and_run_at_once_runs_once(config: Settings, conn: Conn
     assert found.do_get(info.endpoints[0].ticket, options).read_all().to_pylist() == [{"n": 3}]
 
 
+def _metadata(found: flight.FlightClient, options: flight.FlightCallOptions, name: str, *fields: Any) -> list[Any]:
+    info = found.get_flight_info(flight.FlightDescriptor.for_command(m.pack(name, m.message(*fields))), options)
+    return found.do_get(info.endpoints[0].ticket, options).read_all().to_pylist()
+
+
+def test_primary_and_foreign_keys(conn: Conn, db: str, client: tuple[flight.FlightClient, Any]) -> None:
+    run(conn, "CREATE TABLE keyed (a INT, b VARCHAR(5), v INT) UNIQUE KEY(a, b) DISTRIBUTED BY HASH(a) BUCKETS 1")
+    run(conn, "CREATE TABLE loose (a INT, v INT) DUPLICATE KEY(a) DISTRIBUTED BY HASH(a) BUCKETS 1")
+    found, options = client
+    # A Unique Key table's key is its primary key, as on the MySQL port; a Duplicate Key table has none.
+    assert _metadata(found, options, m.GET_PRIMARY_KEYS, (2, db), (3, "keyed")) == [
+        {"catalog_name": "internal", "db_schema_name": db, "table_name": "keyed", "column_name": column,
+         "key_name": "PRIMARY", "key_sequence": i} for i, column in ((1, "a"), (2, "b"))]
+    assert _metadata(found, options, m.GET_PRIMARY_KEYS, (2, db), (3, "loose")) == []
+    # Doris has no foreign keys.
+    for name in (m.GET_IMPORTED_KEYS, m.GET_EXPORTED_KEYS):
+        assert _metadata(found, options, name, (2, db), (3, "keyed")) == []
+    assert _metadata(found, options, m.GET_CROSS_REFERENCE, (2, db), (3, "keyed"), (5, db), (6, "loose")) == []
+
+
 def test_get_tables_with_their_schemas(uri: str, conn: Conn, db: str, limited: tuple[str, str]) -> None:
     run(conn, "CREATE TABLE `odd-name` (k BIGINT, v VARCHAR(10), d DECIMAL(9,3)) DUPLICATE KEY(k) "
               "DISTRIBUTED BY HASH(k) BUCKETS 1")
@@ -435,9 +455,9 @@ def test_what_is_not_supported_says_so(uri: str, conn: Conn, db: str, client: tu
         found.get_schema(query_info("SELECT 1"), options)
     with pytest.raises(flight.FlightError, match="not supported"):
         list(found.do_action(flight.Action("BeginTransaction", b""), options))
-    xref = flight.FlightDescriptor.for_command(m.pack("CommandGetCrossReference", b""))
+    type_info = flight.FlightDescriptor.for_command(m.pack("CommandGetXdbcTypeInfo", b""))
     with pytest.raises(flight.FlightError, match="not supported"):
-        found.get_flight_info(xref, options)
+        found.get_flight_info(type_info, options)
     with adbc(uri) as fc, fc.cursor() as cur, pytest.raises(adbc_driver_manager.Error, match="not supported"):
         cur.adbc_ingest("ingested", pa.table({"k": [1]}), mode="create")
 
