@@ -11,9 +11,10 @@ DoPut (CommandStatementUpdate), which answers the affected row count. The CloseS
 sends it when a connection closes) ends the token at once — its session, prepared statements and
 unread results — instead of when it has been idle for an hour: until then it would count toward the
 user's max_user_connections. A token ended otherwise (KILL CONNECTION, idle, pushed out) also takes its
-unread results with it. A prepared statement's `?` parameters come as a record batch sent with DoPut
-and are bound as typed literals (query.flight.parameters). Transactions, Substrait and the rest of
-Flight SQL are refused as not supported.
+unread results with it. A prepared statement announces its rows' and parameters' schemas (`_describe`);
+its `?` parameters come as a record batch sent with DoPut and are bound as typed literals
+(query.flight.parameters). Transactions, Substrait, bulk ingest and the rest of Flight SQL are refused
+as not supported.
 
 Errors keep the SQL port's text: `ERROR <code> (<sqlstate>): <message>`; a missing privilege is
 PERMISSION_DENIED, a wrong login UNAUTHENTICATED, anything else a FlightServerError.
@@ -282,15 +283,17 @@ class StrataFlightServer(flight.FlightServerBase):
             if handle is not None:
                 prepared.first_run = FirstRun(handle, time.monotonic(), login.statements_run)
         elif isinstance(statement, st.Query) and isinstance(statement.expr, exp.Query):
-            result = self._answer(self._run(login, st.Query(expr=statement.expr.limit(0)), prepared.sql, "prepare"))
-            prepared.dataset_schema = result.schema
-            result.close()
+            prepared.dataset_schema = self._rows_schema(login, st.Query(expr=statement.expr.limit(0)), prepared.sql)
 
-    def _schema(self, login: FlightLogin, sql: str) -> pa.Schema:
-        """The schema of a query's rows, run as the login (a LIMIT 0 query: no rows are read)."""
-        result = self._answer(self._run(login, self._statement(sql, "prepare"), sql, "prepare"))
+    def _rows_schema(self, login: FlightLogin, statement: st.Statement, sql: str) -> pa.Schema:
+        """The schema of a statement's rows, run as the login (a LIMIT 0 query, or a statement that only
+        reads: nothing changes), its rows left unread."""
+        result = self._answer(self._run(login, statement, sql, "prepare"))
         result.close()
         return result.schema
+
+    def _schema(self, login: FlightLogin, sql: str) -> pa.Schema:
+        return self._rows_schema(login, self._statement(sql, "prepare"), sql)
 
     def _first_run(self, login: FlightLogin, prepared: PreparedStatement) -> ArrowResult | None:
         """The rows of the prepared statement's run when it was prepared, if still good (`_describe`);
@@ -485,7 +488,24 @@ class StrataFlightServer(flight.FlightServerBase):
         _not_supported(f"the action '{action.type}'")
 
     def get_schema(self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor) -> Any:
-        _not_supported("GetSchema (run the statement: its FlightInfo carries the schema)")
+        """A statement's rows' schema without its rows (ADBC's `adbc_execute_schema`): a SELECT runs under
+        LIMIT 0, another reading statement runs (it changes nothing); DML and DDL have no rows and do not
+        run. A prepared statement answers what it announced."""
+        if descriptor.descriptor_type != flight.DescriptorType.CMD:
+            _not_supported("a path descriptor")
+        login = self._login(context)
+        command = self._command(descriptor.command)
+        if command.name == m.PREPARED_STATEMENT_QUERY:
+            return flight.SchemaResult(self._prepared(login, command).dataset_schema or pa.schema([]))
+        if command.name != m.STATEMENT_QUERY:
+            _not_supported(f"GetSchema of {command.name}")
+        sql = command.text(1) or ""
+        statement = self._statement(sql, "schema")
+        if isinstance(statement, st.Query) and isinstance(statement.expr, exp.Query):
+            statement = st.Query(expr=statement.expr.limit(0))
+        elif not isinstance(statement, _READS):
+            return flight.SchemaResult(pa.schema([]))
+        return flight.SchemaResult(self._rows_schema(login, statement, sql))
 
     def close_results(self) -> None:
         self._stopped.set()
