@@ -41,7 +41,7 @@ def from_rows(rows: Rows) -> ArrowResult:
         labels = list(rows.columns)
         hidden = {i for i, kind in enumerate(rows.types or []) if kind == SET_DUCK_TYPE}
         source = rows.batches.schema
-        schema = pa.schema([pa.field(label, pa.null() if i in hidden else f.type, f.nullable)
+        schema = pa.schema([_field(label, pa.null() if i in hidden else f.type, f.nullable)
                             for i, (label, f) in enumerate(zip(labels, source, strict=True))])
         return ArrowResult(schema, _relabelled(rows, schema, hidden))
     table = from_values(list(rows.columns), rows.rows)
@@ -69,4 +69,18 @@ def from_values(names: list[str], rows: list[tuple[Any, ...]]) -> pa.Table:
             arrays.append(pa.array(values))
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             arrays.append(pa.array([None if v is None else str(v) for v in values], pa.string()))
-    return pa.Table.from_arrays(arrays, names=names) if names else pa.table({})
+    if not names:
+        return pa.table({})
+    schema = pa.schema([_field(name, array.type) for name, array in zip(names, arrays, strict=True)])
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+# Flight SQL's column metadata (FlightSql.proto): JDBC's getPrecision and getScale read these keys.
+_PRECISION, _SCALE = "ARROW:FLIGHT:SQL:PRECISION", "ARROW:FLIGHT:SQL:SCALE"
+
+
+def _field(label: str, kind: pa.DataType, nullable: bool = True) -> pa.Field:
+    """A result column under its label; a DECIMAL says its precision and scale in Flight SQL's metadata too."""
+    decimal = isinstance(kind, (pa.Decimal128Type, pa.Decimal256Type))
+    metadata = {_PRECISION: str(kind.precision), _SCALE: str(kind.scale)} if decimal else None
+    return pa.field(label, kind, nullable, metadata=metadata)

@@ -65,9 +65,11 @@ def test_select_types(jdbc: tuple[Results, str]) -> None:
 
 
 def test_result_metadata(jdbc: tuple[Results, str]) -> None:
-    # (label, java.sql.Types, precision, scale) as the driver reports them from the Arrow schema.
-    assert value(jdbc[0], "result_metadata") == [["id", T_INTEGER, 0, 0], ["label", T_VARCHAR, 0, 0],
-                                                 ["amount", T_DECIMAL, 0, 0]]
+    # (label, type name, java.sql.Types, precision, scale, class name) as the driver reports them: from the
+    # Arrow schema, a DECIMAL's precision and scale from Flight SQL's field metadata.
+    assert value(jdbc[0], "result_metadata") == [["id", "INTEGER", T_INTEGER, 0, 0, None],
+                                                 ["label", "VARCHAR", T_VARCHAR, 0, 0, None],
+                                                 ["amount", "DECIMAL", T_DECIMAL, 10, 2, None]]
 
 
 def test_prepared_query_with_parameters(jdbc: tuple[Results, str]) -> None:

@@ -1,10 +1,8 @@
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
@@ -34,16 +32,7 @@ public final class ClientMatrix {
     public static void main(String[] args) throws Exception {
         String url = args[0], user = args[1], password = args[2];
         ClientMatrix matrix = new ClientMatrix(args[3], args[4]);
-        JdbcResults results = new JdbcResults();
-        Connection conn;
-        try {
-            conn = DriverManager.getConnection(url, user, password);
-        } catch (SQLException e) {
-            results.failed("connect", e);
-            System.out.println(results.json());
-            return;
-        }
-        try (conn) {
+        JdbcResults.run(url, user, password, (results, conn) -> {
             // Later checks read what earlier ones wrote, in this order (the tables, then their rows).
             results.record("connect", conn, matrix::connect);
             results.record("ddl", conn, matrix::ddl);
@@ -59,8 +48,7 @@ public final class ClientMatrix {
             results.record("get_index_info", conn, matrix::getIndexInfo);
             results.record("error_unknown_table", conn, c -> matrix.errorOf(c, "SELECT * FROM no_such_table"));
             results.record("error_syntax", conn, c -> matrix.errorOf(c, "SELEC 1"));
-        }
-        System.out.println(results.json());
+        });
     }
 
     private Object connect(Connection conn) throws SQLException {
@@ -100,13 +88,7 @@ public final class ClientMatrix {
         // An empty result still describes its columns (BI tools prepare a query with WHERE 1 = 0 for this).
         try (Statement st = conn.createStatement();
              ResultSet rs = st.executeQuery("SELECT * FROM " + dup + " WHERE 1 = 0")) {
-            ResultSetMetaData md = rs.getMetaData();
-            List<List<Object>> cols = new ArrayList<>();
-            for (int i = 1; i <= md.getColumnCount(); i++) {
-                cols.add(List.of(md.getColumnLabel(i), md.getColumnTypeName(i), md.getColumnType(i),
-                        md.getPrecision(i), md.getScale(i), md.getColumnClassName(i)));
-            }
-            return cols;
+            return JdbcResults.columns(rs);
         }
     }
 

@@ -2,10 +2,8 @@ import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.Date;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Timestamp;
@@ -32,16 +30,7 @@ public final class FlightSqlJdbc {
     public static void main(String[] args) throws Exception {
         String url = "jdbc:arrow-flight-sql://" + args[0] + ":" + args[1] + "/?useEncryption=false";
         FlightSqlJdbc matrix = new FlightSqlJdbc(args[4], args[5]);
-        JdbcResults results = new JdbcResults();
-        Connection conn;
-        try {
-            conn = DriverManager.getConnection(url, args[2], args[3]);
-        } catch (SQLException e) {
-            results.failed("connect", e);
-            System.out.println(results.json());
-            return;
-        }
-        try (conn) {
+        JdbcResults.run(url, args[2], args[3], (results, conn) -> {
             // Later checks read what earlier ones wrote, in this order (the table, then its rows).
             results.record("connect", conn, matrix::connect);
             results.record("ddl", conn, matrix::ddl);
@@ -58,8 +47,7 @@ public final class FlightSqlJdbc {
             results.record("get_primary_keys", conn, matrix::getPrimaryKeys);
             results.record("error_unknown_table", conn, c -> errorOf(c, "SELECT * FROM " + matrix.database + ".nope"));
             results.record("error_syntax", conn, c -> errorOf(c, "SELEC 1"));
-        }
-        System.out.println(results.json());
+        });
     }
 
     private Object connect(Connection conn) throws SQLException {
@@ -94,12 +82,7 @@ public final class FlightSqlJdbc {
     private Object resultMetadata(Connection conn) throws SQLException {
         try (Statement st = conn.createStatement();
              ResultSet rs = st.executeQuery("SELECT id, txt AS label, amount FROM " + table + " WHERE id = 1")) {
-            ResultSetMetaData md = rs.getMetaData();
-            List<List<Object>> cols = new ArrayList<>();
-            for (int i = 1; i <= md.getColumnCount(); i++) {
-                cols.add(List.of(md.getColumnLabel(i), md.getColumnType(i), md.getPrecision(i), md.getScale(i)));
-            }
-            return cols;
+            return JdbcResults.columns(rs);
         }
     }
 
@@ -210,7 +193,8 @@ public final class FlightSqlJdbc {
     }
 
     private static Object errorOf(Connection conn, String sql) throws SQLException {
-        try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+        try (Statement st = conn.createStatement()) {
+            st.executeQuery(sql).close();
             return "no error";
         } catch (SQLException e) {
             // The connection must stay usable after an error.

@@ -1,10 +1,14 @@
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 
 /**
  * What a client-matrix program prints: each check's outcome by name, {"value": …} or {"error": {class, code,
@@ -18,6 +22,19 @@ final class JdbcResults {
     }
 
     private final Map<String, Object> outcomes = new LinkedHashMap<>();
+
+    /** Connects, runs `checks` on the connection and prints every outcome (or the failed "connect"). */
+    static void run(String url, String user, String password, BiConsumer<JdbcResults, Connection> checks) {
+        JdbcResults results = new JdbcResults();
+        try (Connection conn = DriverManager.getConnection(url, user, password)) {
+            checks.accept(results, conn);
+        } catch (SQLException e) {
+            if (results.outcomes.isEmpty()) {
+                results.outcomes.put("connect", Map.of("error", error(e)));
+            }
+        }
+        System.out.println(Json.write(results.outcomes));
+    }
 
     void record(String name, Connection conn, Check check) {
         Map<String, Object> outcome = new LinkedHashMap<>();
@@ -34,14 +51,6 @@ final class JdbcResults {
         outcomes.put(name, outcome);
     }
 
-    void failed(String name, SQLException e) {
-        outcomes.put(name, Map.of("error", error(e)));
-    }
-
-    String json() {
-        return Json.write(outcomes);
-    }
-
     static Map<String, Object> error(SQLException e) {
         Map<String, Object> err = new LinkedHashMap<>();
         err.put("class", e.getClass().getName());
@@ -56,6 +65,18 @@ final class JdbcResults {
         out.add(value == null ? "null" : value.getClass().getName());
         out.add(value == null ? null : value.toString());
         return out;
+    }
+
+    /** Each result column as JDBC describes it: label, type name, java.sql.Types, precision, scale, class. */
+    static List<List<Object>> columns(ResultSet rs) throws SQLException {
+        ResultSetMetaData md = rs.getMetaData();
+        List<List<Object>> cols = new ArrayList<>();
+        for (int i = 1; i <= md.getColumnCount(); i++) {
+            // Arrays.asList, not List.of: a driver may know no type or class name (null).
+            cols.add(Arrays.asList(md.getColumnLabel(i), md.getColumnTypeName(i), md.getColumnType(i),
+                    md.getPrecision(i), md.getScale(i), md.getColumnClassName(i)));
+        }
+        return cols;
     }
 
     static List<List<Object>> rows(ResultSet rs) throws SQLException {

@@ -281,6 +281,9 @@ def test_a_prepared_statement_announces_its_rows_and_parameters(conn: Conn, db: 
     # A query: its rows' schema, as its FlightInfo gives it; no parameters.
     query = _prepare(found, options, f"SELECT k, name AS who FROM {db}.ps")
     assert query[2] is not None and query[2].names == ["k", "who"] and query[2].types == [pa.int32(), pa.string()]
+    # A DECIMAL says its precision and scale in Flight SQL's column metadata (JDBC's getPrecision / getScale).
+    amount = _prepare(found, options, f"SELECT amount FROM {db}.ps")[2].field("amount")
+    assert amount.metadata == {b"ARROW:FLIGHT:SQL:PRECISION": b"10", b"ARROW:FLIGHT:SQL:SCALE": b"2"}
     assert query[3] is None
     # A SHOW has rows too; DML and DDL have none (the JDBC driver runs those as updates).
     shown = _prepare(found, options, f"SHOW TABLES FROM {db}")[2]
