@@ -87,6 +87,14 @@ def _not_supported(what: str) -> NoReturn:
     _refuse(ErrorCode.NOT_SUPPORTED_YET, f"{what} is not supported by Strata's Arrow Flight SQL")
 
 
+def _without_rows(statement: st.Statement) -> st.Statement:
+    """What to run to learn a reading statement's rows' schema: a SELECT under LIMIT 0 (no row is read,
+    as the MySQL port describes a prepared SELECT); another reading statement (SHOW …) as it is."""
+    if isinstance(statement, st.Query) and isinstance(statement.expr, exp.Query):
+        return st.Query(expr=statement.expr.limit(0))
+    return statement
+
+
 def _refusing(result: ArrowResult) -> Iterator[pa.RecordBatch]:
     """The result's batches; a batch that fails to read (a file gone under the stream, a cast error
     met late) ends the stream with the statement's MySQL error."""
@@ -267,8 +275,8 @@ class StrataFlightServer(flight.FlightServerBase):
         takes no parameters is run now, and its rows are kept for the GetFlightInfo that comes next —
         ADBC and the JDBC driver prepare every statement they run, so it runs once, not twice; they are
         used if that call comes within `FIRST_RUN_S` with no other statement of the login in between, as
-        if the statement had been executed a moment sooner. A query with parameters runs with them NULL
-        under LIMIT 0 (as the MySQL port describes a prepared SELECT); other statements have no rows."""
+        if the statement had been executed a moment sooner. One with parameters runs with them NULL, a
+        SELECT under LIMIT 0 (`_without_rows`); other statements have no rows."""
         if prepared.parameters:
             marked = self._statement(with_values(prepared, markers(prepared.parameters)), "prepare")
             prepared.parameter_schema = parameter_schema(marked, prepared.parameters, prepared.row_slots,
@@ -282,8 +290,8 @@ class StrataFlightServer(flight.FlightServerBase):
             handle = self._pending.offer(login.token, result)
             if handle is not None:
                 prepared.first_run = FirstRun(handle, time.monotonic(), login.statements_run)
-        elif isinstance(statement, st.Query) and isinstance(statement.expr, exp.Query):
-            prepared.dataset_schema = self._rows_schema(login, st.Query(expr=statement.expr.limit(0)), prepared.sql)
+        else:
+            prepared.dataset_schema = self._rows_schema(login, _without_rows(statement), prepared.sql)
 
     def _rows_schema(self, login: FlightLogin, statement: st.Statement, sql: str) -> pa.Schema:
         """The schema of a statement's rows, run as the login (a LIMIT 0 query, or a statement that only
@@ -501,11 +509,9 @@ class StrataFlightServer(flight.FlightServerBase):
             _not_supported(f"GetSchema of {command.name}")
         sql = command.text(1) or ""
         statement = self._statement(sql, "schema")
-        if isinstance(statement, st.Query) and isinstance(statement.expr, exp.Query):
-            statement = st.Query(expr=statement.expr.limit(0))
-        elif not isinstance(statement, _READS):
+        if not isinstance(statement, _READS):
             return flight.SchemaResult(pa.schema([]))
-        return flight.SchemaResult(self._rows_schema(login, statement, sql))
+        return flight.SchemaResult(self._rows_schema(login, _without_rows(statement), sql))
 
     def close_results(self) -> None:
         self._stopped.set()
