@@ -39,6 +39,7 @@ from projections.state import TableState
 from query import bulk_jobs, dml
 from query.context import Context, Done, SessionState, SqlFailure
 from query.file_formats import READ_FORMATS, check_format, text_options
+from query.identifiers import quoted
 from query.parser import DIALECT
 from query.parser import statements as st
 from query.reads import duck_error
@@ -78,9 +79,9 @@ def _check_properties(properties: dict[str, str], s3: dict[str, str]) -> None:
 
 def _headers(spec: dict[str, Any], d: dict[str, Any], fields: list[str]) -> dict[str, str]:
     """The data description as Stream Load headers; `fields` are the file's columns as the load names them."""
-    assignments = [f"{_quoted(name)} = {expr}" for name, expr in d["set"]]
+    assignments = [f"{quoted(name)} = {expr}" for name, expr in d["set"]]
     headers = {"format": d["format"],
-               "columns": ", ".join([_quoted(f) for f in fields] + assignments),
+               "columns": ", ".join([quoted(f) for f in fields] + assignments),
                "merge_type": d.get("merge_type", "APPEND"),
                "max_filter_ratio": str(spec.get("max_filter_ratio", "0")),
                "strict_mode": str(spec.get("strict_mode", "false")).lower(),
@@ -94,8 +95,6 @@ def _headers(spec: dict[str, Any], d: dict[str, Any], fields: list[str]) -> dict
     return headers
 
 
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _request(spec: dict[str, Any], d: dict[str, Any], table: TableState, fields: list[str]) -> StreamLoadRequest:

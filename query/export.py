@@ -24,6 +24,7 @@ from projections.bulk_jobs import BulkJob
 from query import bulk_jobs, dml
 from query.context import Context, Done, SessionState, SqlFailure
 from query.file_formats import WRITE_FORMATS, check_format, text_options
+from query.identifiers import quoted
 from query.outfile import check_properties, max_file_size, query_id, write_files
 from query.parser import DIALECT, Query, parse_statement
 from query.parser import statements as st
@@ -82,18 +83,13 @@ def create_export(ctx: Context, session: SessionState, s: st.ExportTable) -> Don
     return Done()
 
 
-def _quoted(name: str) -> str:
-    """A name in Doris SQL (backticks: double quotes are strings there)."""
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _query(spec: dict[str, Any]) -> Query:
     """The export's rows as a query (checked by the parser and, when run, by the sandbox and binder
     as any query is)."""
-    picked = ", ".join(_quoted(c) for c in spec["columns"]) or "*"
-    sql = f"SELECT {picked} FROM {_quoted(spec['db'])}.{_quoted(spec['table'])}"
+    picked = ", ".join(quoted(c) for c in spec["columns"]) or "*"
+    sql = f"SELECT {picked} FROM {quoted(spec['db'])}.{quoted(spec['table'])}"
     if spec["partitions"]:
-        sql += f" PARTITION ({', '.join(_quoted(p) for p in spec['partitions'])})"
+        sql += f" PARTITION ({', '.join(quoted(p) for p in spec['partitions'])})"
     if spec["ts_ms"] is not None:
         sql += f" FOR TIME AS OF '{_instant_text(spec['ts_ms'])}'"
     if spec["where"]:

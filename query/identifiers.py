@@ -28,6 +28,11 @@ NAME_RULE = "^[a-zA-Z\\p{L}][a-zA-Z0-9-_\\p{L}]*$"
 COLUMN_RULE = "^[_a-zA-Z@0-9\\p{L}][.a-zA-Z0-9_+-/><?@#$%^&*\\p{L}]{0,255}$"
 
 
+def quoted(name: str) -> str:
+    """`name` as one backquoted identifier of Doris SQL, whatever it holds (a backquote is doubled)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
 def _letter(ch: str) -> bool:
     return ch.isalpha()
 

@@ -9,6 +9,7 @@ from sqlglot import exp
 from projections.state import ViewState
 from query.context import Context, Done, Rows, SessionState, SqlFailure
 from query.create_as import doris_type_or_none
+from query.identifiers import quoted
 from query.information_schema import CATALOG
 from query.parser import statements as st
 from query.parser import table_refs
@@ -20,10 +21,6 @@ from schemas.model import ViewColumn
 # SHOW CREATE VIEW's last two columns, as Doris answers them.
 CHARACTER_SET_CLIENT = "utf8mb4"
 COLLATION_CONNECTION = "utf8mb4_0900_bin"
-
-
-def quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def qualified_text(s: st.CreateView | st.AlterView, db: str) -> str:

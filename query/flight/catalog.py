@@ -10,7 +10,9 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from query.flight.messages import Command
+from query.identifiers import quoted
 from query.information_schema import CATALOG
+from query.wire.params import string_literal
 from schemas.config import strata_version
 
 RunSql = Callable[[str], pa.Table]  # SQL run through the engine as the caller
@@ -41,10 +43,6 @@ _SQL_INFO_VALUE = pa.dense_union([
 SQL_INFO_SCHEMA = pa.schema([pa.field("info_name", pa.uint32(), False), pa.field("value", _SQL_INFO_VALUE, False)])
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
 def _other_catalog(command: Command) -> bool:
     catalog = command.text(1)
     return catalog is not None and catalog != CATALOG
@@ -58,7 +56,7 @@ def db_schemas(command: Command, run: RunSql) -> pa.Table:
     if _other_catalog(command):
         return DB_SCHEMAS_SCHEMA.empty_table()
     pattern = command.text(2)
-    where = f" WHERE SCHEMA_NAME LIKE {_literal(pattern)}" if pattern is not None else ""
+    where = f" WHERE SCHEMA_NAME LIKE {string_literal(pattern)}" if pattern is not None else ""
     rows = run(f"SELECT SCHEMA_NAME FROM information_schema.schemata{where} ORDER BY SCHEMA_NAME").to_pylist()
     return pa.Table.from_pylist([{"catalog_name": CATALOG, "db_schema_name": r["SCHEMA_NAME"]} for r in rows],
                                 schema=DB_SCHEMAS_SCHEMA)
@@ -71,12 +69,12 @@ def tables(command: Command, run: RunSql) -> pa.Table:
         return schema.empty_table()
     where = []
     if command.text(2) is not None:
-        where.append(f"TABLE_SCHEMA LIKE {_literal(command.text(2) or '')}")
+        where.append(f"TABLE_SCHEMA LIKE {string_literal(command.text(2) or '')}")
     if command.text(3) is not None:
-        where.append(f"TABLE_NAME LIKE {_literal(command.text(3) or '')}")
+        where.append(f"TABLE_NAME LIKE {string_literal(command.text(3) or '')}")
     types = command.texts(4)
     if types:
-        where.append(f"TABLE_TYPE IN ({', '.join(_literal(t) for t in types)})")
+        where.append(f"TABLE_TYPE IN ({', '.join(string_literal(t) for t in types)})")
     clause = f" WHERE {' AND '.join(where)}" if where else ""
     rows = run("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.tables"
                f"{clause} ORDER BY TABLE_TYPE, TABLE_SCHEMA, TABLE_NAME").to_pylist()
@@ -91,11 +89,7 @@ def tables(command: Command, run: RunSql) -> pa.Table:
 def _columns(run: RunSql, database: str, table: str) -> bytes:
     """The table's columns as a query of it returns them (the executor's Arrow types under the
     MySQL port's names), as the IPC-serialized schema GetTables' `table_schema` holds."""
-    return run(f"SELECT * FROM {_identifier(database)}.{_identifier(table)} LIMIT 0").schema.serialize().to_pybytes()
-
-
-def _identifier(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+    return run(f"SELECT * FROM {quoted(database)}.{quoted(table)} LIMIT 0").schema.serialize().to_pybytes()
 
 
 def primary_keys(command: Command, run: RunSql) -> pa.Table:
@@ -103,9 +97,9 @@ def primary_keys(command: Command, run: RunSql) -> pa.Table:
     MySQL port's JDBC drivers read it); other tables have none."""
     if _other_catalog(command) or command.text(3) is None:
         return PRIMARY_KEYS_SCHEMA.empty_table()
-    where = [f"TABLE_NAME = {_literal(command.text(3) or '')}", "CONSTRAINT_NAME = 'PRIMARY'"]
+    where = [f"TABLE_NAME = {string_literal(command.text(3) or '')}", "CONSTRAINT_NAME = 'PRIMARY'"]
     schema = command.text(2)
-    where.append(f"TABLE_SCHEMA = {_literal(schema)}" if schema is not None else "TABLE_SCHEMA = DATABASE()")
+    where.append(f"TABLE_SCHEMA = {string_literal(schema)}" if schema is not None else "TABLE_SCHEMA = DATABASE()")
     rows = run("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION FROM "
                f"information_schema.key_column_usage WHERE {' AND '.join(where)} ORDER BY ORDINAL_POSITION").to_pylist()
     return pa.Table.from_pylist([{"catalog_name": CATALOG, "db_schema_name": r["TABLE_SCHEMA"],

@@ -20,13 +20,15 @@ from collections.abc import Callable, Sequence
 import pyarrow as pa
 from sqlglot import exp
 
+from query.identifiers import quoted
 from query.parser import statements as st
 from query.parser.dialect import DIALECT
 
 log = logging.getLogger(__name__)
 
 # Bound in place of parameter i to find it in the parsed statement; no statement holds this text itself.
-MARKER = "\x01strata-parameter-{}\x01"
+_MARKER_PREFIX = "\x01strata-parameter-"
+MARKER = _MARKER_PREFIX + "{}\x01"
 UNKNOWN = pa.string()
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.Like, exp.ILike)
 
@@ -62,28 +64,27 @@ def _types(statement: st.Statement, count: int, row_slots: Sequence[int | None],
     if isinstance(statement, st.Insert):
         # The row's slots fill the named columns, or the table's columns in order.
         table = _table(statement.table)
-        names = ", ".join(_identifier(n) for n in statement.columns) if statement.columns else "*"
+        names = ", ".join(quoted(n) for n in statement.columns) if statement.columns else "*"
         filled = describe(f"SELECT {names} FROM {table} LIMIT 0").types
         slots = list(row_slots) + [None] * (count - len(row_slots))
         return [filled[slot] if slot is not None and slot < len(filled) else UNKNOWN for slot in slots]
+    # The SELECT whose FROM (and joins) the columns are read from.
+    frame: exp.Select | None = None
     columns: list[exp.Expression | None] = [None] * count
-    source: Callable[[list[exp.Expression]], str] | None = None
     if isinstance(statement, st.Query) and isinstance(statement.expr, exp.Select):
-        select = statement.expr
-        columns, source = _compared(select, count), lambda cols: _select_of(select, cols)
+        frame, columns = statement.expr, _compared(statement.expr, count)
     elif isinstance(statement, (st.Update, st.Delete)):
-        table = _table(statement.table)
+        frame = exp.select("*").from_(_table(statement.table), dialect=DIALECT)
         if statement.where is not None:
             columns = _compared(statement.where, count)
         for name, value in statement.assignments if isinstance(statement, st.Update) else ():
             index = _marker_index(value)
             if index is not None:
                 columns[index] = exp.column(name)
-        source = lambda cols: f"SELECT {', '.join(c.sql(dialect=DIALECT) for c in cols)} FROM {table} LIMIT 0"  # noqa: E731
     named = [c for c in columns if c is not None]
-    if source is None or not named:
+    if frame is None or not named:
         return [UNKNOWN] * count
-    found = describe(source([c.copy() for c in named])).types
+    found = describe(_select_of(frame, [c.copy() for c in named])).types
     typed = iter(found)
     return [UNKNOWN if c is None else next(typed) for c in columns]
 
@@ -110,8 +111,8 @@ def _compared(tree: exp.Expr, count: int) -> list[exp.Expression | None]:
 
 
 def _marker_index(node: exp.Expr) -> int | None:
-    if isinstance(node, exp.Literal) and node.is_string and node.this.startswith("\x01strata-parameter-"):
-        return int(node.this.removeprefix("\x01strata-parameter-").rstrip("\x01"))
+    if isinstance(node, exp.Literal) and node.is_string and node.this.startswith(_MARKER_PREFIX):
+        return int(node.this.removeprefix(_MARKER_PREFIX).rstrip("\x01"))
     return None
 
 
@@ -124,9 +125,5 @@ def _select_of(select: exp.Select, cols: list[exp.Expression]) -> str:
     return query.limit(0).sql(dialect=DIALECT)
 
 
-def _identifier(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _table(name: st.QualifiedName) -> str:
-    return _identifier(name.name) if name.db is None else f"{_identifier(name.db)}.{_identifier(name.name)}"
+    return quoted(name.name) if name.db is None else f"{quoted(name.db)}.{quoted(name.name)}"
