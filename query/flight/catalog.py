@@ -1,7 +1,7 @@
 """Flight SQL's metadata commands (GetCatalogs, GetDbSchemas, GetTables, GetTableTypes, GetPrimaryKeys, the
-foreign-key ones, GetSqlInfo) in the result schemas FlightSql.proto fixes. Databases, tables and keys are
-read with SQL on information_schema through the engine, as the caller: a user lists only what its grants
-let it see, exactly as on the SQL port."""
+foreign-key ones, GetSqlInfo, GetXdbcTypeInfo) in the result schemas FlightSql.proto fixes. Databases,
+tables and keys are read with SQL on information_schema through the engine, as the caller: a user lists
+only what its grants let it see, exactly as on the SQL port."""
 
 from __future__ import annotations
 
@@ -41,6 +41,18 @@ _SQL_INFO_VALUE = pa.dense_union([
     pa.field("int32_to_int32_list_map", pa.map_(pa.int32(), pa.list_(pa.field("item", pa.int32())))),
 ])
 SQL_INFO_SCHEMA = pa.schema([pa.field("info_name", pa.uint32(), False), pa.field("value", _SQL_INFO_VALUE, False)])
+XDBC_TYPE_INFO_SCHEMA = pa.schema([
+    pa.field("type_name", pa.string(), False), pa.field("data_type", pa.int32(), False),
+    pa.field("column_size", pa.int32()), pa.field("literal_prefix", pa.string()),
+    pa.field("literal_suffix", pa.string()),
+    pa.field("create_params", pa.list_(pa.field("item", pa.string(), False))),
+    pa.field("nullable", pa.int32(), False), pa.field("case_sensitive", pa.bool_(), False),
+    pa.field("searchable", pa.int32(), False), pa.field("unsigned_attribute", pa.bool_()),
+    pa.field("fixed_prec_scale", pa.bool_(), False), pa.field("auto_increment", pa.bool_()),
+    pa.field("local_type_name", pa.string()), pa.field("minimum_scale", pa.int32()),
+    pa.field("maximum_scale", pa.int32()), pa.field("sql_data_type", pa.int32(), False),
+    pa.field("datetime_subcode", pa.int32()), pa.field("num_prec_radix", pa.int32()),
+    pa.field("interval_precision", pa.int32())])
 
 
 def _other_catalog(command: Command) -> bool:
@@ -146,3 +158,64 @@ def sql_info(command: Command) -> pa.Table:
     value = pa.UnionArray.from_dense(pa.array(codes, pa.int8()), pa.array(offsets, pa.int32()), children,
                                      [f.name for f in _SQL_INFO_VALUE], list(range(6)))
     return pa.Table.from_arrays([pa.array(names, pa.uint32()), value], schema=SQL_INFO_SCHEMA)
+
+
+# FlightSql.proto's XdbcDataType (JDBC's java.sql.Types numbers), its datetime subcodes and Searchable.
+_BIT, _TINYINT, _BIGINT, _LONGVARCHAR, _CHAR, _DECIMAL, _INTEGER, _SMALLINT, _REAL, _DOUBLE, _VARCHAR = (
+    -7, -6, -5, -1, 1, 3, 4, 5, 7, 8, 12)
+_DATETIME, _DATE, _TIMESTAMP = 9, 91, 93
+_SUBCODE_DATE, _SUBCODE_TIMESTAMP = 1, 3
+_SEARCHABLE_NONE, _SEARCHABLE_BASIC, _SEARCHABLE_FULL = 0, 2, 3
+_NULLABLE = 1
+
+
+def _numeric(name: str, data_type: int, size: int, *, radix: int = 10, scale: tuple[int, int] = (0, 0),
+             params: list[str] | None = None, auto_increment: bool = False) -> dict[str, object]:
+    return {"type_name": name, "data_type": data_type, "column_size": size, "create_params": params,
+            "case_sensitive": False, "searchable": _SEARCHABLE_BASIC, "unsigned_attribute": False,
+            "auto_increment": auto_increment, "minimum_scale": None if radix == 2 else scale[0],
+            "maximum_scale": None if radix == 2 else scale[1], "num_prec_radix": radix}
+
+
+def _quoted_type(name: str, data_type: int, size: int, *, params: list[str] | None = None,
+                 searchable: int = _SEARCHABLE_FULL, case_sensitive: bool = True,
+                 subcode: int | None = None, scale: tuple[int, int] | None = None) -> dict[str, object]:
+    """A type whose literals are quoted strings: the character types, dates and times, JSON."""
+    return {"type_name": name, "data_type": data_type, "column_size": size, "literal_prefix": "'",
+            "literal_suffix": "'", "create_params": params, "case_sensitive": case_sensitive,
+            "searchable": searchable, "sql_data_type": _DATETIME if subcode is not None else data_type,
+            "datetime_subcode": subcode, "minimum_scale": scale and scale[0], "maximum_scale": scale and scale[1]}
+
+
+# The column types CREATE TABLE takes (query.parser.ddl), as JDBC's getTypeInfo describes types. BITMAP and
+# HLL columns are left out: no client can hold their values (a query returns them as NULL). LARGEINT (128
+# bits) has no integer type in JDBC: it is a DECIMAL of 39 digits, as the MySQL port sends it.
+_DORIS_TYPES = [
+    {"type_name": "BOOLEAN", "data_type": _BIT, "column_size": 1, "case_sensitive": False,
+     "searchable": _SEARCHABLE_BASIC},
+    _numeric("TINYINT", _TINYINT, 3),
+    _numeric("SMALLINT", _SMALLINT, 5),
+    _numeric("INT", _INTEGER, 10),
+    _numeric("BIGINT", _BIGINT, 19, auto_increment=True),  # Doris' AUTO_INCREMENT takes BIGINT columns only
+    _numeric("LARGEINT", _DECIMAL, 39),
+    _numeric("FLOAT", _REAL, 24, radix=2),
+    _numeric("DOUBLE", _DOUBLE, 53, radix=2),
+    _numeric("DECIMAL", _DECIMAL, 38, scale=(0, 38), params=["precision", "scale"]),
+    _quoted_type("DATE", _DATE, 10, searchable=_SEARCHABLE_BASIC, case_sensitive=False, subcode=_SUBCODE_DATE),
+    _quoted_type("DATETIME", _TIMESTAMP, 26, params=["scale"], searchable=_SEARCHABLE_BASIC, case_sensitive=False,
+                 subcode=_SUBCODE_TIMESTAMP, scale=(0, 6)),
+    _quoted_type("CHAR", _CHAR, 255, params=["length"]),
+    _quoted_type("VARCHAR", _VARCHAR, 65533, params=["length"]),
+    _quoted_type("STRING", _LONGVARCHAR, 2147483643),
+    _quoted_type("JSON", _LONGVARCHAR, 2147483643, searchable=_SEARCHABLE_NONE),  # no comparison of JSON values
+]
+
+
+def xdbc_type_info(command: Command) -> pa.Table:
+    """The data types columns can have (JDBC's getTypeInfo, ODBC's SQLGetTypeInfo), ordered by data_type
+    then type_name; only those of the command's `data_type` when it names one."""
+    wanted = command.int32(1)
+    rows = [{"nullable": _NULLABLE, "fixed_prec_scale": False, "sql_data_type": row["data_type"], **row}
+            for row in _DORIS_TYPES if wanted is None or row["data_type"] == wanted]
+    rows.sort(key=lambda row: (row["data_type"], row["type_name"]))
+    return pa.Table.from_pylist(rows, schema=XDBC_TYPE_INFO_SCHEMA)

@@ -32,6 +32,7 @@ GET_PRIMARY_KEYS = "CommandGetPrimaryKeys"  # catalog = 1; db_schema = 2; table 
 GET_IMPORTED_KEYS = "CommandGetImportedKeys"  # catalog = 1; db_schema = 2; table = 3
 GET_EXPORTED_KEYS = "CommandGetExportedKeys"  # catalog = 1; db_schema = 2; table = 3
 GET_CROSS_REFERENCE = "CommandGetCrossReference"  # pk_catalog … fk_table = 1 … 6
+GET_XDBC_TYPE_INFO = "CommandGetXdbcTypeInfo"  # optional data_type: int32 = 1
 CREATE_PREPARED_STATEMENT_REQUEST = "ActionCreatePreparedStatementRequest"  # query = 1; transaction_id = 2
 # prepared_statement_handle: bytes = 1; dataset_schema: bytes = 2; parameter_schema: bytes = 3
 CREATE_PREPARED_STATEMENT_RESULT = "ActionCreatePreparedStatementResult"
@@ -73,6 +74,15 @@ class Command:
     def integer(self, number: int) -> int:
         values = self.fields.get(number)
         return int(values[-1]) if values and isinstance(values[-1], int) else 0
+
+    def int32(self, number: int) -> int | None:
+        """An `optional int32` field (None when absent): protobuf writes a negative one as a ten-byte
+        varint of its 64-bit two's complement."""
+        values = self.fields.get(number)
+        if not values or not isinstance(values[-1], int):
+            return None
+        value = values[-1] & 0xFFFFFFFF
+        return value - (1 << 32) if value & 0x80000000 else value
 
     def integers(self, number: int) -> list[int]:
         """A repeated varint field, packed (proto3's default) or not."""

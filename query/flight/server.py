@@ -401,6 +401,7 @@ class StrataFlightServer(flight.FlightServerBase):
             m.GET_EXPORTED_KEYS: catalog.foreign_keys,
             m.GET_CROSS_REFERENCE: catalog.foreign_keys,
             m.GET_SQL_INFO: lambda: catalog.sql_info(command),
+            m.GET_XDBC_TYPE_INFO: lambda: catalog.xdbc_type_info(command),
         }
         make = tables.get(command.name)
         if make is None:

@@ -34,6 +34,14 @@ def test_repeated_varints_packed_or_not() -> None:
     assert m.Command("CommandGetSqlInfo", loose).integers(1) == [0, 300]
 
 
+def test_an_optional_int32_keeps_its_sign() -> None:
+    # protobuf writes int32 -5 as the ten-byte varint of its 64-bit two's complement.
+    negative = m.Command("CommandGetXdbcTypeInfo", m.decode(b"\x08" + b"\xfb" + b"\xff" * 8 + b"\x01"))
+    assert negative.int32(1) == -5
+    assert m.Command("CommandGetXdbcTypeInfo", m.decode(m.field(1, 93))).int32(1) == 93
+    assert m.Command("CommandGetXdbcTypeInfo", {}).int32(1) is None
+
+
 def test_unknown_fields_are_skipped() -> None:
     body = m.message((1, "x")) + b"\x39" + b"\x00" * 8 + b"\x45" + b"\x00" * 4 + m.field(99, 7)
     assert m.Command("CommandStatementQuery", m.decode(body)).text(1) == "x"

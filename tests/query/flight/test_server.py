@@ -372,6 +372,30 @@ def test_primary_and_foreign_keys(conn: Conn, db: str, client: tuple[flight.Flig
     assert _metadata(found, options, m.GET_CROSS_REFERENCE, (2, db), (3, "keyed"), (5, db), (6, "loose")) == []
 
 
+def test_type_info_lists_the_column_types_create_table_takes(conn: Conn, db: str,
+                                                            client: tuple[flight.FlightClient, Any]) -> None:
+    found, options = client
+    types = _metadata(found, options, m.GET_XDBC_TYPE_INFO)
+    # Ordered by data_type, then type_name, as FlightSql.proto asks.
+    assert [(t["data_type"], t["type_name"]) for t in types] == sorted((t["data_type"], t["type_name"]) for t in types)
+    by_name = {t["type_name"]: t for t in types}
+    assert by_name["BIGINT"]["data_type"] == -5 and by_name["VARCHAR"]["data_type"] == 12
+    assert by_name["DECIMAL"]["create_params"] == ["precision", "scale"] and by_name["DECIMAL"]["maximum_scale"] == 38
+    assert by_name["DATETIME"]["sql_data_type"] == 9 and by_name["DATETIME"]["datetime_subcode"] == 3
+    assert by_name["VARCHAR"]["column_size"] == 65533 and by_name["VARCHAR"]["literal_prefix"] == "'"
+    # Every type listed is one a table can be created with (its parameters given).
+    for name, t in by_name.items():
+        spelled = {"DECIMAL": "DECIMAL(10,2)", "CHAR": "CHAR(3)", "VARCHAR": "VARCHAR(8)", "DATETIME": "DATETIME(3)"}
+        run(conn, f"CREATE TABLE typed_{name.lower()} (k INT, v {spelled.get(name, name)}) "
+                  "DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+        assert t["nullable"] == 1
+    assert {"BITMAP", "HLL"}.isdisjoint(by_name)  # their values never reach a client
+    # The optional data_type filter, a negative one (protobuf's ten-byte varint) included.
+    assert [t["type_name"] for t in _metadata(found, options, m.GET_XDBC_TYPE_INFO, (1, -1))] == ["JSON", "STRING"]
+    assert [t["type_name"] for t in _metadata(found, options, m.GET_XDBC_TYPE_INFO, (1, 3))] == ["DECIMAL", "LARGEINT"]
+    assert _metadata(found, options, m.GET_XDBC_TYPE_INFO, (1, 2014)) == []
+
+
 def test_get_tables_with_their_schemas(uri: str, conn: Conn, db: str, limited: tuple[str, str]) -> None:
     run(conn, "CREATE TABLE `odd-name` (k BIGINT, v VARCHAR(10), d DECIMAL(9,3)) DUPLICATE KEY(k) "
               "DISTRIBUTED BY HASH(k) BUCKETS 1")
@@ -471,9 +495,9 @@ def test_what_is_not_supported_says_so(uri: str, conn: Conn, db: str, client: tu
     found, options = client
     with pytest.raises(flight.FlightError, match="not supported"):
         list(found.do_action(flight.Action("BeginTransaction", b""), options))
-    type_info = flight.FlightDescriptor.for_command(m.pack("CommandGetXdbcTypeInfo", b""))
+    substrait = flight.FlightDescriptor.for_command(m.pack("CommandStatementSubstraitPlan", b""))
     with pytest.raises(flight.FlightError, match="not supported"):
-        found.get_flight_info(type_info, options)
+        found.get_flight_info(substrait, options)
     with adbc(uri) as fc, fc.cursor() as cur, pytest.raises(adbc_driver_manager.Error, match="not supported"):
         cur.adbc_ingest("ingested", pa.table({"k": [1]}), mode="create")
 
