@@ -14,7 +14,10 @@ DuckDB → Arrow of the same rows, with the SQL server's memory and another clie
 - `sql_rss_mb`: the SQL server's VmRSS (/proc/<pid>/status, sampled every 20 ms) before and at its
   peak during each fetch;
 - `point_query`: another connection's `SELECT v FROM small WHERE k = 7` run back to back (in a
-  process of its own) for 5 s while idle and while the pymysql fetch streams: p50 / max.
+  process of its own) for 5 s while idle and while a second pymysql fetch streams
+  (`pymysql_with_point_queries`): p50 / max. The goal's pymysql time is the first fetch's, made with
+  nothing else running, as MariaDB's is: on two cores the prober and its queries take a core from the
+  fetch.
 
 Compare the server's paths by running it twice: `STRATA_SQL_STREAM_RESULTS=false` for the
 fetched-whole path (before streaming), the default for streaming; `--label` names the run.
@@ -288,21 +291,24 @@ def run(s: Settings, rows: int, database: str | None, encode: bool, mariadb: boo
 
         return MySQLdb.connect(host=s.sql_host, port=s.sql_port, user="root", passwd="", database=db)
 
+    by_pymysql = fetch(pymysql_connect, pid, rows)
+    log(f"result_stream: pymysql {by_pymysql}")
     with PointQueries(s, db) as idle:
         time.sleep(5)
-    log("result_stream: pymysql fetch, point queries alongside …")
+    log("result_stream: pymysql fetch again, point queries alongside …")
     with PointQueries(s, db) as busy:
         time.sleep(1)  # past the prober's warm-up
-        by_pymysql = fetch(pymysql_connect, pid, rows)
-    log(f"result_stream: pymysql {by_pymysql}")
+        alongside = fetch(pymysql_connect, pid, rows)
+    log(f"result_stream: pymysql with point queries alongside {alongside}")
     by_mysqldb = fetch(mysqldb_connect, pid, rows)
     log(f"result_stream: mysqldb {by_mysqldb}")
     files = table_rowset_files(s, db, "t")
     direct = duckdb_arrow(files)
     encoding = server_encoding(files) if encode else None
     peer = mariadb_peer(rows) if mariadb else None
-    return {"load_s": load_s, "pymysql": by_pymysql, "mysqldb": by_mysqldb, "duckdb_arrow": direct,
-            "server_encoding": encoding, "mariadb": peer, "goal_met": _goal_met(by_pymysql, by_mysqldb, peer),
+    return {"load_s": load_s, "pymysql": by_pymysql, "pymysql_with_point_queries": alongside, "mysqldb": by_mysqldb,
+            "duckdb_arrow": direct, "server_encoding": encoding, "mariadb": peer,
+            "goal_met": _goal_met(by_pymysql, by_mysqldb, peer, alongside),
             "point_query": {"idle": percentiles_ms(idle.samples), "while_streaming": percentiles_ms(busy.samples)},
             "database": db}
 
@@ -311,13 +317,15 @@ GOAL_SHARE_OF_MARIADB = 1.5
 GOAL_GROWTH_MB = 200
 
 
-def _goal_met(by_pymysql: dict[str, Any], by_mysqldb: dict[str, Any], peer: dict[str, Any] | None) -> Any:
-    """Issue 20: each client within 1.5× of MariaDB's time, SQL-server memory growth under 200 MB."""
+def _goal_met(by_pymysql: dict[str, Any], by_mysqldb: dict[str, Any], peer: dict[str, Any] | None,
+              alongside: dict[str, Any]) -> Any:
+    """Issue 20: each client within 1.5× of MariaDB's time, SQL-server memory growth under 200 MB (in
+    every fetch, the one with point queries alongside too)."""
     if peer is None or "error" in peer:
         return None
     ratios = {client: round(ours["seconds"] / peer[client]["seconds"], 2)
               for client, ours in (("pymysql", by_pymysql), ("mysqldb", by_mysqldb))}
-    growth = max(by_pymysql["sql_rss_mb"]["growth"], by_mysqldb["sql_rss_mb"]["growth"])
+    growth = max(fetched["sql_rss_mb"]["growth"] for fetched in (by_pymysql, by_mysqldb, alongside))
     return {"strata_over_mariadb": ratios, "met": all(r <= GOAL_SHARE_OF_MARIADB for r in ratios.values())
             and growth < GOAL_GROWTH_MB}
 
