@@ -24,7 +24,7 @@ from projections.bulk_jobs import BulkJob
 from query import bulk_jobs, dml
 from query.context import Context, Done, SessionState, SqlFailure
 from query.file_formats import WRITE_FORMATS, check_format, text_options
-from query.identifiers import quoted
+from query.identifiers import quoted, quoted_table
 from query.outfile import check_properties, max_file_size, query_id, write_files
 from query.parser import DIALECT, Query, parse_statement
 from query.parser import statements as st
@@ -87,7 +87,7 @@ def _query(spec: dict[str, Any]) -> Query:
     """The export's rows as a query (checked by the parser and, when run, by the sandbox and binder
     as any query is)."""
     picked = ", ".join(quoted(c) for c in spec["columns"]) or "*"
-    sql = f"SELECT {picked} FROM {quoted(spec['db'])}.{quoted(spec['table'])}"
+    sql = f"SELECT {picked} FROM {quoted_table(spec['table'], spec['db'])}"
     if spec["partitions"]:
         sql += f" PARTITION ({', '.join(quoted(p) for p in spec['partitions'])})"
     if spec["ts_ms"] is not None:

@@ -33,6 +33,11 @@ def quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def quoted_table(table: str, db: str | None = None) -> str:
+    """A table's name as Doris SQL: `db`.`table`, or `table` alone (the session's database) without `db`."""
+    return quoted(table) if db is None else f"{quoted(db)}.{quoted(table)}"
+
+
 def _letter(ch: str) -> bool:
     return ch.isalpha()
 

@@ -17,20 +17,13 @@ from query import access, timeouts
 from query.console.data import Viewer, iso
 from query.context import Result, Rows, SessionState, SqlFailure
 from query.engine import Engine
+from query.identifiers import quoted_table
 from query.parser import SqlError, parse_script, parse_statement
 
 # The session time zone the console's SQL runs in, and names in the SET it shows.
 TIME_ZONE = "UTC"
 PAGE_ROWS = 100
 DIFF_ROWS = 1000
-
-
-def backquoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def table_name(db: str, table: str) -> str:
-    return f"{backquoted(db)}.{backquoted(table)}"
 
 
 def _session(viewer: Viewer) -> SessionState:
@@ -75,13 +68,13 @@ def _answer(engine: Engine, viewer: Viewer, sql: str) -> dict[str, Any]:
 
 def rows_as_of(engine: Engine, viewer: Viewer, db: str, table: str, at_ms: int) -> dict[str, Any]:
     """The first page of `db.table` as it was at `at_ms` (UTC milliseconds)."""
-    sql = f"SELECT * FROM {table_name(db, table)} FOR TIME AS OF '{iso(at_ms)}' LIMIT {PAGE_ROWS}"
+    sql = f"SELECT * FROM {quoted_table(table, db)} FOR TIME AS OF '{iso(at_ms)}' LIMIT {PAGE_ROWS}"
     return {"ts_ms": at_ms, "time": iso(at_ms), "limit": PAGE_ROWS, **_answer(engine, viewer, sql)}
 
 
 def commit_diff(engine: Engine, viewer: Viewer, db: str, table: str, commit: int) -> dict[str, Any]:
     """The rows commit `commit` inserted, deleted and updated, from the change feed."""
-    sql = (f"SELECT * FROM {table_name(db, table)}@incr('startVersion'='{commit - 1}', 'endVersion'='{commit}') "
+    sql = (f"SELECT * FROM {quoted_table(table, db)}@incr('startVersion'='{commit - 1}', 'endVersion'='{commit}') "
            f"LIMIT {DIFF_ROWS}")
     return {"commit": commit, "limit": DIFF_ROWS, **_with_change_counts(_answer(engine, viewer, sql))}
 
@@ -100,7 +93,7 @@ def count_rows(engine: Engine, viewer: Viewer, db: str, table: str, at_ms: int |
     """`SELECT COUNT(*)` of the table (now, or as of `at_ms`): what a SELECT returns, after DELETE
     predicates and key merges, unlike the rows stored in the snapshot's rowsets."""
     as_of = f" FOR TIME AS OF '{iso(at_ms)}'" if at_ms is not None else ""
-    answer = _answer(engine, viewer, f"SELECT COUNT(*) FROM {table_name(db, table)}{as_of}")
+    answer = _answer(engine, viewer, f"SELECT COUNT(*) FROM {quoted_table(table, db)}{as_of}")
     count = answer["rows"][0][0] if answer["error"] is None and answer["rows"] else None
     return {"sql": answer["sql"], "count": count, "error": answer["error"]}
 
@@ -108,12 +101,12 @@ def count_rows(engine: Engine, viewer: Viewer, db: str, table: str, at_ms: int |
 def changes_since(engine: Engine, viewer: Viewer, db: str, table: str, at_ms: int) -> dict[str, Any]:
     """Every row the commits after `at_ms` inserted, deleted or updated, from the change feed: what
     restoring the table to `at_ms` undoes."""
-    sql = f"SELECT * FROM {table_name(db, table)}@incr('startTimestamp'='{iso(at_ms)}') LIMIT {DIFF_ROWS}"
+    sql = f"SELECT * FROM {quoted_table(table, db)}@incr('startTimestamp'='{iso(at_ms)}') LIMIT {DIFF_ROWS}"
     return {"ts_ms": at_ms, "time": iso(at_ms), "limit": DIFF_ROWS, **_with_change_counts(_answer(engine, viewer, sql))}
 
 
 def restore_sql(db: str, table: str, at_ms: int) -> str:
-    return f"RESTORE TABLE {table_name(db, table)} TO TIME AS OF '{iso(at_ms)}'"
+    return f"RESTORE TABLE {quoted_table(table, db)} TO TIME AS OF '{iso(at_ms)}'"
 
 
 def restore_refusal(engine: Engine, viewer: Viewer, db: str, table: str, at_ms: int) -> str | None:

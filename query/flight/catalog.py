@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from query.flight.messages import Command
-from query.identifiers import quoted
+from query.identifiers import quoted_table
 from query.information_schema import CATALOG
 from query.wire.params import string_literal
 from schemas.config import strata_version
@@ -101,7 +101,7 @@ def tables(command: Command, run: RunSql) -> pa.Table:
 def _columns(run: RunSql, database: str, table: str) -> bytes:
     """The table's columns as a query of it returns them (the executor's Arrow types under the
     MySQL port's names), as the IPC-serialized schema GetTables' `table_schema` holds."""
-    return run(f"SELECT * FROM {quoted(database)}.{quoted(table)} LIMIT 0").schema.serialize().to_pybytes()
+    return run(f"SELECT * FROM {quoted_table(table, database)} LIMIT 0").schema.serialize().to_pybytes()
 
 
 def primary_keys(command: Command, run: RunSql) -> pa.Table:

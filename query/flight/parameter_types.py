@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import pyarrow as pa
 from sqlglot import exp
 
-from query.identifiers import quoted
+from query.identifiers import quoted, quoted_table
 from query.parser import statements as st
 from query.parser.dialect import DIALECT
 
@@ -63,7 +63,7 @@ def _types(statement: st.Statement, count: int, row_slots: Sequence[int | None],
            describe: Describe) -> list[pa.DataType]:
     if isinstance(statement, st.Insert):
         # The row's slots fill the named columns, or the table's columns in order.
-        table = _table(statement.table)
+        table = quoted_table(statement.table.name, statement.table.db)
         names = ", ".join(quoted(n) for n in statement.columns) if statement.columns else "*"
         filled = describe(f"SELECT {names} FROM {table} LIMIT 0").types
         slots = list(row_slots) + [None] * (count - len(row_slots))
@@ -74,7 +74,7 @@ def _types(statement: st.Statement, count: int, row_slots: Sequence[int | None],
     if isinstance(statement, st.Query) and isinstance(statement.expr, exp.Select):
         frame, columns = statement.expr, _compared(statement.expr, count)
     elif isinstance(statement, (st.Update, st.Delete)):
-        frame = exp.select("*").from_(_table(statement.table), dialect=DIALECT)
+        frame = exp.select("*").from_(quoted_table(statement.table.name, statement.table.db), dialect=DIALECT)
         if statement.where is not None:
             columns = _compared(statement.where, count)
         for name, value in statement.assignments if isinstance(statement, st.Update) else ():
@@ -124,6 +124,3 @@ def _select_of(select: exp.Select, cols: list[exp.Expression]) -> str:
         query.set(clause, None)
     return query.limit(0).sql(dialect=DIALECT)
 
-
-def _table(name: st.QualifiedName) -> str:
-    return quoted(name.name) if name.db is None else f"{quoted(name.db)}.{quoted(name.name)}"

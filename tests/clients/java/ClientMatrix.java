@@ -37,8 +37,11 @@ public final class ClientMatrix {
             results.record("connect", conn, matrix::connect);
             results.record("ddl", conn, matrix::ddl);
             results.record("insert", conn, matrix::insert);
-            results.record("select_types", conn, matrix::selectTypes);
-            results.record("result_metadata", conn, matrix::resultMetadata);
+            results.record("select_types", conn,
+                    c -> JdbcResults.queryRows(c, "SELECT * FROM " + matrix.dup + " WHERE id IN (1, 2) ORDER BY id"));
+            // An empty result still describes its columns (BI tools prepare a query with WHERE 1 = 0 for this).
+            results.record("result_metadata", conn,
+                    c -> JdbcResults.queryColumns(c, "SELECT * FROM " + matrix.dup + " WHERE 1 = 0"));
             results.record("time_travel", conn, matrix::timeTravel);
             results.record("prepared", conn, matrix::prepared);
             results.record("batch", conn, matrix::batch);
@@ -74,21 +77,6 @@ public final class ClientMatrix {
             return st.executeUpdate("INSERT INTO " + dup + " VALUES (1, 9007199254740993, 12345.67, '2026-12-01',"
                     + " '2026-12-01 10:00:01', '2026-12-01 10:00:01.123', '2026-12-01 10:00:01.123456',"
                     + " 'Zürich ☃', 2.5, true), (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)");
-        }
-    }
-
-    private Object selectTypes(Connection conn) throws SQLException {
-        try (Statement st = conn.createStatement();
-             ResultSet rs = st.executeQuery("SELECT * FROM " + dup + " WHERE id IN (1, 2) ORDER BY id")) {
-            return JdbcResults.rows(rs);
-        }
-    }
-
-    private Object resultMetadata(Connection conn) throws SQLException {
-        // An empty result still describes its columns (BI tools prepare a query with WHERE 1 = 0 for this).
-        try (Statement st = conn.createStatement();
-             ResultSet rs = st.executeQuery("SELECT * FROM " + dup + " WHERE 1 = 0")) {
-            return JdbcResults.columns(rs);
         }
     }
 

@@ -35,13 +35,14 @@ public final class FlightSqlJdbc {
             results.record("connect", conn, matrix::connect);
             results.record("ddl", conn, matrix::ddl);
             results.record("insert", conn, matrix::insert);
-            results.record("select_types", conn, matrix::selectTypes);
-            results.record("result_metadata", conn, matrix::resultMetadata);
+            results.record("select_types", conn, c -> JdbcResults.queryRows(c, "SELECT * FROM " + matrix.table + " ORDER BY id"));
+            results.record("result_metadata", conn,
+                    c -> JdbcResults.queryColumns(c, "SELECT id, txt AS label, amount FROM " + matrix.table + " WHERE id = 1"));
             results.record("prepared_query", conn, matrix::preparedQuery);
             results.record("prepared_insert", conn, matrix::preparedInsert);
             results.record("batch", conn, matrix::batch);
             results.record("prepared_delete", conn, matrix::preparedDelete);
-            results.record("show_tables", conn, matrix::showTables);
+            results.record("show_tables", conn, c -> JdbcResults.queryRows(c, "SHOW TABLES FROM " + matrix.database));
             results.record("get_tables", conn, matrix::getTables);
             results.record("get_columns", conn, matrix::getColumns);
             results.record("get_primary_keys", conn, matrix::getPrimaryKeys);
@@ -73,19 +74,6 @@ public final class FlightSqlJdbc {
         }
     }
 
-    private Object selectTypes(Connection conn) throws SQLException {
-        try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery("SELECT * FROM " + table + " ORDER BY id")) {
-            return JdbcResults.rows(rs);
-        }
-    }
-
-    private Object resultMetadata(Connection conn) throws SQLException {
-        try (Statement st = conn.createStatement();
-             ResultSet rs = st.executeQuery("SELECT id, txt AS label, amount FROM " + table + " WHERE id = 1")) {
-            return JdbcResults.columns(rs);
-        }
-    }
-
     private Object preparedQuery(Connection conn) throws SQLException {
         List<Object> out = new ArrayList<>();
         try (PreparedStatement ps = conn.prepareStatement("SELECT id, txt FROM " + table + " WHERE id = ? OR txt = ?")) {
@@ -112,10 +100,7 @@ public final class FlightSqlJdbc {
             ps.setDouble(7, 1e300);
             ps.setBoolean(8, false);
             int count = ps.executeUpdate();
-            try (Statement st = conn.createStatement();
-                 ResultSet rs = st.executeQuery("SELECT * FROM " + table + " WHERE id = 3")) {
-                return List.of(count, JdbcResults.rows(rs));
-            }
+            return List.of(count, JdbcResults.queryRows(conn, "SELECT * FROM " + table + " WHERE id = 3"));
         }
     }
 
@@ -131,10 +116,7 @@ public final class FlightSqlJdbc {
             for (int c : counts) {
                 total += c;
             }
-            try (Statement st = conn.createStatement();
-                 ResultSet rs = st.executeQuery("SELECT id, txt FROM " + table + " WHERE id >= 10 ORDER BY id")) {
-                return List.of(total, JdbcResults.rows(rs));
-            }
+            return List.of(total, JdbcResults.queryRows(conn, "SELECT id, txt FROM " + table + " WHERE id >= 10 ORDER BY id"));
         }
     }
 
@@ -142,16 +124,7 @@ public final class FlightSqlJdbc {
         try (PreparedStatement ps = conn.prepareStatement("DELETE FROM " + table + " WHERE id = ?")) {
             ps.setInt(1, 11);
             ps.executeUpdate();
-            try (Statement st = conn.createStatement();
-                 ResultSet rs = st.executeQuery("SELECT id FROM " + table + " WHERE id >= 10 ORDER BY id")) {
-                return JdbcResults.rows(rs);
-            }
-        }
-    }
-
-    private Object showTables(Connection conn) throws SQLException {
-        try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery("SHOW TABLES FROM " + database)) {
-            return JdbcResults.rows(rs);
+            return JdbcResults.queryRows(conn, "SELECT id FROM " + table + " WHERE id >= 10 ORDER BY id");
         }
     }
 

@@ -3,6 +3,7 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -77,6 +78,20 @@ final class JdbcResults {
                     md.getPrecision(i), md.getScale(i), md.getColumnClassName(i)));
         }
         return cols;
+    }
+
+    /** The rows `sql` answers, run as a plain statement. */
+    static List<List<Object>> queryRows(Connection conn, String sql) throws SQLException {
+        try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+            return rows(rs);
+        }
+    }
+
+    /** The columns of what `sql` answers (`columns`), run as a plain statement. */
+    static List<List<Object>> queryColumns(Connection conn, String sql) throws SQLException {
+        try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+            return columns(rs);
+        }
     }
 
     static List<List<Object>> rows(ResultSet rs) throws SQLException {
